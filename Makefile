@@ -1,0 +1,91 @@
+# kvsim: build, run, test, benchmark. `make help` lists the targets.
+CC      ?= cc
+PKGS    := gsl libcjson check
+APT_PKGS := libgsl-dev libcjson-dev check gnuplot-nox pkg-config
+VERSION := 0.1.0$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "+g$$(git rev-parse --short HEAD)")
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I. -Ibuild \
+             -DKVSIM_VERSION='"$(VERSION)"' $(shell pkg-config --cflags gsl libcjson 2>/dev/null)
+LIBS     = $(shell pkg-config --libs gsl libcjson 2>/dev/null) -lm
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+LIB_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard policies/*.c) \
+            $(wildcard workloads/*.c) $(wildcard results/*.c)
+LIB_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) build/obj/embedded.o
+TEST_SRC := $(wildcard tests/check_*.c)
+TEST_OBJ := $(patsubst %.c,build/obj/%.o,$(TEST_SRC))
+EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalog/models.json \
+            kv_embedded_links=sim/catalog/links.json \
+            kv_embedded_default_scenario=workloads/scenarios/default.json
+
+.PHONY: all deps run check test bench clean help
+all: build/kvsim
+
+help:
+	@echo "make deps    install GSL, cJSON, Check, gnuplot (apt, as root) if missing"
+	@echo "make         build build/kvsim"
+	@echo "make run     compare four policies on the default scenario"
+	@echo "make check   build and run every test"
+	@echo "make bench   performance figures (1M-request chat run)"
+	@echo "make clean   remove build/ and out/"
+
+deps:
+	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $(PKGS) && \
+	    command -v gnuplot >/dev/null 2>&1; then \
+		echo "deps: gsl, libcjson, check, gnuplot present"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "deps: installing $(APT_PKGS)"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PKGS); \
+	else \
+		echo "deps: missing packages; as root run:"; \
+		echo "  apt-get update"; \
+		echo "  apt-get install -y $(APT_PKGS)"; \
+		exit 1; \
+	fi
+
+build/tools/embed: sim/tools/embed.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 $(WARN) -o $@ $<
+
+build/embedded.c: build/tools/embed sim/catalog/gpus.json sim/catalog/models.json \
+                  sim/catalog/links.json workloads/scenarios/default.json
+	build/tools/embed $@ $(EMBED)
+
+build/obj/embedded.o: build/embedded.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(CFLAGS) -c -o $@ $<
+
+build/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+build/kvsim: build/obj/sim/main.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+build/check_kvsim: $(TEST_OBJ) $(LIB_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+
+build/bench: build/obj/sim/tools/bench.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+run: deps
+	@$(MAKE) --no-print-directory build/kvsim
+	build/kvsim compare --policies round_robin,least_loaded,session_affinity,prefix_affinity --out out/run
+
+# The whole suite: unit tests, end-to-end scenarios, CLI checks.
+check: deps
+	@$(MAKE) --no-print-directory test
+
+test: build/kvsim build/check_kvsim
+	build/check_kvsim
+	KVSIM=build/kvsim sh tests/cli.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory build/bench
+	build/bench
+
+clean:
+	rm -rf build out
+
+-include $(shell find build/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,32 @@
+/* registry: name -> policy table behind router.policy and `kvsim list policies`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "policies/registry.h"
+
+static const struct pol_ops *const all[] = {
+    &pol_round_robin, &pol_random, &pol_least_loaded, &pol_session_affinity, &pol_prefix_affinity,
+};
+
+const struct pol_ops *pol_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
+
+const struct pol_ops *const *pol_all(size_t *n)
+{
+	*n = sizeof all / sizeof *all;
+	return all;
+}
+
+void pol_names(char *out, size_t outlen)
+{
+	out[0] = 0;
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+		size_t len = strlen(out);
+		snprintf(out + len, outlen - len, "%s%s", i ? ", " : "", all[i]->name);
+	}
+}

@@ -1,0 +1,100 @@
+/* sticky: affinity map with a load threshold and least-loaded fallback. */
+#include "policies/sticky.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "policies/policy.h"
+#include "sim/cfg.h"
+
+int sticky_init(struct sticky *s, const struct cJSON *params, const char *path,
+		const char *const *extra, char *err, size_t errlen)
+{
+	static const char *const modes[] = {"shed", "least_loaded", NULL};
+	const char *keys[16] = {"threshold", "when_full", "max_keys"};
+	size_t nk = 3;
+	for (; extra && *extra && nk < 15; extra++)
+		keys[nk++] = *extra;
+	keys[nk] = NULL;
+	memset(s, 0, sizeof *s);
+	int64_t thr = 10, max_keys = 1 << 20;
+	int mode = 0;
+	if (cfg_check_keys(params, path, keys, err, errlen) ||
+	    cfg_int(params, path, "threshold", 1, 1000000000, &thr, err, errlen) ||
+	    cfg_enum(params, path, "when_full", modes, &mode, err, errlen) ||
+	    cfg_int(params, path, "max_keys", 1, (int64_t)1 << 40, &max_keys, err, errlen))
+		return -1;
+	s->threshold = (uint32_t)thr;
+	s->shed_when_full = mode == 0;
+	s->max_keys = (size_t)max_keys;
+	hmap_init(&s->cur);
+	hmap_init(&s->prev);
+	return 0;
+}
+
+void sticky_free(struct sticky *s)
+{
+	hmap_free(&s->cur);
+	hmap_free(&s->prev);
+}
+
+static int32_t lookup(const struct sticky *s, uint64_t key)
+{
+	const uint64_t *v = hmap_get(&s->cur, key);
+	if (!v)
+		v = hmap_get(&s->prev, key);
+	return v ? (int32_t)(*v - 1) : -1;
+}
+
+void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, struct pol_decision *d)
+{
+	int32_t home = lookup(s, key);
+	d->kv = POL_KV_DEFAULT;
+	d->reason = NULL;
+	if (home >= 0 && (uint32_t)home < v->n_nodes && v->nodes[home].up &&
+	    v->nodes[home].outstanding < s->threshold) {
+		d->action = POL_ROUTE;
+		d->node = home;
+		return;
+	}
+	int32_t best = -1, any = -1;
+	for (uint32_t i = 0; i < v->n_nodes; i++) {
+		const struct pol_node_view *nv = &v->nodes[i];
+		if (!nv->up)
+			continue;
+		if (any < 0 || nv->outstanding < v->nodes[any].outstanding)
+			any = (int32_t)i;
+		if (nv->outstanding < s->threshold &&
+		    (best < 0 || nv->outstanding < v->nodes[best].outstanding))
+			best = (int32_t)i;
+	}
+	if (best < 0 && !s->shed_when_full)
+		best = any;
+	if (best < 0) {
+		d->action = POL_SHED;
+		d->node = -1;
+		d->reason = "capacity";
+		return;
+	}
+	d->action = POL_ROUTE;
+	d->node = best;
+}
+
+void sticky_set(struct sticky *s, uint64_t key, int32_t node)
+{
+	if (hmap_get(&s->prev, key))
+		hmap_del(&s->prev, key);
+	if (!hmap_get(&s->cur, key) && s->cur.count >= s->max_keys) {
+		struct hmap t = s->prev;
+		s->prev = s->cur;
+		s->cur = t;
+		hmap_clear(&s->cur);
+	}
+	hmap_put(&s->cur, key, (uint64_t)node + 1);
+}
+
+void sticky_forget(struct sticky *s, uint64_t key)
+{
+	hmap_del(&s->cur, key);
+	hmap_del(&s->prev, key);
+}

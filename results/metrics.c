@@ -1,0 +1,175 @@
+/* metrics: request samples, token accounting, GSL statistics. */
+#include "results/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "sim/request.h"
+
+void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv)
+{
+	memset(m, 0, sizeof *m);
+	m->slo_ttft_s = slo_ttft_s;
+	m->slo_tpot_s = slo_tpot_s;
+	m->csv = csv;
+}
+
+void met_free(struct metrics *m)
+{
+	free(m->ttft.v);
+	free(m->tpot.v);
+	free(m->e2e.v);
+	free(m->queue.v);
+	memset(m, 0, sizeof *m);
+}
+
+static int push(struct met_sample *s, double x)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		double *nv = realloc(s->v, cap * sizeof *nv);
+		if (!nv)
+			return -1;
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n++] = x;
+	return 0;
+}
+
+void met_csv_header(FILE *f)
+{
+	fputs("id,session,turn,node,status,reason,arrival_s,prompt_tokens,output_tokens,ttft_s,"
+	      "tpot_s,e2e_s,queue_s,cached,reloaded,migrated,recomputed,fresh,preempt_recomputed,"
+	      "preemptions\n",
+	      f);
+}
+
+static void count_shed(struct metrics *m, const char *reason)
+{
+	for (size_t i = 0; i < m->n_shed_reasons; i++) {
+		if (!strcmp(m->shed_reasons[i], reason)) {
+			m->shed_counts[i]++;
+			return;
+		}
+	}
+	if (m->n_shed_reasons < 8) {
+		m->shed_reasons[m->n_shed_reasons] = reason;
+		m->shed_counts[m->n_shed_reasons++] = 1;
+	}
+}
+
+int met_record(struct metrics *m, const struct request *r, double recompute_s)
+{
+	const char *status = r->state == REQ_DONE ? "completed" : r->state == REQ_SHED ? "shed"
+											: "failed";
+	double ttft = -1, tpot = -1, e2e = -1, queue = -1;
+	int rc = 0;
+	if (r->state == REQ_DONE) {
+		m->completed++;
+		ttft = (double)(r->first_token_ns - r->arrival_ns) * 1e-9;
+		e2e = (double)(r->finish_ns - r->arrival_ns) * 1e-9;
+		queue = (double)(r->sched_ns - r->enqueue_ns) * 1e-9;
+		rc |= push(&m->ttft, ttft) | push(&m->e2e, e2e) | push(&m->queue, queue);
+		if (r->output_tokens > 1) {
+			tpot = (double)(r->finish_ns - r->first_token_ns) * 1e-9 /
+			       (double)(r->output_tokens - 1);
+			rc |= push(&m->tpot, tpot);
+		}
+		int met = ttft <= m->slo_ttft_s && (tpot < 0 || tpot <= m->slo_tpot_s);
+		m->slo_met += met;
+		m->tokens.output += r->output_tokens;
+	} else if (r->state == REQ_SHED) {
+		m->shed++;
+		count_shed(m, r->reason ? r->reason : "unknown");
+	} else {
+		m->failed++;
+	}
+	if (r->accounted) {
+		m->tokens.input += r->prompt_tokens;
+		m->tokens.cached += r->cached;
+		m->tokens.reloaded += r->reloaded;
+		m->tokens.migrated += r->migrated;
+		m->tokens.recomputed += r->recomputed;
+		m->tokens.fresh += r->fresh;
+		m->tokens.preempt_recomputed += r->preempt_recomputed;
+		m->recompute_gpu_s += recompute_s;
+	}
+	m->preemptions += r->preemptions;
+	if (m->csv) {
+		fprintf(m->csv, "%llu,%llu,%u,%d,%s,%s,%.9f,%u,%u,", (unsigned long long)r->id,
+			(unsigned long long)r->session, r->turn, r->node, status,
+			r->reason ? r->reason : "", (double)r->arrival_ns * 1e-9, r->prompt_tokens,
+			r->output_tokens);
+		if (ttft >= 0)
+			fprintf(m->csv, "%.9f,", ttft);
+		else
+			fputc(',', m->csv);
+		if (tpot >= 0)
+			fprintf(m->csv, "%.9f,", tpot);
+		else
+			fputc(',', m->csv);
+		if (e2e >= 0)
+			fprintf(m->csv, "%.9f,%.9f,", e2e, queue);
+		else
+			fputs(",,", m->csv);
+		fprintf(m->csv, "%u,%u,%u,%u,%u,%u,%u\n", r->cached, r->reloaded, r->migrated,
+			r->recomputed, r->fresh, r->preempt_recomputed, r->preemptions);
+	}
+	return rc ? -1 : 0;
+}
+
+void met_stats_of(struct met_sample *s, struct met_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	out->n = s->n;
+	if (s->n == 0)
+		return;
+	gsl_sort(s->v, 1, s->n);
+	out->mean = gsl_stats_mean(s->v, 1, s->n);
+	out->p50 = gsl_stats_quantile_from_sorted_data(s->v, 1, s->n, 0.50);
+	out->p90 = gsl_stats_quantile_from_sorted_data(s->v, 1, s->n, 0.90);
+	out->p99 = gsl_stats_quantile_from_sorted_data(s->v, 1, s->n, 0.99);
+	out->max = s->v[s->n - 1];
+}
+
+void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out)
+{
+	out->sim_time_s = sim_time_s;
+	out->arrived = m->arrived;
+	out->completed = m->completed;
+	out->shed = m->shed;
+	out->failed = m->failed;
+	met_stats_of(&m->ttft, &out->ttft);
+	met_stats_of(&m->tpot, &out->tpot);
+	met_stats_of(&m->e2e, &out->e2e);
+	met_stats_of(&m->queue, &out->queue);
+	out->tokens = m->tokens;
+	double in = (double)m->tokens.input;
+	out->prefix_hit_ratio = in > 0 ? (double)m->tokens.cached / in : 0;
+	out->recompute_ratio = in > 0 ? (double)m->tokens.recomputed / in : 0;
+	out->recompute_gpu_s = m->recompute_gpu_s;
+	out->preemptions = m->preemptions;
+	out->requests_per_s = sim_time_s > 0 ? (double)m->completed / sim_time_s : 0;
+	out->output_tokens_per_s = sim_time_s > 0 ? (double)m->tokens.output / sim_time_s : 0;
+	out->slo_ttft_s = m->slo_ttft_s;
+	out->slo_tpot_s = m->slo_tpot_s;
+	out->slo_attainment = m->arrived ? (double)m->slo_met / (double)m->arrived : 0;
+	out->goodput_rps = sim_time_s > 0 ? (double)m->slo_met / sim_time_s : 0;
+	out->n_shed_reasons = m->n_shed_reasons;
+	for (size_t i = 0; i < m->n_shed_reasons; i++) {
+		out->shed_reasons[i] = m->shed_reasons[i];
+		out->shed_counts[i] = m->shed_counts[i];
+	}
+}
+
+void met_summary_free(struct met_summary *s)
+{
+	free(s->nodes);
+	s->nodes = NULL;
+	s->n_nodes = 0;
+}

@@ -1,0 +1,89 @@
+/* metrics: per-request records -> run summary (DESIGN 6). */
+#ifndef KVSIM_METRICS_H
+#define KVSIM_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct request;
+
+/* A growable sample of doubles (one figure per request). */
+struct met_sample {
+	double *v;
+	size_t n, cap;
+};
+
+struct met_stats {
+	double mean, p50, p90, p99, max;
+	size_t n;
+};
+
+struct met_tokens {
+	uint64_t input, output, cached, reloaded, migrated, recomputed, fresh, preempt_recomputed;
+};
+
+struct met_node {
+	int id;
+	double busy_ratio, mean_kv_util, peak_kv_util, throttled_s;
+	uint64_t requests;
+};
+
+/* Everything summary.json holds. */
+struct met_summary {
+	char scenario[64], policy[48];
+	uint64_t seed;
+	char version[64];
+	double sim_time_s;
+	uint64_t arrived, completed, shed, failed;
+	struct met_stats ttft, tpot, e2e, queue;
+	struct met_tokens tokens;
+	double prefix_hit_ratio, recompute_ratio, recompute_gpu_s;
+	uint64_t migration_count;
+	double migration_bytes, migration_s;
+	double offload_bytes_out, offload_bytes_in;
+	uint64_t preemptions;
+	double requests_per_s, output_tokens_per_s;
+	double slo_ttft_s, slo_tpot_s, slo_attainment, goodput_rps;
+	struct met_node *nodes;
+	size_t n_nodes;
+	double imbalance_max_over_mean, imbalance_jain;
+	/* perf: the only part that differs between identical runs */
+	uint64_t events;
+	double wall_s, requests_per_wall_s;
+	uint64_t peak_rss_bytes;
+	/* shed reasons, in first-seen order */
+	const char *shed_reasons[8];
+	uint64_t shed_counts[8];
+	size_t n_shed_reasons;
+};
+
+/* The collector a run fills as requests end. */
+struct metrics {
+	struct met_sample ttft, tpot, e2e, queue;
+	struct met_tokens tokens;
+	uint64_t arrived, completed, shed, failed, slo_met, preemptions;
+	double recompute_gpu_s;
+	double slo_ttft_s, slo_tpot_s;
+	const char *shed_reasons[8];
+	uint64_t shed_counts[8];
+	size_t n_shed_reasons;
+	FILE *csv; /* requests.csv rows, or NULL */
+};
+
+void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv);
+void met_free(struct metrics *m);
+/* Records a request that has ended (REQ_DONE, REQ_SHED or REQ_FAILED).
+ * recompute_s: GPU seconds its recomputed tokens cost. Returns 0, or -1
+ * when memory runs out. */
+int met_record(struct metrics *m, const struct request *r, double recompute_s);
+/* Writes the requests.csv header line. */
+void met_csv_header(FILE *f);
+/* Mean, quantiles (GSL, over the sorted sample) and max; sorts the sample. */
+void met_stats_of(struct met_sample *s, struct met_stats *out);
+/* Fills the request-derived part of out (the caller fills nodes, perf and
+ * the identification fields). */
+void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out);
+void met_summary_free(struct met_summary *s);
+
+#endif

@@ -1,0 +1,302 @@
+/* catalog: parse and merge the GPU, model and link tables. */
+#include "sim/catalog.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/cfg.h"
+#include "sim/embedded.h"
+
+static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is_new, char *err,
+		     size_t errlen)
+{
+	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_bytes", "hbm_bytes_per_s",
+					   "tdp_w",      "link",      NULL};
+	if (cfg_check_keys(e, path, keys, err, errlen))
+		return -1;
+	if (is_new) {
+		for (int i = 0; keys[i]; i++) {
+			if (strcmp(keys[i], "fp8_flops") && !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
+				snprintf(err, errlen, "%s.%s: missing (a new GPU needs every field)", path,
+					 keys[i]);
+				return -1;
+			}
+		}
+	}
+	return cfg_number(e, path, "bf16_flops", 1e9, 1e18, &g->bf16_flops, err, errlen) ||
+			       cfg_number(e, path, "fp8_flops", 0, 1e18, &g->fp8_flops, err, errlen) ||
+			       cfg_number(e, path, "hbm_bytes", 1e6, 1e15, &g->hbm_bytes, err, errlen) ||
+			       cfg_number(e, path, "hbm_bytes_per_s", 1e6, 1e15, &g->hbm_bytes_per_s, err,
+					  errlen) ||
+			       cfg_number(e, path, "tdp_w", 1, 1e5, &g->tdp_w, err, errlen) ||
+			       cfg_string(e, path, "link", g->link, sizeof g->link, err, errlen)
+		       ? -1
+		       : 0;
+}
+
+static int parse_model(const cJSON *e, const char *path, struct cat_model *m, int is_new, char *err,
+		       size_t errlen)
+{
+	static const char *const keys[] = {"layers",   "hidden",         "q_heads",
+					   "kv_heads", "head_dim",       "params",
+					   "active_params", "kv_dtype_bytes", "kv_bytes_per_token",
+					   "max_context",   NULL};
+	if (cfg_check_keys(e, path, keys, err, errlen))
+		return -1;
+	if (is_new) {
+		for (int i = 0; keys[i]; i++) {
+			if (strcmp(keys[i], "kv_bytes_per_token") && strcmp(keys[i], "active_params") &&
+			    strcmp(keys[i], "kv_dtype_bytes") &&
+			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
+				snprintf(err, errlen, "%s.%s: missing (a new model needs it)", path,
+					 keys[i]);
+				return -1;
+			}
+		}
+		m->kv_dtype_bytes = 2;
+	}
+	int64_t v;
+	double kvpt = -1;
+#define INTF(field, lo, hi)                                                                        \
+	v = m->field;                                                                              \
+	if (cfg_int(e, path, #field, lo, hi, &v, err, errlen))                                     \
+		return -1;                                                                         \
+	m->field = (int)v;
+	INTF(layers, 1, 10000)
+	INTF(hidden, 1, 1000000)
+	INTF(q_heads, 1, 100000)
+	INTF(kv_heads, 1, 100000)
+	INTF(head_dim, 1, 100000)
+	INTF(kv_dtype_bytes, 1, 8)
+	INTF(max_context, 16, 100000000)
+#undef INTF
+	double active = -1;
+	if (cfg_number(e, path, "params", 1e6, 1e14, &m->params, err, errlen) ||
+	    cfg_number(e, path, "active_params", 1e6, 1e14, &active, err, errlen) ||
+	    cfg_number(e, path, "kv_bytes_per_token", 1, 1e9, &kvpt, err, errlen))
+		return -1;
+	if (active > 0)
+		m->active_params = active;
+	else if (is_new)
+		m->active_params = m->params;
+	if (m->active_params > m->params) {
+		snprintf(err, errlen, "%s.active_params: expected at most params (%g), got %g", path,
+			 m->params, m->active_params);
+		return -1;
+	}
+	if (m->kv_heads > m->q_heads || m->q_heads % m->kv_heads) {
+		snprintf(err, errlen, "%s.kv_heads: expected a divisor of q_heads (%d), got %d", path,
+			 m->q_heads, m->kv_heads);
+		return -1;
+	}
+	if (kvpt > 0)
+		m->kv_bytes_per_token = kvpt;
+	else
+		m->kv_bytes_per_token =
+		    2.0 * m->layers * m->kv_heads * m->head_dim * (double)m->kv_dtype_bytes;
+	return 0;
+}
+
+static int parse_link(const cJSON *e, const char *path, struct cat_link *l, int is_new, char *err,
+		      size_t errlen)
+{
+	static const char *const keys[] = {"bytes_per_s", "latency_us", NULL};
+	if (cfg_check_keys(e, path, keys, err, errlen))
+		return -1;
+	if (is_new && (!cJSON_GetObjectItemCaseSensitive(e, "bytes_per_s") ||
+		       !cJSON_GetObjectItemCaseSensitive(e, "latency_us"))) {
+		snprintf(err, errlen, "%s: a new link needs bytes_per_s and latency_us", path);
+		return -1;
+	}
+	double lat_us = l->latency_s * 1e6;
+	if (cfg_number(e, path, "bytes_per_s", 1e3, 1e15, &l->bytes_per_s, err, errlen) ||
+	    cfg_number(e, path, "latency_us", 0, 1e9, &lat_us, err, errlen))
+		return -1;
+	l->latency_s = lat_us * 1e-6;
+	return 0;
+}
+
+/* Generic "name -> entry" merge over one table of fixed-size records. */
+static int merge_table(const cJSON *tab, const char *path, void **arr, size_t *n, size_t size,
+		       int (*parse)(const cJSON *, const char *, void *, int, char *, size_t),
+		       char *err, size_t errlen)
+{
+	if (!tab)
+		return 0;
+	if (cfg_expect_object(tab, path, err, errlen))
+		return -1;
+	for (const cJSON *e = tab->child; e; e = e->next) {
+		if (e->string[0] == '_')
+			continue;
+		char p[256];
+		cfg_join(p, sizeof p, path, e->string);
+		if (!cJSON_IsObject(e)) {
+			snprintf(err, errlen, "%s: expected an object", p);
+			return -1;
+		}
+		if (strlen(e->string) >= CAT_NAME_LEN) {
+			snprintf(err, errlen, "%s: name longer than %d characters", p, CAT_NAME_LEN - 1);
+			return -1;
+		}
+		char *base = *arr;
+		size_t i;
+		for (i = 0; i < *n; i++)
+			if (strcmp(base + i * size, e->string) == 0)
+				break;
+		int is_new = i == *n;
+		char *rec = malloc(size);
+		if (!rec) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (is_new) {
+			memset(rec, 0, size);
+			strcpy(rec, e->string);
+		} else {
+			memcpy(rec, base + i * size, size);
+		}
+		if (parse(e, p, rec, is_new, err, errlen)) {
+			free(rec);
+			return -1;
+		}
+		if (is_new) {
+			char *nb = realloc(base, (*n + 1) * size);
+			if (!nb) {
+				free(rec);
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			*arr = base = nb;
+			(*n)++;
+		}
+		memcpy(base + i * size, rec, size);
+		free(rec);
+	}
+	return 0;
+}
+
+static int parse_gpu_v(const cJSON *e, const char *p, void *r, int n, char *err, size_t el)
+{
+	return parse_gpu(e, p, r, n, err, el);
+}
+static int parse_model_v(const cJSON *e, const char *p, void *r, int n, char *err, size_t el)
+{
+	return parse_model(e, p, r, n, err, el);
+}
+static int parse_link_v(const cJSON *e, const char *p, void *r, int n, char *err, size_t el)
+{
+	return parse_link(e, p, r, n, err, el);
+}
+
+int catalog_merge(struct catalog *cat, const cJSON *obj, const char *path, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"gpus", "models", "links", NULL};
+	if (cfg_check_keys(obj, path, keys, err, errlen))
+		return -1;
+	if (!obj)
+		return 0;
+	char p[256];
+	void *g = cat->gpus, *m = cat->models, *l = cat->links;
+	int rc = merge_table(cJSON_GetObjectItemCaseSensitive(obj, "gpus"),
+			     cfg_join(p, sizeof p, path, "gpus"), &g, &cat->n_gpus,
+			     sizeof(struct cat_gpu), parse_gpu_v, err, errlen);
+	cat->gpus = g;
+	if (rc == 0)
+		rc = merge_table(cJSON_GetObjectItemCaseSensitive(obj, "models"),
+				 cfg_join(p, sizeof p, path, "models"), &m, &cat->n_models,
+				 sizeof(struct cat_model), parse_model_v, err, errlen);
+	cat->models = m;
+	if (rc == 0)
+		rc = merge_table(cJSON_GetObjectItemCaseSensitive(obj, "links"),
+				 cfg_join(p, sizeof p, path, "links"), &l, &cat->n_links,
+				 sizeof(struct cat_link), parse_link_v, err, errlen);
+	cat->links = l;
+	return rc;
+}
+
+static int merge_text(struct catalog *cat, const char *text, const char *table, char *err,
+		      size_t errlen)
+{
+	cJSON *tab = cJSON_Parse(text);
+	if (!tab) {
+		snprintf(err, errlen, "built-in %s catalog is not valid JSON", table);
+		return -1;
+	}
+	cJSON *wrap = cJSON_CreateObject();
+	if (!wrap) {
+		cJSON_Delete(tab);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cJSON_AddItemToObject(wrap, table, tab);
+	char p[64];
+	snprintf(p, sizeof p, "sim/catalog/%s.json", table);
+	int rc = catalog_merge(cat, wrap, "", err, errlen);
+	cJSON_Delete(wrap);
+	return rc;
+}
+
+int catalog_load_builtin(struct catalog *cat, char *err, size_t errlen)
+{
+	memset(cat, 0, sizeof *cat);
+	if (merge_text(cat, kv_embedded_gpus, "gpus", err, errlen) ||
+	    merge_text(cat, kv_embedded_models, "models", err, errlen) ||
+	    merge_text(cat, kv_embedded_links, "links", err, errlen)) {
+		catalog_free(cat);
+		return -1;
+	}
+	return 0;
+}
+
+void catalog_free(struct catalog *cat)
+{
+	free(cat->gpus);
+	free(cat->models);
+	free(cat->links);
+	memset(cat, 0, sizeof *cat);
+}
+
+const struct cat_gpu *catalog_gpu(const struct catalog *cat, const char *name)
+{
+	for (size_t i = 0; i < cat->n_gpus; i++)
+		if (!strcmp(cat->gpus[i].name, name))
+			return &cat->gpus[i];
+	return NULL;
+}
+
+const struct cat_model *catalog_model(const struct catalog *cat, const char *name)
+{
+	for (size_t i = 0; i < cat->n_models; i++)
+		if (!strcmp(cat->models[i].name, name))
+			return &cat->models[i];
+	return NULL;
+}
+
+const struct cat_link *catalog_link(const struct catalog *cat, const char *name)
+{
+	for (size_t i = 0; i < cat->n_links; i++)
+		if (!strcmp(cat->links[i].name, name))
+			return &cat->links[i];
+	return NULL;
+}
+
+void catalog_names(const struct catalog *cat, const char *table, char *out, size_t outlen)
+{
+	size_t n = 0, size = 0;
+	const char *base = NULL;
+	if (!strcmp(table, "gpus"))
+		base = (const char *)cat->gpus, n = cat->n_gpus, size = sizeof(struct cat_gpu);
+	else if (!strcmp(table, "models"))
+		base = (const char *)cat->models, n = cat->n_models, size = sizeof(struct cat_model);
+	else
+		base = (const char *)cat->links, n = cat->n_links, size = sizeof(struct cat_link);
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(out);
+		snprintf(out + len, outlen - len, "%s%s", i ? ", " : "", base + i * size);
+	}
+}

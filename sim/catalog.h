@@ -1,0 +1,57 @@
+/* catalog: GPU, model and link figures, built in and overridable. */
+#ifndef KVSIM_CATALOG_H
+#define KVSIM_CATALOG_H
+
+#include <stddef.h>
+
+struct cJSON;
+
+#define CAT_NAME_LEN 48
+
+struct cat_gpu {
+	char name[CAT_NAME_LEN];
+	double bf16_flops, fp8_flops; /* dense peaks, FLOP/s; fp8 0 = unsupported */
+	double hbm_bytes, hbm_bytes_per_s;
+	double tdp_w;
+	char link[CAT_NAME_LEN]; /* scale-up link between GPUs of a server */
+};
+
+struct cat_model {
+	char name[CAT_NAME_LEN];
+	int layers, hidden, q_heads, kv_heads, head_dim;
+	double params, active_params; /* total and per-token active (MoE) */
+	int kv_dtype_bytes;
+	double kv_bytes_per_token; /* derived unless given (MLA) */
+	int max_context;           /* tokens */
+};
+
+struct cat_link {
+	char name[CAT_NAME_LEN];
+	double bytes_per_s; /* per direction */
+	double latency_s;
+};
+
+struct catalog {
+	struct cat_gpu *gpus;
+	struct cat_model *models;
+	struct cat_link *links;
+	size_t n_gpus, n_models, n_links;
+};
+
+/* Loads the built-in catalogs. Returns 0, or -1 with err filled. Caller
+ * frees with catalog_free. */
+int catalog_load_builtin(struct catalog *cat, char *err, size_t errlen);
+/* Merges {"gpus": {...}, "models": {...}, "links": {...}} into cat: a known
+ * name has the given fields overridden, a new name is added (all fields
+ * required). path prefixes error messages. */
+int catalog_merge(struct catalog *cat, const struct cJSON *obj, const char *path, char *err,
+		  size_t errlen);
+void catalog_free(struct catalog *cat);
+
+const struct cat_gpu *catalog_gpu(const struct catalog *cat, const char *name);
+const struct cat_model *catalog_model(const struct catalog *cat, const char *name);
+const struct cat_link *catalog_link(const struct catalog *cat, const char *name);
+/* Writes "a, b, c" (the names of one table: "gpus", "models", "links"). */
+void catalog_names(const struct catalog *cat, const char *table, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,256 @@
+/* cfg: typed, range-checked reads of cJSON values with JSON-path errors. */
+#include "sim/cfg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/rng.h"
+
+const char *cfg_join(char *buf, size_t len, const char *path, const char *key)
+{
+	if (path && path[0])
+		snprintf(buf, len, "%s.%s", path, key);
+	else
+		snprintf(buf, len, "%s", key);
+	return buf;
+}
+
+static const char *type_name(const cJSON *v)
+{
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsBool(v))
+		return "a boolean";
+	if (cJSON_IsNull(v))
+		return "null";
+	if (cJSON_IsArray(v))
+		return "an array";
+	if (cJSON_IsObject(v))
+		return "an object";
+	return "an invalid value";
+}
+
+int cfg_expect_object(const cJSON *obj, const char *path, char *err, size_t errlen)
+{
+	if (obj == NULL || cJSON_IsObject(obj))
+		return 0;
+	snprintf(err, errlen, "%s: expected an object, got %s", path[0] ? path : "(top level)",
+		 type_name(obj));
+	return -1;
+}
+
+int cfg_check_keys(const cJSON *obj, const char *path, const char *const *allowed, char *err,
+		   size_t errlen)
+{
+	if (cfg_expect_object(obj, path, err, errlen))
+		return -1;
+	if (!obj)
+		return 0;
+	for (const cJSON *c = obj->child; c; c = c->next) {
+		if (c->string[0] == '_')
+			continue;
+		int ok = 0;
+		for (const char *const *a = allowed; *a && !ok; a++)
+			ok = strcmp(*a, c->string) == 0;
+		if (ok)
+			continue;
+		char p[256], list[512] = "";
+		for (const char *const *a = allowed; *a; a++) {
+			if (strlen(list) + strlen(*a) + 3 >= sizeof list)
+				break;
+			strcat(list, list[0] ? ", " : "");
+			strcat(list, *a);
+		}
+		snprintf(err, errlen, "%s: unknown key (expected one of: %s)",
+			 cfg_join(p, sizeof p, path, c->string), list);
+		return -1;
+	}
+	return 0;
+}
+
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+	return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+int cfg_number(const cJSON *obj, const char *path, const char *key, double lo, double hi,
+	       double *out, char *err, size_t errlen)
+{
+	const cJSON *v = member(obj, key);
+	if (!v)
+		return 0;
+	char p[256];
+	cfg_join(p, sizeof p, path, key);
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+		snprintf(err, errlen, "%s: expected a number in [%g, %g], got %s", p, lo, hi,
+			 type_name(v));
+		return -1;
+	}
+	if (v->valuedouble < lo || v->valuedouble > hi) {
+		snprintf(err, errlen, "%s: expected a number in [%g, %g], got %g", p, lo, hi,
+			 v->valuedouble);
+		return -1;
+	}
+	*out = v->valuedouble;
+	return 0;
+}
+
+int cfg_int(const cJSON *obj, const char *path, const char *key, int64_t lo, int64_t hi,
+	    int64_t *out, char *err, size_t errlen)
+{
+	const cJSON *v = member(obj, key);
+	if (!v)
+		return 0;
+	char p[256];
+	cfg_join(p, sizeof p, path, key);
+	double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	if (!isfinite(x) || floor(x) != x || x < (double)lo || x > (double)hi) {
+		if (cJSON_IsNumber(v))
+			snprintf(err, errlen, "%s: expected an integer in [%lld, %lld], got %g", p,
+				 (long long)lo, (long long)hi, x);
+		else
+			snprintf(err, errlen, "%s: expected an integer in [%lld, %lld], got %s", p,
+				 (long long)lo, (long long)hi, type_name(v));
+		return -1;
+	}
+	*out = (int64_t)x;
+	return 0;
+}
+
+int cfg_bool(const cJSON *obj, const char *path, const char *key, int *out, char *err,
+	     size_t errlen)
+{
+	const cJSON *v = member(obj, key);
+	if (!v)
+		return 0;
+	if (!cJSON_IsBool(v)) {
+		char p[256];
+		snprintf(err, errlen, "%s: expected true or false, got %s",
+			 cfg_join(p, sizeof p, path, key), type_name(v));
+		return -1;
+	}
+	*out = cJSON_IsTrue(v);
+	return 0;
+}
+
+int cfg_string(const cJSON *obj, const char *path, const char *key, char *out, size_t outlen,
+	       char *err, size_t errlen)
+{
+	const cJSON *v = member(obj, key);
+	if (!v)
+		return 0;
+	char p[256];
+	cfg_join(p, sizeof p, path, key);
+	if (!cJSON_IsString(v)) {
+		snprintf(err, errlen, "%s: expected a string, got %s", p, type_name(v));
+		return -1;
+	}
+	if (strlen(v->valuestring) >= outlen || v->valuestring[0] == 0) {
+		snprintf(err, errlen, "%s: expected a non-empty string of at most %zu characters", p,
+			 outlen - 1);
+		return -1;
+	}
+	strcpy(out, v->valuestring);
+	return 0;
+}
+
+int cfg_enum(const cJSON *obj, const char *path, const char *key, const char *const *choices,
+	     int *out, char *err, size_t errlen)
+{
+	const cJSON *v = member(obj, key);
+	if (!v)
+		return 0;
+	char p[256], list[512] = "";
+	cfg_join(p, sizeof p, path, key);
+	for (int i = 0; choices[i]; i++) {
+		if (cJSON_IsString(v) && strcmp(v->valuestring, choices[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+		if (strlen(list) + strlen(choices[i]) + 3 < sizeof list) {
+			strcat(list, i ? ", " : "");
+			strcat(list, choices[i]);
+		}
+	}
+	if (cJSON_IsString(v))
+		snprintf(err, errlen, "%s: expected one of %s, got \"%.64s\"", p, list, v->valuestring);
+	else
+		snprintf(err, errlen, "%s: expected one of %s, got %s", p, list, type_name(v));
+	return -1;
+}
+
+int cfg_dist(const cJSON *obj, const char *path, const char *key, int token_count,
+	     struct dist *out, char *err, size_t errlen)
+{
+	static const char *const kinds[] = {"constant",  "uniform",   "exponential", "lognormal",
+					    "gamma",     "geometric", "zipf",        NULL};
+	static const char *const params[][3] = {
+	    {"value", NULL, NULL}, {"min", "max", NULL},   {"mean", NULL, NULL},
+	    {"median", "sigma", NULL}, {"mean", "cv", NULL}, {"mean", NULL, NULL},
+	    {"n", "s", NULL}};
+	const cJSON *v = member(obj, key);
+	if (!v)
+		return 0;
+	char p[256];
+	cfg_join(p, sizeof p, path, key);
+	if (!cJSON_IsObject(v)) {
+		snprintf(err, errlen,
+			 "%s: expected a distribution object such as {\"dist\": \"lognormal\", "
+			 "\"median\": 100, \"sigma\": 0.5}, got %s",
+			 p, type_name(v));
+		return -1;
+	}
+	int kind = -1;
+	if (!member(v, "dist")) {
+		snprintf(err, errlen, "%s.dist: missing (expected one of constant, uniform, "
+				      "exponential, lognormal, gamma, geometric, zipf)", p);
+		return -1;
+	}
+	if (cfg_enum(v, p, "dist", kinds, &kind, err, errlen))
+		return -1;
+	const char *allowed[4] = {"dist", params[kind][0], params[kind][1], NULL};
+	if (cfg_check_keys(v, p, allowed, err, errlen))
+		return -1;
+	double a = NAN, b = NAN;
+	double lo = token_count ? 0 : -1e300;
+	for (int i = 0; i < 2 && params[kind][i]; i++) {
+		const char *name = params[kind][i];
+		double *dst = i == 0 ? &a : &b;
+		if (!member(v, name)) {
+			snprintf(err, errlen, "%s.%s: missing (a %s distribution needs it)", p, name,
+				 kinds[kind]);
+			return -1;
+		}
+		double plo = lo;
+		if (!strcmp(name, "mean") || !strcmp(name, "median") || !strcmp(name, "sigma") ||
+		    !strcmp(name, "cv") || !strcmp(name, "n"))
+			plo = strcmp(name, "n") == 0 ? 1 : 1e-12;
+		if (!strcmp(name, "mean") && kind == DIST_GEOMETRIC)
+			plo = 1;
+		if (!strcmp(name, "s"))
+			plo = 0;
+		if (cfg_number(v, p, name, plo, 1e15, dst, err, errlen))
+			return -1;
+	}
+	if (kind == DIST_UNIFORM && !(b >= a)) {
+		snprintf(err, errlen, "%s.max: expected max >= min (%g), got %g", p, a, b);
+		return -1;
+	}
+	if (kind == DIST_ZIPF && (floor(a) != a || a > 1e8)) {
+		snprintf(err, errlen, "%s.n: expected an integer in [1, 100000000], got %g", p, a);
+		return -1;
+	}
+	struct dist d;
+	if (dist_make(&d, (enum dist_kind)kind, a, b)) {
+		snprintf(err, errlen, "%s: invalid parameters or out of memory", p);
+		return -1;
+	}
+	dist_free(out);
+	*out = d;
+	return 0;
+}

@@ -1,0 +1,518 @@
+/* config: scenario JSON -> validated struct scenario. */
+#include "sim/config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/cfg.h"
+#include "sim/embedded.h"
+
+char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(file, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory, expected a file", file);
+		return NULL;
+	}
+	FILE *f = fopen(file, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (!buf || bad) {
+		free(buf);
+		snprintf(err, errlen, "%s: %s", file, buf ? "read error" : "out of memory");
+		return NULL;
+	}
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int cfg_read_json(const char *file, cJSON **out, char *err, size_t errlen)
+{
+	char *text = NULL;
+	const char *src = kv_embedded_default_scenario;
+	const char *label = "(embedded default scenario)";
+	size_t len = strlen(src);
+	if (file) {
+		text = cfg_slurp(file, &len, err, errlen);
+		if (!text)
+			return -1;
+		src = text;
+		label = file;
+	}
+	if (strlen(src) != len) {
+		snprintf(err, errlen, "%s: contains a NUL byte; expected a JSON text", label);
+		free(text);
+		return -1;
+	}
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithOpts(src, &end, 1);
+	if (!root) {
+		const char *at = end ? end : cJSON_GetErrorPtr();
+		int line = 1, col = 1;
+		for (const char *p = src; at && p < at && *p; p++) {
+			if (*p == '\n')
+				line++, col = 1;
+			else
+				col++;
+		}
+		if (len == 0 || strspn(src, " \t\r\n") == len)
+			snprintf(err, errlen, "%s: empty file; expected a JSON object", label);
+		else
+			snprintf(err, errlen, "%s:%d:%d: invalid JSON; expected a JSON object", label,
+				 line, col);
+		free(text);
+		return -1;
+	}
+	free(text);
+	if (!cJSON_IsObject(root)) {
+		snprintf(err, errlen, "%s: expected a JSON object at the top level", label);
+		cJSON_Delete(root);
+		return -1;
+	}
+	*out = root;
+	return 0;
+}
+
+int cfg_apply_set(cJSON *root, const char *assignment, char *err, size_t errlen)
+{
+	const char *eq = strchr(assignment, '=');
+	if (!eq || eq == assignment) {
+		snprintf(err, errlen, "--set %s: expected PATH=VALUE, e.g. cluster.nodes=16",
+			 assignment);
+		return -1;
+	}
+	char path[256];
+	size_t plen = (size_t)(eq - assignment);
+	if (plen >= sizeof path) {
+		snprintf(err, errlen, "--set: path too long");
+		return -1;
+	}
+	memcpy(path, assignment, plen);
+	path[plen] = 0;
+	cJSON *val = cJSON_Parse(eq + 1);
+	if (!val)
+		val = cJSON_CreateString(eq + 1);
+	if (!val) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cJSON *obj = root;
+	char *save = NULL, *tok = strtok_r(path, ".", &save);
+	while (tok) {
+		char *next = strtok_r(NULL, ".", &save);
+		if (!next) {
+			if (cJSON_GetObjectItemCaseSensitive(obj, tok))
+				cJSON_ReplaceItemInObjectCaseSensitive(obj, tok, val);
+			else
+				cJSON_AddItemToObject(obj, tok, val);
+			return 0;
+		}
+		cJSON *child = cJSON_GetObjectItemCaseSensitive(obj, tok);
+		if (!child) {
+			child = cJSON_AddObjectToObject(obj, tok);
+		} else if (!cJSON_IsObject(child)) {
+			snprintf(err, errlen, "--set %s: %s is not an object", assignment, tok);
+			cJSON_Delete(val);
+			return -1;
+		}
+		obj = child;
+		tok = next;
+	}
+	cJSON_Delete(val);
+	snprintf(err, errlen, "--set %s: empty path", assignment);
+	return -1;
+}
+
+/* Keys that name features not modelled in this version: accepted only at
+ * their default so that a scenario never silently asks for physics kvsim
+ * does not do. */
+static int only_default_number(const cJSON *obj, const char *path, const char *key, double def,
+			       const char *why, char *err, size_t errlen)
+{
+	const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+	if (!v || (cJSON_IsNumber(v) && v->valuedouble == def))
+		return 0;
+	char p[256];
+	snprintf(err, errlen, "%s: %s; only the default %g is accepted",
+		 cfg_join(p, sizeof p, path, key), why, def);
+	return -1;
+}
+
+static int only_default_string(const cJSON *obj, const char *path, const char *key,
+			       const char *def, const char *why, char *err, size_t errlen)
+{
+	const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+	if (!v || (cJSON_IsString(v) && !strcmp(v->valuestring, def)))
+		return 0;
+	char p[256];
+	snprintf(err, errlen, "%s: %s; only the default \"%s\" is accepted",
+		 cfg_join(p, sizeof p, path, key), why, def);
+	return -1;
+}
+
+static const cJSON *sub(const cJSON *obj, const char *key)
+{
+	return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+static int pick_link(const struct catalog *cat, const cJSON *links, const char *key,
+		     const char *def, const struct cat_link **out, char *err, size_t errlen)
+{
+	char name[CAT_NAME_LEN];
+	snprintf(name, sizeof name, "%s", def);
+	if (cfg_string(links, "cluster.links", key, name, sizeof name, err, errlen))
+		return -1;
+	*out = catalog_link(cat, name);
+	if (!*out) {
+		char names[1024];
+		catalog_names(cat, "links", names, sizeof names);
+		snprintf(err, errlen, "cluster.links.%s: unknown link \"%s\" (known: %s)", key, name,
+			 names);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
+					   "nodes_per_server", "links", "engine", "cost_model",
+					   "tiers", "thermal", NULL};
+	static const char *const link_keys[] = {"intra_server", "inter_server", "host", NULL};
+	static const char *const engine_keys[] = {
+	    "kv_block_tokens", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens",
+	    "prefix_caching",  "preemption",             "activation_reserve_gib", NULL};
+	static const char *const cost_keys[] = {"kind", "mfu", "mbu", "overhead_ms",
+						"base_ms", "per_token_ms", NULL};
+	static const char *const dtypes[] = {"bf16", "fp8", NULL};
+	static const char *const cost_kinds[] = {"roofline", "fixed", NULL};
+	static const char *const preempt_modes[] = {"recompute", NULL};
+	struct cluster_cfg *cl = &s->cluster;
+	if (cfg_check_keys(c, "cluster", keys, err, errlen))
+		return -1;
+	int64_t v;
+	char gpu[CAT_NAME_LEN] = "H100-SXM", model[CAT_NAME_LEN] = "Llama-3-8B";
+	int dt = DTYPE_BF16;
+	v = 8;
+	if (cfg_int(c, "cluster", "nodes", 1, 1000000, &v, err, errlen))
+		return -1;
+	cl->nodes = (int)v;
+	v = 1;
+	if (cfg_int(c, "cluster", "tp", 1, 64, &v, err, errlen))
+		return -1;
+	cl->tp = (int)v;
+	v = 8;
+	if (cfg_int(c, "cluster", "nodes_per_server", 1, 1024, &v, err, errlen))
+		return -1;
+	cl->nodes_per_server = (int)v;
+	if (cfg_string(c, "cluster", "gpu", gpu, sizeof gpu, err, errlen) ||
+	    cfg_string(c, "cluster", "model", model, sizeof model, err, errlen) ||
+	    cfg_enum(c, "cluster", "dtype", dtypes, &dt, err, errlen))
+		return -1;
+	cl->dtype = (enum dtype_kind)dt;
+	cl->gpu = catalog_gpu(&s->cat, gpu);
+	cl->model = catalog_model(&s->cat, model);
+	if (!cl->gpu || !cl->model) {
+		char names[1024];
+		int is_gpu = !cl->gpu;
+		catalog_names(&s->cat, is_gpu ? "gpus" : "models", names, sizeof names);
+		snprintf(err, errlen, "cluster.%s: unknown %s \"%s\" (known: %s)",
+			 is_gpu ? "gpu" : "model", is_gpu ? "GPU" : "model", is_gpu ? gpu : model,
+			 names);
+		return -1;
+	}
+	if (cl->dtype == DTYPE_FP8 && cl->gpu->fp8_flops <= 0) {
+		snprintf(err, errlen, "cluster.dtype: %s has no FP8 tensor cores; expected \"bf16\"",
+			 cl->gpu->name);
+		return -1;
+	}
+	if (cl->model->q_heads % cl->tp) {
+		snprintf(err, errlen,
+			 "cluster.tp: expected a divisor of %s's %d attention heads, got %d",
+			 cl->model->name, cl->model->q_heads, cl->tp);
+		return -1;
+	}
+
+	const cJSON *links = sub(c, "links");
+	if (cfg_check_keys(links, "cluster.links", link_keys, err, errlen) ||
+	    pick_link(&s->cat, links, "intra_server", cl->gpu->link, &cl->intra_server, err,
+		      errlen) ||
+	    pick_link(&s->cat, links, "inter_server", "ib-ndr", &cl->inter_server, err, errlen) ||
+	    pick_link(&s->cat, links, "host", "pcie5", &cl->host, err, errlen))
+		return -1;
+
+	const cJSON *e = sub(c, "engine");
+	struct engine_cfg *en = &cl->engine;
+	int preempt = 0;
+	en->gpu_memory_utilization = 0.9;
+	en->prefix_caching = 1;
+	en->activation_reserve_gib = 1.0;
+	if (cfg_check_keys(e, "cluster.engine", engine_keys, err, errlen))
+		return -1;
+	v = 16;
+	if (cfg_int(e, "cluster.engine", "kv_block_tokens", 1, 4096, &v, err, errlen))
+		return -1;
+	en->kv_block_tokens = (int)v;
+	v = 256;
+	if (cfg_int(e, "cluster.engine", "max_num_seqs", 1, 65536, &v, err, errlen))
+		return -1;
+	en->max_num_seqs = (int)v;
+	v = 8192;
+	if (cfg_int(e, "cluster.engine", "max_num_batched_tokens", 1, 10000000, &v, err, errlen))
+		return -1;
+	en->max_num_batched_tokens = (int)v;
+	if (cfg_number(e, "cluster.engine", "gpu_memory_utilization", 0.01, 1.0,
+		       &en->gpu_memory_utilization, err, errlen) ||
+	    cfg_number(e, "cluster.engine", "activation_reserve_gib", 0, 1e6,
+		       &en->activation_reserve_gib, err, errlen) ||
+	    cfg_bool(e, "cluster.engine", "prefix_caching", &en->prefix_caching, err, errlen) ||
+	    cfg_enum(e, "cluster.engine", "preemption", preempt_modes, &preempt, err, errlen))
+		return -1;
+
+	const cJSON *cm = sub(c, "cost_model");
+	struct cost_cfg *co = &cl->cost;
+	int kind = COST_ROOFLINE;
+	co->mfu = 0.7;
+	co->mbu = 0.8;
+	co->overhead_ms = 2.0;
+	co->base_ms = 5.0;
+	co->per_token_ms = 0.0;
+	if (cfg_check_keys(cm, "cluster.cost_model", cost_keys, err, errlen) ||
+	    cfg_enum(cm, "cluster.cost_model", "kind", cost_kinds, &kind, err, errlen) ||
+	    cfg_number(cm, "cluster.cost_model", "mfu", 1e-3, 1, &co->mfu, err, errlen) ||
+	    cfg_number(cm, "cluster.cost_model", "mbu", 1e-3, 1, &co->mbu, err, errlen) ||
+	    cfg_number(cm, "cluster.cost_model", "overhead_ms", 0, 1e6, &co->overhead_ms, err,
+		       errlen) ||
+	    cfg_number(cm, "cluster.cost_model", "base_ms", 0, 1e6, &co->base_ms, err, errlen) ||
+	    cfg_number(cm, "cluster.cost_model", "per_token_ms", 0, 1e6, &co->per_token_ms, err,
+		       errlen))
+		return -1;
+	co->kind = (enum cost_kind)kind;
+	if (co->kind == COST_FIXED && co->base_ms + co->per_token_ms <= 0) {
+		snprintf(err, errlen, "cluster.cost_model: a fixed cost model needs base_ms or "
+				      "per_token_ms above 0");
+		return -1;
+	}
+
+	static const char *const tier_keys[] = {"dram_gib_per_server", "nvme_gib_per_server", NULL};
+	static const char *const thermal_keys[] = {"enabled", NULL};
+	const cJSON *tiers = sub(c, "tiers"), *th = sub(c, "thermal");
+	const char *no_tiers = "CPU DRAM / NVMe KV tiers are not modelled in this version";
+	if (cfg_check_keys(tiers, "cluster.tiers", tier_keys, err, errlen) ||
+	    only_default_number(tiers, "cluster.tiers", "dram_gib_per_server", 0, no_tiers, err,
+				errlen) ||
+	    only_default_number(tiers, "cluster.tiers", "nvme_gib_per_server", 0, no_tiers, err,
+				errlen) ||
+	    cfg_check_keys(th, "cluster.thermal", thermal_keys, err, errlen))
+		return -1;
+	int thermal = 0;
+	if (cfg_bool(th, "cluster.thermal", "enabled", &thermal, err, errlen))
+		return -1;
+	if (thermal) {
+		snprintf(err, errlen, "cluster.thermal.enabled: the thermal model is not in this "
+				      "version; expected false");
+		return -1;
+	}
+
+	/* Memory: weights are split over tp GPUs; what is left of each GPU's
+	 * usable share after weights and the activation reserve holds KV. */
+	const struct cat_model *m = cl->model;
+	double wbytes = m->params * (cl->dtype == DTYPE_FP8 ? 1.0 : 2.0);
+	double usable = cl->tp * cl->gpu->hbm_bytes * en->gpu_memory_utilization;
+	double reserve = cl->tp * en->activation_reserve_gib * 1073741824.0;
+	double kv_bytes = usable - wbytes - reserve;
+	double block_bytes = m->kv_bytes_per_token * en->kv_block_tokens;
+	s->weight_bytes = wbytes;
+	s->kv_blocks_per_node = kv_bytes > 0 ? (int64_t)floor(kv_bytes / block_bytes) : 0;
+	if (s->kv_blocks_per_node < 1) {
+		snprintf(err, errlen,
+			 "cluster: %s needs %.1f GB of weights (%s); %d x %s has %.1f GB, %.1f GB "
+			 "usable at gpu_memory_utilization %g with a %.1f GiB activation reserve per "
+			 "GPU, leaving no room for KV cache; raise cluster.tp or pick a larger GPU",
+			 m->name, wbytes / 1e9, cl->dtype == DTYPE_FP8 ? "fp8" : "bf16", cl->tp,
+			 cl->gpu->name, cl->tp * cl->gpu->hbm_bytes / 1e9, usable / 1e9,
+			 en->gpu_memory_utilization, en->activation_reserve_gib);
+		return -1;
+	}
+	if (s->kv_blocks_per_node > 2000000000) {
+		snprintf(err, errlen, "cluster: %lld KV blocks per node is too many; raise "
+				      "cluster.engine.kv_block_tokens",
+			 (long long)s->kv_blocks_per_node);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_router(struct scenario *s, const cJSON *r, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"policy",     "params",
+					   "migration",  "kv_watermark",
+					   "max_queue_per_node", "load_report_interval_ms",
+					   "store",      "replicas",
+					   "max_retries", "policy_params", NULL};
+	static const char *const migs[] = {"auto", "transfer", "recompute", NULL};
+	struct router_cfg *rc = &s->router;
+	if (cfg_check_keys(r, "router", keys, err, errlen))
+		return -1;
+	snprintf(rc->policy, sizeof rc->policy, "session_affinity");
+	int mig = MIG_AUTO;
+	int64_t q = 512;
+	if (cfg_string(r, "router", "policy", rc->policy, sizeof rc->policy, err, errlen) ||
+	    cfg_enum(r, "router", "migration", migs, &mig, err, errlen) ||
+	    cfg_int(r, "router", "max_queue_per_node", 1, 100000000, &q, err, errlen))
+		return -1;
+	rc->migration = (enum migration_mode)mig;
+	rc->max_queue_per_node = (int)q;
+	const cJSON *params = sub(r, "params");
+	if (cfg_expect_object(params, "router.params", err, errlen))
+		return -1;
+	if (params) {
+		rc->params = cJSON_Duplicate(params, 1);
+		if (!rc->params) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	const cJSON *pp = sub(r, "policy_params");
+	if (cfg_expect_object(pp, "router.policy_params", err, errlen))
+		return -1;
+	for (const cJSON *c = pp ? pp->child : NULL; c; c = c->next) {
+		char p[256];
+		snprintf(p, sizeof p, "router.policy_params.%s", c->string);
+		if (cfg_expect_object(c, p, err, errlen))
+			return -1;
+	}
+	if (only_default_number(r, "router", "kv_watermark", 0.85,
+				"preemptive migration at a KV watermark is not modelled in this "
+				"version",
+				err, errlen) ||
+	    only_default_number(r, "router", "load_report_interval_ms", 0,
+				"stale load reports are not modelled in this version", err,
+				errlen) ||
+	    only_default_string(r, "router", "store", "local",
+				"remote affinity stores are not modelled in this version", err,
+				errlen) ||
+	    only_default_number(r, "router", "replicas", 1,
+				"several router replicas are not modelled in this version", err,
+				errlen) ||
+	    only_default_number(r, "router", "max_retries", 3,
+				"faults (and so retries) are not modelled in this version", err,
+				errlen))
+		return -1;
+	return 0;
+}
+
+int cfg_scenario_load(struct scenario *s, const cJSON *root, const char *catalog_file, char *err,
+		      size_t errlen)
+{
+	static const char *const keys[] = {"name",   "seed",   "duration_s", "cluster",
+					   "router", "workload", "faults",   "slo",
+					   "output", "catalog",  NULL};
+	memset(s, 0, sizeof *s);
+	if (cfg_check_keys(root, "", keys, err, errlen))
+		return -1;
+	if (catalog_load_builtin(&s->cat, err, errlen))
+		return -1;
+	if (catalog_file) {
+		cJSON *cj = NULL;
+		char inner[768];
+		if (cfg_read_json(catalog_file, &cj, err, errlen))
+			goto fail;
+		int rc = catalog_merge(&s->cat, cj, "", inner, sizeof inner);
+		cJSON_Delete(cj);
+		if (rc) {
+			snprintf(err, errlen, "%s: %s", catalog_file, inner);
+			goto fail;
+		}
+	}
+	if (catalog_merge(&s->cat, sub(root, "catalog"), "catalog", err, errlen))
+		goto fail;
+
+	snprintf(s->name, sizeof s->name, "default");
+	int64_t seed = 1;
+	s->duration_s = 600;
+	if (cfg_string(root, "", "name", s->name, sizeof s->name, err, errlen) ||
+	    cfg_int(root, "", "seed", 0, (int64_t)1 << 53, &seed, err, errlen) ||
+	    cfg_number(root, "", "duration_s", 1e-6, 1e9, &s->duration_s, err, errlen))
+		goto fail;
+	s->seed = (uint64_t)seed;
+	if (load_cluster(s, sub(root, "cluster"), err, errlen) ||
+	    load_router(s, sub(root, "router"), err, errlen))
+		goto fail;
+
+	const cJSON *w = sub(root, "workload");
+	if (cfg_expect_object(w, "workload", err, errlen))
+		goto fail;
+	s->workload = w ? cJSON_Duplicate(w, 1) : cJSON_CreateObject();
+	if (!s->workload) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+
+	const cJSON *faults = sub(root, "faults");
+	if (faults && (!cJSON_IsArray(faults) || cJSON_GetArraySize(faults) > 0)) {
+		snprintf(err, errlen, "faults: node faults are not modelled in this version; "
+				      "expected an empty array");
+		goto fail;
+	}
+	static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", NULL};
+	static const char *const out_keys[] = {"timeseries_interval_s", NULL};
+	const cJSON *slo = sub(root, "slo"), *out = sub(root, "output");
+	s->slo_ttft_p99_s = 2.0;
+	s->slo_tpot_p99_s = 0.1;
+	s->timeseries_interval_s = 1.0;
+	if (cfg_check_keys(slo, "slo", slo_keys, err, errlen) ||
+	    cfg_number(slo, "slo", "ttft_p99_s", 1e-9, 1e9, &s->slo_ttft_p99_s, err, errlen) ||
+	    cfg_number(slo, "slo", "tpot_p99_s", 1e-9, 1e9, &s->slo_tpot_p99_s, err, errlen) ||
+	    cfg_check_keys(out, "output", out_keys, err, errlen) ||
+	    cfg_number(out, "output", "timeseries_interval_s", 1e-3, 1e9,
+		       &s->timeseries_interval_s, err, errlen))
+		goto fail;
+	return 0;
+fail:
+	cfg_scenario_free(s);
+	return -1;
+}
+
+void cfg_scenario_free(struct scenario *s)
+{
+	catalog_free(&s->cat);
+	cJSON_Delete(s->router.params);
+	cJSON_Delete(s->workload);
+	s->router.params = NULL;
+	s->workload = NULL;
+}

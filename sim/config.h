@@ -1,0 +1,78 @@
+/* config: the scenario file, parsed and validated into plain structs. */
+#ifndef KVSIM_CONFIG_H
+#define KVSIM_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/catalog.h"
+
+struct cJSON;
+
+enum cost_kind { COST_ROOFLINE, COST_FIXED };
+enum migration_mode { MIG_AUTO, MIG_TRANSFER, MIG_RECOMPUTE };
+enum dtype_kind { DTYPE_BF16, DTYPE_FP8 };
+
+struct engine_cfg {
+	int kv_block_tokens;
+	double gpu_memory_utilization;
+	int max_num_seqs;
+	int max_num_batched_tokens;
+	int prefix_caching;
+	double activation_reserve_gib; /* per GPU, held back from the KV cache */
+};
+
+struct cost_cfg {
+	enum cost_kind kind;
+	double mfu, mbu, overhead_ms; /* roofline */
+	double base_ms, per_token_ms; /* fixed */
+};
+
+struct cluster_cfg {
+	int nodes, tp, nodes_per_server;
+	enum dtype_kind dtype;
+	const struct cat_gpu *gpu;     /* points into scenario.cat */
+	const struct cat_model *model; /* points into scenario.cat */
+	const struct cat_link *intra_server, *inter_server, *host;
+	struct engine_cfg engine;
+	struct cost_cfg cost;
+};
+
+struct router_cfg {
+	char policy[48];
+	struct cJSON *params; /* the policy's own params object (owned), or NULL */
+	enum migration_mode migration;
+	int max_queue_per_node;
+};
+
+struct scenario {
+	char name[64];
+	uint64_t seed;
+	double duration_s;
+	struct catalog cat; /* built-ins plus --catalog and the scenario's own "catalog" */
+	struct cluster_cfg cluster;
+	struct router_cfg router;
+	struct cJSON *workload; /* the workload object (owned); read by workloads/ */
+	double slo_ttft_p99_s, slo_tpot_p99_s;
+	double timeseries_interval_s;
+	/* derived */
+	int64_t kv_blocks_per_node;
+	double weight_bytes; /* per replica */
+};
+
+/* Reads and parses a scenario file; file NULL means the embedded default.
+ * On a syntax error err names FILE:LINE:COLUMN. Caller frees with cJSON_Delete. */
+int cfg_read_json(const char *file, struct cJSON **out, char *err, size_t errlen);
+/* Applies one --set PATH=VALUE to the tree: VALUE is parsed as JSON when it
+ * is valid JSON, else taken as a string; missing objects on PATH are made. */
+int cfg_apply_set(struct cJSON *root, const char *assignment, char *err, size_t errlen);
+/* Validates the tree and fills s. catalog_file (or NULL) is merged over the
+ * built-in catalogs before the scenario's own "catalog" key. Errors name the
+ * JSON path. On success the caller frees with cfg_scenario_free. */
+int cfg_scenario_load(struct scenario *s, const struct cJSON *root, const char *catalog_file,
+		      char *err, size_t errlen);
+void cfg_scenario_free(struct scenario *s);
+/* Reads a whole file into a NUL-terminated buffer; caller frees. */
+char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,52 @@
+/* cost: iteration time of one node's batch (roofline or fixed model). */
+#ifndef KVSIM_COST_H
+#define KVSIM_COST_H
+
+#include <stdint.h>
+
+struct cluster_cfg;
+
+/* Sums over one iteration's batch; the engine adds to them as it schedules.
+ * Prefill chunk i computes n_i new tokens after c_i cached ones; decode j
+ * attends over k_j tokens (its new token included). */
+struct cost_batch {
+	double new_tokens;    /* sum n_i + d: tokens through the weights */
+	double attn_pairs;    /* sum n_i * (c_i + n_i / 2) + sum k_j */
+	double kv_tokens;     /* sum (c_i + n_i) + sum k_j: KV read or written */
+	int decodes, prefills;
+};
+
+struct cost_model {
+	int fixed;                   /* 1: base + per_token * tokens */
+	double base_s, per_token_s;  /* fixed */
+	double flops_per_token;      /* 2 * active params */
+	double attn_flops_per_pair;  /* 4 * layers * q_heads * head_dim */
+	double weight_bytes, kv_bytes_per_token;
+	double flops_per_s;          /* tp * peak * mfu */
+	double bytes_per_s;          /* tp * hbm bandwidth * mbu */
+	double overhead_s;
+	/* tensor parallelism: 2 all-reduces per layer over the intra-server link */
+	int tp, layers;
+	double act_bytes_per_token;  /* hidden * 2 (bf16 activations) */
+	double link_bytes_per_s, link_latency_s;
+};
+
+/* weight_bytes: bytes of weights one replica reads per iteration. */
+void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weight_bytes);
+static inline void cost_batch_clear(struct cost_batch *b)
+{
+	b->new_tokens = b->attn_pairs = b->kv_tokens = 0;
+	b->decodes = b->prefills = 0;
+}
+/* Adds a prefill chunk of n new tokens after c cached ones. */
+void cost_add_prefill(struct cost_batch *b, double n, double c);
+/* Adds a decode step attending over k tokens (the new one included). */
+void cost_add_decode(struct cost_batch *b, double k);
+/* Iteration time in seconds, and rounded to integer nanoseconds (>= 1). */
+double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b);
+int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *b);
+/* Seconds to prefill n tokens after c cached ones as a batch of its own, the
+ * fixed per-iteration overhead excluded (the marginal cost of a recompute). */
+double cost_prefill_s(const struct cost_model *cm, double n, double c);
+
+#endif

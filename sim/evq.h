@@ -1,0 +1,42 @@
+/* evq: the future event set, a binary heap ordered by (time, seq). */
+#ifndef KVSIM_EVQ_H
+#define KVSIM_EVQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/hmap.h"
+
+/* seq only grows, so events with equal times pop in insertion order and a
+ * run is deterministic whatever the heap's internal layout. */
+struct event {
+	int64_t time_ns;
+	uint64_t seq;
+	int kind;     /* the owner's event type */
+	int32_t node; /* a node index, or -1 */
+	void *ptr;    /* the owner's payload (a request, say), or NULL */
+};
+
+struct evq {
+	struct event *heap;
+	size_t n, cap;
+	uint64_t next_seq;
+	struct hmap cancelled; /* seq + 1 of tombstoned events */
+	uint64_t popped;       /* events delivered, for perf figures */
+};
+
+void evq_init(struct evq *q);
+void evq_free(struct evq *q);
+/* Schedules an event; returns its seq (a handle for evq_cancel), or 0 when
+ * memory runs out. O(log n). */
+uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr);
+/* Marks the event with this seq as a tombstone: it is skipped when it
+ * reaches the top. O(1). */
+int evq_cancel(struct evq *q, uint64_t seq);
+/* Pops the earliest live event into *out; returns 0 when the queue is empty.
+ * O(log n). */
+int evq_pop(struct evq *q, struct event *out);
+/* Number of events scheduled, tombstones included. */
+size_t evq_size(const struct evq *q);
+
+#endif

@@ -1,0 +1,30 @@
+/* hmap: open-addressing map from nonzero uint64 keys to uint64 values. */
+#ifndef KVSIM_HMAP_H
+#define KVSIM_HMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Linear probing, power-of-two table kept at most half full, deletion by
+ * backward shift (no tombstones), so lookups stay O(1) expected however many
+ * keys come and go. Key 0 marks an empty slot and must never be inserted. */
+struct hmap {
+	uint64_t *keys;
+	uint64_t *vals;
+	size_t cap;   /* slots, a power of two (0 before the first insert) */
+	size_t count; /* keys present */
+};
+
+void hmap_init(struct hmap *m);
+void hmap_free(struct hmap *m);
+/* Returns a pointer to the value of key, or NULL. O(1) expected. */
+uint64_t *hmap_get(const struct hmap *m, uint64_t key);
+/* Inserts or overwrites. Returns 1 if the key was new, 0 if overwritten,
+ * -1 when memory runs out (the map is unchanged). */
+int hmap_put(struct hmap *m, uint64_t key, uint64_t val);
+/* Removes key; returns 1 if it was present. */
+int hmap_del(struct hmap *m, uint64_t key);
+/* Empties the map, keeping its memory. O(cap). */
+void hmap_clear(struct hmap *m);
+
+#endif

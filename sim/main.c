@@ -1,0 +1,475 @@
+/* main: the kvsim command line (DESIGN 7). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "policies/policy.h"
+#include "results/metrics.h"
+#include "results/writer.h"
+#include "sim/config.h"
+#include "sim/sim.h"
+#include "workloads/workload.h"
+
+enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
+
+static const char usage_main[] =
+    "kvsim: a discrete-event simulator of GPU clusters serving LLMs\n"
+    "\n"
+    "usage: kvsim COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  run [SCENARIO.json]        simulate one scenario under one routing policy\n"
+    "  compare [SCENARIO.json]    the same request stream under several policies\n"
+    "  validate SCENARIO.json     check a scenario without running it\n"
+    "  list WHAT                  policies | gpus | models | links | workloads\n"
+    "  version                    print the version\n"
+    "\n"
+    "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n"
+    "'kvsim COMMAND --help' describes each command. Exit codes: 0 ok, 2 bad usage or\n"
+    "bad input (the message names the file, line or JSON path), 3 internal error.\n";
+
+static const char usage_run[] =
+    "usage: kvsim run [SCENARIO.json] [--policy P] [--set PATH=VALUE]... [--seed N]\n"
+    "                 [--out DIR] [--catalog FILE] [--quiet]\n"
+    "\n"
+    "Simulates the scenario and prints a summary table. Writes DIR/summary.json and\n"
+    "DIR/requests.csv (default DIR: out). Files are written under temporary names and\n"
+    "renamed, so a failed run leaves no half-written result.\n"
+    "\n"
+    "  --policy P         route with policy P (its params: router.policy_params.P)\n"
+    "  --set PATH=VALUE   override a scenario key, e.g. --set cluster.nodes=16\n"
+    "                     (VALUE is JSON if it parses as JSON, else a string)\n"
+    "  --seed N           override the scenario seed\n"
+    "  --out DIR          output directory (default: out)\n"
+    "  --catalog FILE     merge {\"gpus\":{..},\"models\":{..},\"links\":{..}} over the\n"
+    "                     built-in catalogs\n"
+    "  --quiet            no progress line and no table\n";
+
+static const char usage_compare[] =
+    "usage: kvsim compare [SCENARIO.json] --policies a,b,c [--set PATH=VALUE]...\n"
+    "                     [--seed N] [--out DIR] [--catalog FILE] [--quiet]\n"
+    "\n"
+    "Runs the same request stream (same seed) under each policy and prints one\n"
+    "table with the policies as columns. Writes DIR/<policy>/{summary.json,\n"
+    "requests.csv} and DIR/comparison.json (default DIR: out).\n"
+    "Policy parameters come from router.policy_params.<policy>; the scenario's own\n"
+    "policy also takes router.params.\n";
+
+static const char usage_validate[] =
+    "usage: kvsim validate SCENARIO.json [--set PATH=VALUE]... [--catalog FILE]\n"
+    "\n"
+    "Parses and checks the scenario (every key, the policy's and the workload's\n"
+    "parameters, that the model fits in memory) and prints a one-line summary.\n"
+    "Exit 0 when valid, 2 with the JSON path of the first problem otherwise.\n";
+
+static const char usage_list[] =
+    "usage: kvsim list policies|gpus|models|links|workloads\n"
+    "\n"
+    "Prints what the registry or the built-in catalogs hold.\n";
+
+struct common_opts {
+	const char *scenario;
+	const char *policy;
+	const char *policies;
+	const char *out;
+	const char *catalog;
+	const char *seed;
+	const char *sets[256];
+	int n_sets;
+	int quiet;
+};
+
+static int want_help(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+	return 0;
+}
+
+static int parse_common(int argc, char **argv, struct common_opts *o, const char *usage)
+{
+	memset(o, 0, sizeof *o);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = NULL;
+		if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			o->quiet = 1;
+			continue;
+		}
+		if (!strcmp(a, "--policy"))
+			slot = &o->policy;
+		else if (!strcmp(a, "--policies"))
+			slot = &o->policies;
+		else if (!strcmp(a, "--out"))
+			slot = &o->out;
+		else if (!strcmp(a, "--catalog"))
+			slot = &o->catalog;
+		else if (!strcmp(a, "--seed"))
+			slot = &o->seed;
+		else if (!strcmp(a, "--set")) {
+			if (o->n_sets >= 256) {
+				fprintf(stderr, "kvsim: too many --set options (at most 256)\n");
+				return -1;
+			}
+			slot = &o->sets[o->n_sets++];
+		}
+		if (slot) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "kvsim: %s needs a value\n%s", a, usage);
+				return -1;
+			}
+			*slot = argv[++i];
+			continue;
+		}
+		if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "kvsim: unknown option %s\n%s", a, usage);
+			return -1;
+		}
+		if (o->scenario) {
+			fprintf(stderr, "kvsim: more than one scenario given (%s, %s)\n%s", o->scenario,
+				a, usage);
+			return -1;
+		}
+		o->scenario = a;
+	}
+	return 0;
+}
+
+/* Points router.policy at name; its params come from router.policy_params
+ * unless it is the scenario's own policy. */
+static int select_policy(cJSON *root, const char *name, char *err, size_t errlen)
+{
+	cJSON *router = cJSON_GetObjectItemCaseSensitive(root, "router");
+	if (router && !cJSON_IsObject(router)) {
+		snprintf(err, errlen, "router: expected an object");
+		return -1;
+	}
+	if (!router)
+		router = cJSON_AddObjectToObject(root, "router");
+	const cJSON *cur = cJSON_GetObjectItemCaseSensitive(router, "policy");
+	const char *own = cJSON_IsString(cur) ? cur->valuestring : "session_affinity";
+	if (strcmp(own, name) != 0) {
+		cJSON_DeleteItemFromObjectCaseSensitive(router, "params");
+		const cJSON *pp = cJSON_GetObjectItemCaseSensitive(router, "policy_params");
+		const cJSON *mine = pp ? cJSON_GetObjectItemCaseSensitive(pp, name) : NULL;
+		if (mine)
+			cJSON_AddItemToObject(router, "params", cJSON_Duplicate(mine, 1));
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(router, "policy");
+	cJSON_AddStringToObject(router, "policy", name);
+	return 0;
+}
+
+/* Reads the scenario tree with --set and --seed applied. */
+static int load_tree(const struct common_opts *o, cJSON **root, char *err, size_t errlen)
+{
+	if (cfg_read_json(o->scenario, root, err, errlen))
+		return -1;
+	for (int i = 0; i < o->n_sets; i++) {
+		if (cfg_apply_set(*root, o->sets[i], err, errlen))
+			goto fail;
+	}
+	if (o->seed) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(o->seed, &end, 10);
+		if (errno || *end || o->seed[0] == '-' || !o->seed[0] || v > (1ULL << 53)) {
+			snprintf(err, errlen, "--seed %s: expected an integer in [0, 2^53]", o->seed);
+			goto fail;
+		}
+		cJSON_DeleteItemFromObjectCaseSensitive(*root, "seed");
+		cJSON_AddNumberToObject(*root, "seed", (double)v);
+	}
+	return 0;
+fail:
+	cJSON_Delete(*root);
+	*root = NULL;
+	return -1;
+}
+
+static int load_scenario(const struct common_opts *o, const cJSON *root, struct scenario *s)
+{
+	char err[1024];
+	if (cfg_scenario_load(s, root, o->catalog, err, sizeof err) ||
+	    sim_validate(s, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s: %s\n",
+			o->scenario ? o->scenario : "(embedded default scenario)", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_one(const struct common_opts *o, const cJSON *root, const char *out_dir,
+		   struct met_summary *sum)
+{
+	struct scenario s;
+	char err[1024];
+	if (load_scenario(o, root, &s))
+		return EXIT_USAGE;
+	struct sim_opts so = {out_dir, !o->quiet, NULL, NULL};
+	int rc = sim_run(&s, &so, sum, err, sizeof err);
+	cfg_scenario_free(&s);
+	if (rc) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return rc == 2 ? EXIT_USAGE : EXIT_INTERNAL;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct common_opts o;
+	if (want_help(argc, argv)) {
+		fputs(usage_run, stdout);
+		return EXIT_OK;
+	}
+	if (parse_common(argc, argv, &o, usage_run))
+		return EXIT_USAGE;
+	if (o.policies) {
+		fprintf(stderr, "kvsim run: --policies belongs to 'kvsim compare'\n");
+		return EXIT_USAGE;
+	}
+	cJSON *root;
+	char err[1024];
+	if (load_tree(&o, &root, err, sizeof err) ||
+	    (o.policy && select_policy(root, o.policy, err, sizeof err))) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return EXIT_USAGE;
+	}
+	const char *out = o.out ? o.out : "out";
+	struct met_summary sum;
+	int rc = run_one(&o, root, out, &sum);
+	cJSON_Delete(root);
+	if (rc)
+		return rc;
+	if (!o.quiet) {
+		res_print_summary(stdout, &sum);
+		printf("\nwrote %s/summary.json and %s/requests.csv\n", out, out);
+	}
+	met_summary_free(&sum);
+	return EXIT_OK;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+	struct common_opts o;
+	if (want_help(argc, argv)) {
+		fputs(usage_compare, stdout);
+		return EXIT_OK;
+	}
+	if (parse_common(argc, argv, &o, usage_compare))
+		return EXIT_USAGE;
+	if (!o.policies || o.policy) {
+		fprintf(stderr, "kvsim compare: give the policies as --policies a,b,c\n%s",
+			usage_compare);
+		return EXIT_USAGE;
+	}
+	char list[1024], err[1024];
+	snprintf(list, sizeof list, "%s", o.policies);
+	const char *names[64];
+	size_t n = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (n == 64) {
+			fprintf(stderr, "kvsim compare: at most 64 policies\n");
+			return EXIT_USAGE;
+		}
+		if (!pol_find(t)) {
+			char known[512];
+			pol_names(known, sizeof known);
+			fprintf(stderr, "kvsim compare: --policies: unknown policy \"%s\" (known: %s)\n",
+				t, known);
+			return EXIT_USAGE;
+		}
+		names[n++] = t;
+	}
+	if (n == 0) {
+		fprintf(stderr, "kvsim compare: --policies is empty\n");
+		return EXIT_USAGE;
+	}
+	const char *out = o.out ? o.out : "out";
+	cJSON *base;
+	if (load_tree(&o, &base, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return EXIT_USAGE;
+	}
+	/* Validate every policy's scenario before running any. */
+	for (size_t i = 0; i < n; i++) {
+		cJSON *root = cJSON_Duplicate(base, 1);
+		struct scenario s;
+		int bad = !root || select_policy(root, names[i], err, sizeof err) ||
+			  load_scenario(&o, root, &s);
+		if (!bad)
+			cfg_scenario_free(&s);
+		cJSON_Delete(root);
+		if (bad) {
+			cJSON_Delete(base);
+			return EXIT_USAGE;
+		}
+	}
+	struct met_summary *sums = calloc(n, sizeof *sums);
+	cJSON *cmp = cJSON_CreateArray();
+	int rc = sums && cmp ? EXIT_OK : EXIT_INTERNAL;
+	for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%s/%s", out, names[i]);
+		if (!o.quiet)
+			fprintf(stderr, "[%zu/%zu] %s\n", i + 1, n, names[i]);
+		cJSON *root = cJSON_Duplicate(base, 1);
+		select_policy(root, names[i], err, sizeof err);
+		rc = run_one(&o, root, dir, &sums[i]);
+		cJSON_Delete(root);
+		if (rc == EXIT_OK)
+			cJSON_AddItemToArray(cmp, res_summary_json(&sums[i]));
+	}
+	if (rc == EXIT_OK) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/comparison.json", out);
+		if (res_write_json(path, cmp, err, sizeof err)) {
+			fprintf(stderr, "kvsim: %s\n", err);
+			rc = EXIT_INTERNAL;
+		}
+	}
+	if (rc == EXIT_OK && !o.quiet) {
+		printf("scenario %s, seed %llu, kvsim %s\n", sums[0].scenario,
+		       (unsigned long long)sums[0].seed, sums[0].version);
+		res_print_comparison(stdout, sums, n);
+		printf("\nwrote %s/comparison.json and %s/<policy>/{summary.json,requests.csv}\n",
+		       out, out);
+	}
+	for (size_t i = 0; sums && i < n; i++)
+		met_summary_free(&sums[i]);
+	free(sums);
+	cJSON_Delete(cmp);
+	cJSON_Delete(base);
+	return rc;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+	struct common_opts o;
+	if (want_help(argc, argv)) {
+		fputs(usage_validate, stdout);
+		return EXIT_OK;
+	}
+	if (parse_common(argc, argv, &o, usage_validate))
+		return EXIT_USAGE;
+	if (!o.scenario) {
+		fprintf(stderr, "kvsim validate: give a scenario file\n%s", usage_validate);
+		return EXIT_USAGE;
+	}
+	cJSON *root;
+	char err[1024];
+	if (load_tree(&o, &root, err, sizeof err) ||
+	    (o.policy && select_policy(root, o.policy, err, sizeof err))) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return EXIT_USAGE;
+	}
+	struct scenario s;
+	int bad = load_scenario(&o, root, &s);
+	cJSON_Delete(root);
+	if (bad)
+		return EXIT_USAGE;
+	printf("%s: valid: scenario \"%s\", %d x %s (tp %d) serving %s, %lld KV blocks of %d "
+	       "tokens per node, policy %s\n",
+	       o.scenario, s.name, s.cluster.nodes, s.cluster.gpu->name, s.cluster.tp,
+	       s.cluster.model->name, (long long)s.kv_blocks_per_node,
+	       s.cluster.engine.kv_block_tokens, s.router.policy);
+	cfg_scenario_free(&s);
+	return EXIT_OK;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	if (want_help(argc, argv)) {
+		fputs(usage_list, stdout);
+		return EXIT_OK;
+	}
+	if (argc != 1) {
+		fputs(usage_list, stderr);
+		return EXIT_USAGE;
+	}
+	const char *what = argv[0];
+	if (!strcmp(what, "policies")) {
+		size_t n;
+		const struct pol_ops *const *all = pol_all(&n);
+		for (size_t i = 0; i < n; i++)
+			printf("%-18s %s\n", all[i]->name, all[i]->description);
+		return EXIT_OK;
+	}
+	if (!strcmp(what, "workloads")) {
+		size_t n;
+		const struct wl_ops *const *all = wl_all(&n);
+		for (size_t i = 0; i < n; i++)
+			printf("%-10s %s\n", all[i]->name, all[i]->description);
+		return EXIT_OK;
+	}
+	struct catalog cat;
+	char err[512];
+	if (catalog_load_builtin(&cat, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return EXIT_INTERNAL;
+	}
+	int rc = EXIT_OK;
+	if (!strcmp(what, "gpus")) {
+		printf("%-10s %12s %12s %9s %10s %6s  %s\n", "name", "bf16 TFLOPS", "fp8 TFLOPS",
+		       "HBM GB", "HBM TB/s", "TDP W", "link");
+		for (size_t i = 0; i < cat.n_gpus; i++) {
+			const struct cat_gpu *g = &cat.gpus[i];
+			printf("%-10s %12.0f %12.0f %9.0f %10.3f %6.0f  %s\n", g->name,
+			       g->bf16_flops / 1e12, g->fp8_flops / 1e12, g->hbm_bytes / 1e9,
+			       g->hbm_bytes_per_s / 1e12, g->tdp_w, g->link);
+		}
+	} else if (!strcmp(what, "models")) {
+		printf("%-14s %6s %7s %7s %8s %8s %9s %9s %11s %8s\n", "name", "layers", "hidden",
+		       "q_heads", "kv_heads", "head_dim", "params_B", "active_B", "KV_B/token",
+		       "context");
+		for (size_t i = 0; i < cat.n_models; i++) {
+			const struct cat_model *m = &cat.models[i];
+			printf("%-14s %6d %7d %7d %8d %8d %9.2f %9.2f %11.0f %8d\n", m->name, m->layers,
+			       m->hidden, m->q_heads, m->kv_heads, m->head_dim, m->params / 1e9,
+			       m->active_params / 1e9, m->kv_bytes_per_token, m->max_context);
+		}
+	} else if (!strcmp(what, "links")) {
+		printf("%-10s %12s %11s\n", "name", "GB/s (1 dir)", "latency us");
+		for (size_t i = 0; i < cat.n_links; i++)
+			printf("%-10s %12.1f %11.1f\n", cat.links[i].name,
+			       cat.links[i].bytes_per_s / 1e9, cat.links[i].latency_s * 1e6);
+	} else {
+		fprintf(stderr, "kvsim list: unknown list \"%s\"\n%s", what, usage_list);
+		rc = EXIT_USAGE;
+	}
+	catalog_free(&cat);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage_main, stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		printf("kvsim %s\n", kvsim_version());
+		return EXIT_OK;
+	}
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 2, argv + 2);
+	if (!strcmp(cmd, "compare"))
+		return cmd_compare(argc - 2, argv + 2);
+	if (!strcmp(cmd, "validate"))
+		return cmd_validate(argc - 2, argv + 2);
+	if (!strcmp(cmd, "list"))
+		return cmd_list(argc - 2, argv + 2);
+	fprintf(stderr, "kvsim: unknown command \"%s\"\n\n%s", cmd, usage_main);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,54 @@
+/* request: one LLM request as it moves from workload to router to engine. */
+#ifndef KVSIM_REQUEST_H
+#define KVSIM_REQUEST_H
+
+#include <stdint.h>
+
+enum req_state {
+	REQ_NEW,      /* arrived, not yet routed */
+	REQ_TRANSFER, /* routed; its KV is in flight to the node */
+	REQ_WAITING,  /* in a node's waiting queue */
+	REQ_RUNNING,  /* admitted: prefilling or decoding */
+	REQ_DONE,
+	REQ_SHED,
+	REQ_FAILED,
+};
+
+/* Token identity: a prompt (followed by its output) is a chain of
+ * kv_block_tokens-token blocks; hashes[i] names block i and its whole prefix,
+ * so two requests share their first k blocks iff hashes agree up to k. Only
+ * full blocks have hashes. */
+struct request {
+	/* Set by the workload. */
+	uint64_t id; /* set by the simulator, in arrival order from 1 */
+	uint64_t session; /* nonzero; equal for the turns of one conversation */
+	uint32_t turn;    /* 1-based */
+	int last_turn;    /* 1: no follow-up will come for this session */
+	int64_t arrival_ns;
+	uint32_t prompt_tokens, output_tokens;
+	uint64_t *hashes;  /* full blocks of prompt + output; owned, reused */
+	uint32_t n_hashes, hashes_cap;
+	uint32_t n_shared; /* leading blocks whose content other sessions can name */
+
+	/* Set by the simulator and the engine. */
+	enum req_state state;
+	int32_t node;
+	uint32_t num_tokens;   /* tokens known: prompt + generated */
+	uint32_t num_computed; /* tokens whose KV is in the node's cache */
+	uint32_t generated;    /* output tokens emitted */
+	uint32_t high_water;   /* most tokens ever computed (preemption accounting) */
+	uint32_t *blocks;      /* KV block ids held, in order; owned, reused */
+	uint32_t n_blocks, blocks_cap;
+	uint32_t mig_lo, mig_hi; /* blocks [lo, hi) arrived by migration */
+	int accounted;           /* the prompt split below is final */
+	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;
+	/* Disjoint split of prompt_tokens (DESIGN 6), plus preemption recompute. */
+	uint32_t cached, reloaded, migrated, recomputed, fresh;
+	uint32_t preempt_recomputed, preemptions;
+	const char *reason; /* static string: why shed or failed */
+	struct request *qnext, *qprev; /* waiting-queue links */
+	void *session_rec;             /* the simulator's session record */
+	struct request *pool_next;     /* free-list link */
+};
+
+#endif

@@ -1,0 +1,633 @@
+/* sim: the event loop, the router's mechanisms and session bookkeeping. */
+#define _GNU_SOURCE
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "policies/policy.h"
+#include "results/metrics.h"
+#include "results/writer.h"
+#include "sim/config.h"
+#include "sim/cost.h"
+#include "sim/evq.h"
+#include "sim/hmap.h"
+#include "sim/node.h"
+#include "sim/request.h"
+#include "sim/rng.h"
+#include "workloads/workload.h"
+
+#ifndef KVSIM_VERSION
+#define KVSIM_VERSION "0.1.0"
+#endif
+
+const char *kvsim_version(void)
+{
+	return KVSIM_VERSION;
+}
+
+enum { EV_ARRIVAL, EV_TRANSFER_DONE, EV_STEP };
+enum { STREAM_ROUTING = 101 };
+
+/* What the simulator remembers of a live session: where it last ran (the
+ * source of a migration) and the session-private block hashes it added to
+ * the cluster-wide "computed before" set, removed when the session ends. */
+struct session_rec {
+	uint64_t id;
+	int32_t last_node;
+	uint64_t *priv;
+	uint32_t n_priv, cap_priv;
+	struct session_rec *free_next;
+};
+
+struct sim {
+	const struct scenario *sc;
+	const struct sim_opts *opts;
+	struct evq q;
+	int64_t now, end_arrivals_ns;
+	struct cost_model cost;
+	struct node *nodes;
+	uint32_t n_nodes;
+	struct pol_node_view *view;
+	const struct pol_ops *pol;
+	void *pol_st;
+	gsl_rng *r_route;
+	const struct wl_ops *wl;
+	void *wl_st;
+	struct hmap ever;     /* block hash -> 1: computed somewhere before */
+	struct hmap sessions; /* session id -> struct session_rec * */
+	struct session_rec *free_sessions;
+	struct request *free_reqs;
+	struct metrics met;
+	uint64_t next_id, migrations;
+	double migration_bytes, migration_s;
+	int error; /* 3 after an internal failure */
+	char *err;
+	size_t errlen;
+};
+
+static void fail(struct sim *s, const char *what)
+{
+	if (!s->error) {
+		snprintf(s->err, s->errlen, "%s", what);
+		s->error = 3;
+	}
+}
+
+static struct request *req_get(struct sim *s)
+{
+	struct request *r = s->free_reqs;
+	if (r) {
+		s->free_reqs = r->pool_next;
+	} else {
+		r = calloc(1, sizeof *r);
+		if (!r) {
+			fail(s, "out of memory");
+			return NULL;
+		}
+	}
+	/* Keep the two buffers, clear the rest. */
+	uint64_t *h = r->hashes;
+	uint32_t hc = r->hashes_cap, bc = r->blocks_cap;
+	uint32_t *b = r->blocks;
+	memset(r, 0, sizeof *r);
+	r->hashes = h;
+	r->hashes_cap = hc;
+	r->blocks = b;
+	r->blocks_cap = bc;
+	r->node = -1;
+	r->sched_ns = -1;
+	return r;
+}
+
+static void req_put(struct sim *s, struct request *r)
+{
+	r->pool_next = s->free_reqs;
+	s->free_reqs = r;
+}
+
+static struct session_rec *session_get(struct sim *s, uint64_t id)
+{
+	uint64_t *v = hmap_get(&s->sessions, id);
+	if (v)
+		return (struct session_rec *)(uintptr_t)*v;
+	struct session_rec *rec = s->free_sessions;
+	if (rec) {
+		s->free_sessions = rec->free_next;
+	} else {
+		rec = calloc(1, sizeof *rec);
+		if (!rec) {
+			fail(s, "out of memory");
+			return NULL;
+		}
+	}
+	rec->id = id;
+	rec->last_node = -1;
+	rec->n_priv = 0;
+	if (hmap_put(&s->sessions, id, (uint64_t)(uintptr_t)rec) < 0) {
+		fail(s, "out of memory");
+		return NULL;
+	}
+	return rec;
+}
+
+static void session_end(struct sim *s, struct session_rec *rec)
+{
+	for (uint32_t i = 0; i < rec->n_priv; i++)
+		hmap_del(&s->ever, rec->priv[i]);
+	rec->n_priv = 0;
+	hmap_del(&s->sessions, rec->id);
+	rec->free_next = s->free_sessions;
+	s->free_sessions = rec;
+}
+
+static void refresh_view(struct sim *s, uint32_t i)
+{
+	const struct node *n = &s->nodes[i];
+	struct pol_node_view *v = &s->view[i];
+	v->queued = n->n_waiting;
+	v->running = n->n_running;
+	v->queued_tokens = n->waiting_tokens;
+	v->kv_util = (double)n->kv.n_used / (double)n->kv.n_blocks;
+}
+
+static void kick(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	if (!n->busy) {
+		int64_t dur = node_start_step(n, s->now);
+		if (dur > 0 && !evq_push(&s->q, s->now + dur, EV_STEP, (int32_t)i, NULL))
+			fail(s, "out of memory");
+	}
+	refresh_view(s, i);
+}
+
+static void schedule_arrival(struct sim *s, struct request *r, int from_source)
+{
+	if (!evq_push(&s->q, r->arrival_ns, EV_ARRIVAL, from_source, r))
+		fail(s, "out of memory");
+}
+
+/* Pulls the source's next open-loop arrival, unless past the horizon. */
+static void pull_source(struct sim *s)
+{
+	struct request *r = req_get(s);
+	if (!r)
+		return;
+	int got = s->wl->next(s->wl_st, r);
+	if (got < 0)
+		fail(s, "out of memory in the workload");
+	if (got == 1 && r->arrival_ns <= s->end_arrivals_ns)
+		schedule_arrival(s, r, 1);
+	else
+		req_put(s, r);
+}
+
+static double recompute_cost_s(const struct sim *s, const struct request *r)
+{
+	uint32_t n = r->recomputed + r->preempt_recomputed;
+	if (n == 0)
+		return 0;
+	return s->cost.tp * cost_prefill_s(&s->cost, n, r->cached + r->migrated);
+}
+
+/* A request has ended: record it, let the policy and the workload know, and
+ * schedule the session's next turn, if any. */
+static void finish(struct sim *s, struct request *r)
+{
+	if (met_record(&s->met, r, recompute_cost_s(s, r)))
+		fail(s, "out of memory");
+	if (s->opts->on_request)
+		s->opts->on_request(s->opts->ctx, r);
+	int completed = r->state == REQ_DONE, session_done = 1;
+	if (s->wl->follow_up) {
+		struct request *next = req_get(s);
+		if (!next)
+			return;
+		int got = s->wl->follow_up(s->wl_st, r, completed, s->now, next);
+		if (got < 0)
+			fail(s, "out of memory in the workload");
+		if (got == 1 && next->arrival_ns <= s->end_arrivals_ns) {
+			schedule_arrival(s, next, 0);
+			session_done = 0;
+		} else {
+			req_put(s, next);
+		}
+	}
+	if (s->pol->on_complete)
+		s->pol->on_complete(s->pol_st, r, completed ? r->node : -1, session_done);
+	if (session_done && r->session_rec)
+		session_end(s, r->session_rec);
+	req_put(s, r);
+}
+
+static void reject(struct sim *s, struct request *r, enum req_state st, const char *reason)
+{
+	r->state = st;
+	r->reason = reason;
+	finish(s, r);
+}
+
+/* Decides whether to bring the session's KV from the node it last ran on.
+ * Returns 1 if a transfer was started (the request waits for it). */
+static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum pol_kv kv)
+{
+	struct session_rec *rec = r->session_rec;
+	const struct scenario *sc = s->sc;
+	if (!rec || rec->last_node < 0 || (uint32_t)rec->last_node == dst ||
+	    !sc->cluster.engine.prefix_caching)
+		return 0;
+	uint32_t B = (uint32_t)sc->cluster.engine.kv_block_tokens;
+	uint32_t full = r->prompt_tokens / B;
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	const struct node *src = &s->nodes[rec->last_node];
+	uint32_t have = kv_match(&s->nodes[dst].kv, r->hashes, full, NULL);
+	uint32_t there = kv_match(&src->kv, r->hashes, full, NULL);
+	if (there <= have)
+		return 0;
+	double tokens = (double)(there - have) * B;
+	double bytes = tokens * sc->cluster.model->kv_bytes_per_token;
+	const struct cat_link *link = src->server == s->nodes[dst].server ? sc->cluster.intra_server
+									   : sc->cluster.inter_server;
+	double t_xfer = link->latency_s + bytes / link->bytes_per_s;
+	double t_recompute = cost_prefill_s(&s->cost, tokens, (double)have * B);
+	enum migration_mode mode = kv == POL_KV_TRANSFER	    ? MIG_TRANSFER
+				   : kv == POL_KV_RECOMPUTE ? MIG_RECOMPUTE
+							     : sc->router.migration;
+	if (mode == MIG_RECOMPUTE || (mode == MIG_AUTO && t_xfer >= t_recompute))
+		return 0;
+	r->mig_lo = have;
+	r->mig_hi = there;
+	r->state = REQ_TRANSFER;
+	r->node = (int32_t)dst;
+	s->migrations++;
+	s->migration_bytes += bytes;
+	s->migration_s += t_xfer;
+	int64_t t_ns = (int64_t)llround(t_xfer * 1e9);
+	if (!evq_push(&s->q, s->now + (t_ns > 0 ? t_ns : 1), EV_TRANSFER_DONE, (int32_t)dst, r))
+		fail(s, "out of memory");
+	return 1;
+}
+
+static void on_arrival(struct sim *s, struct request *r, int from_source)
+{
+	r->id = ++s->next_id;
+	s->met.arrived++;
+	if (from_source)
+		pull_source(s);
+	r->session_rec = session_get(s, r->session);
+	if (!r->session_rec)
+		return;
+	struct pol_view v = {s->n_nodes, s->view, s->now};
+	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision"};
+	s->pol->route(s->pol_st, &v, r, &d);
+	if (d.action == POL_SHED || d.node < 0 || (uint32_t)d.node >= s->n_nodes) {
+		reject(s, r, REQ_SHED, d.reason ? d.reason : "policy");
+		return;
+	}
+	uint32_t dst = (uint32_t)d.node;
+	struct node *n = &s->nodes[dst];
+	if (n->n_waiting >= (uint32_t)s->sc->router.max_queue_per_node) {
+		reject(s, r, REQ_SHED, "queue_full");
+		return;
+	}
+	r->node = (int32_t)dst;
+	if (node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens) > n->kv.n_blocks) {
+		reject(s, r, REQ_FAILED, "exceeds_kv_capacity");
+		return;
+	}
+	r->num_tokens = r->prompt_tokens;
+	if (s->pol->on_dispatch)
+		s->pol->on_dispatch(s->pol_st, r, d.node);
+	s->view[dst].outstanding++;
+	int moving = maybe_migrate(s, r, dst, d.kv);
+	((struct session_rec *)r->session_rec)->last_node = (int32_t)dst;
+	if (moving)
+		return;
+	node_enqueue(n, r, s->now);
+	kick(s, dst);
+}
+
+static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
+{
+	struct node *n = &s->nodes[dst];
+	for (uint32_t b = r->mig_lo; b < r->mig_hi; b++) {
+		if (kv_insert_cached(&n->kv, r->hashes[b]) < 0) {
+			r->mig_hi = b; /* no room: the rest will be computed */
+			break;
+		}
+	}
+	node_enqueue(n, r, s->now);
+	kick(s, dst);
+}
+
+/* node hooks */
+static void hook_done(void *ctx, struct request *r, int64_t now_ns)
+{
+	struct sim *s = ctx;
+	(void)now_ns;
+	s->view[r->node].outstanding--;
+	finish(s, r);
+}
+
+static void hook_block(void *ctx, struct request *r, uint32_t idx)
+{
+	struct sim *s = ctx;
+	uint64_t h = r->hashes[idx];
+	int added = hmap_put(&s->ever, h, 1);
+	if (added < 0) {
+		fail(s, "out of memory");
+		return;
+	}
+	struct session_rec *rec = r->session_rec;
+	if (added == 1 && idx >= r->n_shared && rec) {
+		if (rec->n_priv == rec->cap_priv) {
+			uint32_t cap = rec->cap_priv ? rec->cap_priv * 2 : 64;
+			uint64_t *np = realloc(rec->priv, cap * sizeof *np);
+			if (!np) {
+				fail(s, "out of memory");
+				return;
+			}
+			rec->priv = np;
+			rec->cap_priv = cap;
+		}
+		rec->priv[rec->n_priv++] = h;
+	}
+}
+
+static int hook_before(void *ctx, uint64_t h)
+{
+	struct sim *s = ctx;
+	return hmap_get(&s->ever, h) != NULL;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void progress(const struct sim *s, double started)
+{
+	fprintf(stderr, "\r  simulated %8.1f s   requests %10llu arrived %10llu done   %6.1f s wall",
+		(double)s->now * 1e-9, (unsigned long long)s->met.arrived,
+		(unsigned long long)(s->met.completed + s->met.shed + s->met.failed),
+		wall_now() - started);
+	fflush(stderr);
+}
+
+static void teardown(struct sim *s)
+{
+	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
+		node_free(&s->nodes[i]);
+	free(s->nodes);
+	free(s->view);
+	if (s->pol_st)
+		s->pol->destroy(s->pol_st);
+	if (s->wl_st)
+		s->wl->destroy(s->wl_st);
+	if (s->r_route)
+		gsl_rng_free(s->r_route);
+	/* Requests still referenced by events (only after an error). */
+	struct event ev;
+	while (evq_pop(&s->q, &ev))
+		if (ev.ptr)
+			req_put(s, ev.ptr);
+	while (s->free_reqs) {
+		struct request *r = s->free_reqs;
+		s->free_reqs = r->pool_next;
+		free(r->hashes);
+		free(r->blocks);
+		free(r);
+	}
+	for (size_t i = 0; i < s->sessions.cap; i++) {
+		if (s->sessions.keys[i]) {
+			struct session_rec *rec = (struct session_rec *)(uintptr_t)s->sessions.vals[i];
+			free(rec->priv);
+			free(rec);
+		}
+	}
+	while (s->free_sessions) {
+		struct session_rec *rec = s->free_sessions;
+		s->free_sessions = rec->free_next;
+		free(rec->priv);
+		free(rec);
+	}
+	hmap_free(&s->sessions);
+	hmap_free(&s->ever);
+	evq_free(&s->q);
+	met_free(&s->met);
+}
+
+/* Builds policy and workload; 0, or 2 with err naming the JSON path. */
+static int build_modules(struct sim *s, char *err, size_t errlen)
+{
+	const struct scenario *sc = s->sc;
+	s->pol = pol_find(sc->router.policy);
+	if (!s->pol) {
+		char names[512];
+		pol_names(names, sizeof names);
+		snprintf(err, errlen, "router.policy: unknown policy \"%s\" (known: %s)",
+			 sc->router.policy, names);
+		return 2;
+	}
+	s->r_route = rng_stream(sc->seed, STREAM_ROUTING);
+	if (!s->r_route) {
+		snprintf(err, errlen, "out of memory");
+		return 3;
+	}
+	struct pol_env penv = {(uint32_t)sc->cluster.nodes, (uint32_t)sc->cluster.engine.kv_block_tokens,
+			       s->r_route};
+	s->pol_st = s->pol->create(sc->router.params, "router.params", &penv, err, errlen);
+	if (!s->pol_st)
+		return 2;
+	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
+			      (uint32_t)sc->cluster.model->max_context, sc->seed};
+	s->wl_st = wl_create(sc->workload, &wenv, &s->wl, err, errlen);
+	return s->wl_st ? 0 : 2;
+}
+
+int sim_validate(const struct scenario *sc, char *err, size_t errlen)
+{
+	struct sim s;
+	memset(&s, 0, sizeof s);
+	s.sc = sc;
+	evq_init(&s.q);
+	int rc = build_modules(&s, err, errlen);
+	teardown(&s);
+	return rc;
+}
+
+static FILE *open_csv(const char *dir, char *tmp, size_t tmplen, char *err, size_t errlen)
+{
+	snprintf(tmp, tmplen, "%s/requests.csv.tmp.%ld", dir, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		snprintf(err, errlen, "%s: cannot create", tmp);
+	return f;
+}
+
+int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summary *out,
+	    char *err, size_t errlen)
+{
+	struct sim s;
+	static const struct sim_opts none = {0};
+	memset(&s, 0, sizeof s);
+	memset(out, 0, sizeof *out);
+	s.sc = sc;
+	s.opts = o ? o : &none;
+	s.err = err;
+	s.errlen = errlen;
+	evq_init(&s.q);
+	hmap_init(&s.ever);
+	hmap_init(&s.sessions);
+	double started = wall_now();
+	char csv_tmp[4200] = "";
+	FILE *csv = NULL;
+	int rc = build_modules(&s, err, errlen);
+	if (rc)
+		goto done;
+	if (s.opts->out_dir) {
+		if (res_mkdirs(s.opts->out_dir, err, errlen) ||
+		    !(csv = open_csv(s.opts->out_dir, csv_tmp, sizeof csv_tmp, err, errlen))) {
+			rc = 3;
+			goto done;
+		}
+		met_csv_header(csv);
+	}
+	met_init(&s.met, sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, csv);
+	cost_init(&s.cost, &sc->cluster, sc->weight_bytes);
+	s.n_nodes = (uint32_t)sc->cluster.nodes;
+	s.nodes = calloc(s.n_nodes, sizeof *s.nodes);
+	s.view = calloc(s.n_nodes, sizeof *s.view);
+	if (!s.nodes || !s.view) {
+		snprintf(err, errlen, "out of memory for %u nodes", s.n_nodes);
+		rc = 3;
+		goto done;
+	}
+	struct node_hooks hooks = {&s, hook_done, hook_block, hook_before};
+	for (uint32_t i = 0; i < s.n_nodes; i++) {
+		int server = (int)(i / (uint32_t)sc->cluster.nodes_per_server);
+		if (node_init(&s.nodes[i], (int)i, server, (uint32_t)sc->kv_blocks_per_node,
+			      &sc->cluster.engine, &s.cost, &hooks)) {
+			snprintf(err, errlen, "out of memory for node %u's KV cache", i);
+			s.n_nodes = i + 1;
+			rc = 3;
+			goto done;
+		}
+		s.view[i].server = server;
+		s.view[i].up = 1;
+	}
+	s.end_arrivals_ns = (int64_t)llround(sc->duration_s * 1e9);
+	pull_source(&s);
+
+	int show = s.opts->progress && isatty(2);
+	double last_draw = started;
+	struct event ev;
+	while (!s.error && evq_pop(&s.q, &ev)) {
+		s.now = ev.time_ns;
+		switch (ev.kind) {
+		case EV_ARRIVAL:
+			on_arrival(&s, ev.ptr, ev.node);
+			break;
+		case EV_TRANSFER_DONE:
+			on_transfer_done(&s, ev.ptr, (uint32_t)ev.node);
+			break;
+		case EV_STEP:
+			node_finish_step(&s.nodes[ev.node], s.now);
+			kick(&s, (uint32_t)ev.node);
+			break;
+		}
+		if (show && (s.q.popped & 0xffff) == 0 && wall_now() - last_draw > 0.5) {
+			progress(&s, started);
+			last_draw = wall_now();
+		}
+	}
+	if (show) {
+		progress(&s, started);
+		fputc('\n', stderr);
+	}
+	if (s.error) {
+		rc = s.error;
+		goto done;
+	}
+
+	/* The summary. */
+	double sim_s = (double)s.now * 1e-9;
+	met_summarize(&s.met, sim_s, out);
+	snprintf(out->scenario, sizeof out->scenario, "%s", sc->name);
+	snprintf(out->policy, sizeof out->policy, "%s", sc->router.policy);
+	snprintf(out->version, sizeof out->version, "%s", kvsim_version());
+	out->seed = sc->seed;
+	out->migration_count = s.migrations;
+	out->migration_bytes = s.migration_bytes;
+	out->migration_s = s.migration_s;
+	out->nodes = calloc(s.n_nodes, sizeof *out->nodes);
+	if (!out->nodes) {
+		snprintf(err, errlen, "out of memory");
+		rc = 3;
+		goto done;
+	}
+	out->n_nodes = s.n_nodes;
+	double sum = 0, sumsq = 0, mx = 0;
+	for (uint32_t i = 0; i < s.n_nodes; i++) {
+		const struct node *n = &s.nodes[i];
+		struct met_node *mn = &out->nodes[i];
+		mn->id = (int)i;
+		mn->busy_ratio = sim_s > 0 ? (double)n->busy_ns * 1e-9 / sim_s : 0;
+		mn->mean_kv_util = s.now > 0 ? n->kv_used_block_ns / (double)s.now / n->kv.n_blocks : 0;
+		mn->peak_kv_util = (double)n->peak_used / n->kv.n_blocks;
+		mn->requests = n->completed;
+		double x = (double)n->completed;
+		sum += x;
+		sumsq += x * x;
+		if (x > mx)
+			mx = x;
+	}
+	double mean = sum / s.n_nodes;
+	out->imbalance_max_over_mean = mean > 0 ? mx / mean : 0;
+	out->imbalance_jain = sumsq > 0 ? sum * sum / (s.n_nodes * sumsq) : 1;
+	out->events = s.q.popped;
+	out->wall_s = wall_now() - started;
+	out->requests_per_wall_s = out->wall_s > 0 ? (double)out->arrived / out->wall_s : 0;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	out->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+
+	if (csv) {
+		int bad = ferror(csv);
+		bad |= fclose(csv) != 0;
+		csv = NULL;
+		char final[4200];
+		snprintf(final, sizeof final, "%s/requests.csv", s.opts->out_dir);
+		if (bad || rename(csv_tmp, final) != 0) {
+			snprintf(err, errlen, "%s: write failed", final);
+			rc = 3;
+			goto done;
+		}
+		csv_tmp[0] = 0;
+		cJSON *j = res_summary_json(out);
+		snprintf(final, sizeof final, "%s/summary.json", s.opts->out_dir);
+		if (!j || res_write_json(final, j, err, errlen))
+			rc = 3;
+		cJSON_Delete(j);
+	}
+done:
+	if (csv)
+		fclose(csv);
+	if (csv_tmp[0])
+		unlink(csv_tmp);
+	teardown(&s);
+	if (rc)
+		met_summary_free(out);
+	return rc;
+}

@@ -1,0 +1,34 @@
+/* sim: one run of a scenario: workload -> router -> node engines -> metrics. */
+#ifndef KVSIM_SIM_H
+#define KVSIM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct scenario;
+struct request;
+struct met_summary;
+
+struct sim_opts {
+	const char *out_dir; /* write summary.json and requests.csv here; NULL: none */
+	int progress;        /* draw a progress line on stderr (when it is a terminal) */
+	/* Called for every request as it ends (tests use it); may be NULL. */
+	void (*on_request)(void *ctx, const struct request *r);
+	void *ctx;
+};
+
+/* Runs the scenario to the end (arrivals stop at duration_s or when the
+ * workload runs out; then the cluster drains). Fills out (caller frees with
+ * met_summary_free). Returns 0, 2 for a bad scenario or input (err says
+ * which JSON path or file), 3 for an internal error (out of memory, I/O). */
+int sim_run(const struct scenario *s, const struct sim_opts *o, struct met_summary *out, char *err,
+	    size_t errlen);
+
+/* Validates what cfg_scenario_load leaves to the modules (policy and
+ * workload parameters) by building and destroying them. 0 or 2. */
+int sim_validate(const struct scenario *s, char *err, size_t errlen);
+
+#define KVSIM_VERSION_STRING kvsim_version()
+const char *kvsim_version(void);
+
+#endif

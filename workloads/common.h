@@ -1,0 +1,59 @@
+/* common: pieces the generators share: arrivals, prompt hashing, system prompts. */
+#ifndef KVSIM_WL_COMMON_H
+#define KVSIM_WL_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "sim/rng.h"
+
+struct cJSON;
+struct request;
+
+/* Poisson (exponential gaps) or Gamma-renewal (gaps with a coefficient of
+ * variation cv) arrivals at rate per second. Time is kept in integer ns. */
+struct wl_arrivals {
+	double rate_per_s;
+	int gamma;
+	double cv;
+	int64_t t_ns;
+};
+/* Reads rate_key, "arrival" and "cv" from obj. */
+int wl_arrivals_parse(struct wl_arrivals *a, const struct cJSON *obj, const char *path,
+		      const char *rate_key, double default_rate, char *err, size_t errlen);
+/* Advances to and returns the next arrival time. */
+int64_t wl_arrivals_next(struct wl_arrivals *a, gsl_rng *r);
+
+/* A run of tokens with one identity: token i of segment id is (id, i). */
+struct wl_seg {
+	uint64_t id;
+	uint32_t len;
+};
+/* Hashes the full blocks of the token sequence segs[0..n) into r->hashes
+ * (growing it); block i's hash names blocks 0..i (a chain), so equal
+ * prefixes give equal hashes whatever the segments around them. Returns 0,
+ * or -1 when memory runs out. O(blocks + segments). */
+int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uint32_t block_tokens);
+
+/* A pool of shared system prompts with Zipf popularity. */
+struct wl_sysprompts {
+	uint32_t count;
+	struct zipf pop;
+	uint32_t *tokens; /* length of each */
+	uint64_t salt;
+};
+/* Reads {count, zipf_s, tokens} (absent obj: count 0, no system prompt
+ * unless defaults say otherwise); lengths are drawn once from a stream of
+ * the seed. */
+int wl_sysprompts_parse(struct wl_sysprompts *sp, const struct cJSON *obj, const char *path,
+			uint32_t default_count, uint64_t seed, char *err, size_t errlen);
+void wl_sysprompts_free(struct wl_sysprompts *sp);
+/* Draws one; fills seg (len 0 when the pool is empty). */
+void wl_sysprompts_draw(const struct wl_sysprompts *sp, gsl_rng *r, struct wl_seg *seg);
+
+/* Stream ids for rng_stream, one per component. */
+enum { WL_STREAM_ARRIVALS = 1, WL_STREAM_LENGTHS = 2, WL_STREAM_SYSPROMPTS = 3 };
+
+#endif

@@ -1,0 +1,10 @@
+/* registry: the workload generators compiled into kvsim. */
+#ifndef KVSIM_WL_REGISTRY_H
+#define KVSIM_WL_REGISTRY_H
+
+#include "workloads/workload.h"
+
+extern const struct wl_ops wl_open;
+extern const struct wl_ops wl_chat;
+
+#endif

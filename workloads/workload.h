@@ -1,0 +1,44 @@
+/* workload: the request-source interface and the registry of generators. */
+#ifndef KVSIM_WORKLOAD_H
+#define KVSIM_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+struct request;
+
+struct wl_env {
+	uint32_t block_tokens; /* KV page size: hashes are per block of this many tokens */
+	uint32_t max_context;  /* the model's context limit, prompt + output */
+	uint64_t seed;         /* the scenario seed; sources derive their own streams */
+};
+
+/* A source streams requests: it never holds more than the sessions that are
+ * still going, so memory does not grow with requests served. */
+struct wl_ops {
+	const char *name; /* workload.kind */
+	const char *description;
+	/* Reads the workload object (errors name path + key) and returns the
+	 * source's state, or NULL with err filled. Freed by destroy. */
+	void *(*create)(const struct cJSON *json, const char *path, const struct wl_env *env,
+			char *err, size_t errlen);
+	/* Fills r with the next open-loop arrival (arrival times never decrease)
+	 * and returns 1; returns 0 when the source is exhausted. */
+	int (*next)(void *st, struct request *r);
+	/* r ended at now_ns, completed or not (shed, failed). Returns 1 and fills
+	 * out with its session's next turn (arrival >= now_ns), or returns 0 when
+	 * the session is over. NULL: every request is a session of its own. */
+	int (*follow_up)(void *st, const struct request *r, int completed, int64_t now_ns,
+			 struct request *out);
+	void (*destroy)(void *st);
+};
+
+const struct wl_ops *wl_find(const char *kind);
+const struct wl_ops *const *wl_all(size_t *n);
+void wl_names(char *out, size_t outlen);
+/* Creates the source that json's "kind" names (default "chat"). */
+void *wl_create(const struct cJSON *json, const struct wl_env *env, const struct wl_ops **ops,
+		char *err, size_t errlen);
+
+#endif
