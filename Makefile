@@ -6,20 +6,20 @@ VERSION := 0.1.0$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "+g$$
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I. -Ibuild \
-             -DKVSIM_VERSION='"$(VERSION)"' $(shell pkg-config --cflags gsl libcjson 2>/dev/null)
+             $(shell pkg-config --cflags gsl libcjson 2>/dev/null)
 LIBS     = $(shell pkg-config --libs gsl libcjson 2>/dev/null) -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
 LIB_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard policies/*.c) \
             $(wildcard workloads/*.c) $(wildcard results/*.c)
 LIB_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) build/obj/embedded.o
-TEST_SRC := $(wildcard tests/check_*.c)
+TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
 TEST_OBJ := $(patsubst %.c,build/obj/%.o,$(TEST_SRC))
 EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalog/models.json \
             kv_embedded_links=sim/catalog/links.json \
             kv_embedded_default_scenario=workloads/scenarios/default.json
 
-.PHONY: all deps run check test bench clean help
+.PHONY: all deps run check test bench clean help FORCE
 all: build/kvsim
 
 help:
@@ -56,7 +56,13 @@ build/obj/embedded.o: build/embedded.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(CFLAGS) -c -o $@ $<
 
-build/obj/%.o: %.c
+# Rewritten only when the version changes, so it rebuilds only what uses it.
+build/version.h: FORCE
+	@mkdir -p $(@D)
+	@echo '#define KVSIM_VERSION "$(VERSION)"' >$@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+
+build/obj/%.o: %.c | build/version.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 

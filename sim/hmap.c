@@ -17,8 +17,7 @@ void hmap_init(struct hmap *m)
 
 void hmap_free(struct hmap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->slots);
 	hmap_init(m);
 }
 
@@ -27,9 +26,9 @@ uint64_t *hmap_get(const struct hmap *m, uint64_t key)
 	if (m->cap == 0)
 		return NULL;
 	for (size_t i = slot_of(m, key);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key)
-			return &m->vals[i];
-		if (m->keys[i] == 0)
+		if (m->slots[i].key == key)
+			return &m->slots[i].val;
+		if (m->slots[i].key == 0)
 			return NULL;
 	}
 }
@@ -37,28 +36,21 @@ uint64_t *hmap_get(const struct hmap *m, uint64_t key)
 static int grow(struct hmap *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 64;
-	uint64_t *nk = calloc(ncap, sizeof *nk);
-	uint64_t *nv = malloc(ncap * sizeof *nv);
-	if (!nk || !nv) {
-		free(nk);
-		free(nv);
+	struct hmap_slot *ns = calloc(ncap, sizeof *ns);
+	if (!ns)
 		return -1;
-	}
 	struct hmap old = *m;
-	m->keys = nk;
-	m->vals = nv;
+	m->slots = ns;
 	m->cap = ncap;
 	for (size_t i = 0; i < old.cap; i++) {
-		if (old.keys[i] == 0)
+		if (old.slots[i].key == 0)
 			continue;
-		size_t j = slot_of(m, old.keys[i]);
-		while (m->keys[j] != 0)
+		size_t j = slot_of(m, old.slots[i].key);
+		while (m->slots[j].key != 0)
 			j = (j + 1) & (m->cap - 1);
-		m->keys[j] = old.keys[i];
-		m->vals[j] = old.vals[i];
+		m->slots[j] = old.slots[i];
 	}
-	free(old.keys);
-	free(old.vals);
+	free(old.slots);
 	return 0;
 }
 
@@ -67,15 +59,15 @@ int hmap_put(struct hmap *m, uint64_t key, uint64_t val)
 	if ((m->count + 1) * 2 > m->cap && grow(m) != 0)
 		return -1;
 	size_t i = slot_of(m, key);
-	while (m->keys[i] != 0) {
-		if (m->keys[i] == key) {
-			m->vals[i] = val;
+	while (m->slots[i].key != 0) {
+		if (m->slots[i].key == key) {
+			m->slots[i].val = val;
 			return 0;
 		}
 		i = (i + 1) & (m->cap - 1);
 	}
-	m->keys[i] = key;
-	m->vals[i] = val;
+	m->slots[i].key = key;
+	m->slots[i].val = val;
 	m->count++;
 	return 1;
 }
@@ -85,24 +77,23 @@ int hmap_del(struct hmap *m, uint64_t key)
 	if (m->cap == 0)
 		return 0;
 	size_t mask = m->cap - 1, i = slot_of(m, key);
-	while (m->keys[i] != key) {
-		if (m->keys[i] == 0)
+	while (m->slots[i].key != key) {
+		if (m->slots[i].key == 0)
 			return 0;
 		i = (i + 1) & mask;
 	}
 	/* Backward shift: pull later members of the probe run into the hole
 	 * unless their home slot lies cyclically in (hole, j]. */
 	size_t hole = i;
-	for (size_t j = (i + 1) & mask; m->keys[j] != 0; j = (j + 1) & mask) {
-		size_t home = slot_of(m, m->keys[j]);
+	for (size_t j = (i + 1) & mask; m->slots[j].key != 0; j = (j + 1) & mask) {
+		size_t home = slot_of(m, m->slots[j].key);
 		int stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
 		if (stays)
 			continue;
-		m->keys[hole] = m->keys[j];
-		m->vals[hole] = m->vals[j];
+		m->slots[hole] = m->slots[j];
 		hole = j;
 	}
-	m->keys[hole] = 0;
+	m->slots[hole].key = 0;
 	m->count--;
 	return 1;
 }
@@ -110,6 +101,6 @@ int hmap_del(struct hmap *m, uint64_t key)
 void hmap_clear(struct hmap *m)
 {
 	if (m->cap)
-		memset(m->keys, 0, m->cap * sizeof *m->keys);
+		memset(m->slots, 0, m->cap * sizeof *m->slots);
 	m->count = 0;
 }

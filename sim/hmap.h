@@ -8,9 +8,14 @@
 /* Linear probing, power-of-two table kept at most half full, deletion by
  * backward shift (no tombstones), so lookups stay O(1) expected however many
  * keys come and go. Key 0 marks an empty slot and must never be inserted. */
+struct hmap_slot {
+	uint64_t key; /* 0 = empty */
+	uint64_t val;
+};
+
+/* Keys and values share a slot, so a probe touches one cache line. */
 struct hmap {
-	uint64_t *keys;
-	uint64_t *vals;
+	struct hmap_slot *slots;
 	size_t cap;   /* slots, a power of two (0 before the first insert) */
 	size_t count; /* keys present */
 };

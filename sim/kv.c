@@ -9,17 +9,14 @@ int kv_init(struct kv_pool *p, uint32_t n)
 {
 	memset(p, 0, sizeof *p);
 	p->n_blocks = n;
-	p->ref = calloc(n, sizeof *p->ref);
-	p->hash = calloc(n, sizeof *p->hash);
-	p->lru_prev = malloc((n + 1) * sizeof *p->lru_prev);
-	p->lru_next = malloc((n + 1) * sizeof *p->lru_next);
-	p->free_stack = malloc(n * sizeof *p->free_stack);
+	p->blk = calloc((size_t)n + 1, sizeof *p->blk);
+	p->free_stack = malloc((size_t)n * sizeof *p->free_stack);
 	hmap_init(&p->map);
-	if (!p->ref || !p->hash || !p->lru_prev || !p->lru_next || !p->free_stack) {
+	if (!p->blk || !p->free_stack) {
 		kv_free(p);
 		return -1;
 	}
-	p->lru_prev[n] = p->lru_next[n] = n;
+	p->blk[n].lru_prev = p->blk[n].lru_next = n;
 	/* Hand out low block ids first (stack top = block 0). */
 	for (uint32_t i = 0; i < n; i++)
 		p->free_stack[i] = n - 1 - i;
@@ -29,10 +26,7 @@ int kv_init(struct kv_pool *p, uint32_t n)
 
 void kv_free(struct kv_pool *p)
 {
-	free(p->ref);
-	free(p->hash);
-	free(p->lru_prev);
-	free(p->lru_next);
+	free(p->blk);
 	free(p->free_stack);
 	hmap_free(&p->map);
 	memset(p, 0, sizeof *p);
@@ -40,18 +34,19 @@ void kv_free(struct kv_pool *p)
 
 static void lru_unlink(struct kv_pool *p, uint32_t b)
 {
-	p->lru_next[p->lru_prev[b]] = p->lru_next[b];
-	p->lru_prev[p->lru_next[b]] = p->lru_prev[b];
+	struct kv_block *k = &p->blk[b];
+	p->blk[k->lru_prev].lru_next = k->lru_next;
+	p->blk[k->lru_next].lru_prev = k->lru_prev;
 	p->n_lru--;
 }
 
 static void lru_push_tail(struct kv_pool *p, uint32_t b)
 {
-	uint32_t head = p->n_blocks, tail = p->lru_prev[head];
-	p->lru_prev[b] = tail;
-	p->lru_next[b] = head;
-	p->lru_next[tail] = b;
-	p->lru_prev[head] = b;
+	uint32_t head = p->n_blocks, tail = p->blk[head].lru_prev;
+	p->blk[b].lru_prev = tail;
+	p->blk[b].lru_next = head;
+	p->blk[tail].lru_next = b;
+	p->blk[head].lru_prev = b;
 	p->n_lru++;
 }
 
@@ -61,23 +56,23 @@ uint32_t kv_alloc(struct kv_pool *p)
 	if (p->n_free) {
 		b = p->free_stack[--p->n_free];
 	} else if (p->n_lru) {
-		b = p->lru_next[p->n_blocks]; /* least recently used */
+		b = p->blk[p->n_blocks].lru_next; /* least recently used */
 		lru_unlink(p, b);
-		hmap_del(&p->map, p->hash[b]);
-		p->hash[b] = 0;
+		hmap_del(&p->map, p->blk[b].hash);
+		p->blk[b].hash = 0;
 		p->evictions++;
 	} else {
 		return KV_NONE;
 	}
-	assert(p->ref[b] == 0);
-	p->ref[b] = 1;
+	assert(p->blk[b].ref == 0);
+	p->blk[b].ref = 1;
 	p->n_used++;
 	return b;
 }
 
 void kv_ref(struct kv_pool *p, uint32_t b)
 {
-	if (p->ref[b]++ == 0) {
+	if (p->blk[b].ref++ == 0) {
 		lru_unlink(p, b);
 		p->n_used++;
 	}
@@ -85,11 +80,11 @@ void kv_ref(struct kv_pool *p, uint32_t b)
 
 void kv_release(struct kv_pool *p, uint32_t b)
 {
-	assert(p->ref[b] > 0);
-	if (--p->ref[b] > 0)
+	assert(p->blk[b].ref > 0);
+	if (--p->blk[b].ref > 0)
 		return;
 	p->n_used--;
-	if (p->hash[b])
+	if (p->blk[b].hash)
 		lru_push_tail(p, b);
 	else
 		p->free_stack[p->n_free++] = b;
@@ -97,11 +92,11 @@ void kv_release(struct kv_pool *p, uint32_t b)
 
 int kv_register(struct kv_pool *p, uint32_t b, uint64_t h)
 {
-	if (p->hash[b] || hmap_get(&p->map, h))
+	if (p->blk[b].hash || hmap_get(&p->map, h))
 		return 0;
 	if (hmap_put(&p->map, h, b) < 0)
 		return 0; /* out of memory: the block simply stays uncached */
-	p->hash[b] = h;
+	p->blk[b].hash = h;
 	return 1;
 }
 
@@ -112,7 +107,7 @@ uint32_t kv_match(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, u
 		uint32_t b = kv_lookup(p, hashes[i]);
 		if (b == KV_NONE)
 			break;
-		lru += p->ref[b] == 0;
+		lru += p->blk[b].ref == 0;
 	}
 	if (in_lru)
 		*in_lru = lru;

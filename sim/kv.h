@@ -13,11 +13,16 @@
  * Invariant: n_free + n_lru + n_used == n_blocks. A hashed block is in map
  * under its hash; at most one block per hash (a duplicate computed later
  * stays unhashed, as in vLLM). */
+struct kv_block {
+	uint64_t hash; /* 0 = not cached */
+	uint32_t ref;
+	uint32_t lru_prev, lru_next; /* index n_blocks is the list head */
+};
+
+/* One record per block, so touching a block costs one cache miss. */
 struct kv_pool {
 	uint32_t n_blocks;
-	uint32_t *ref;
-	uint64_t *hash; /* 0 = not cached */
-	uint32_t *lru_prev, *lru_next; /* index n_blocks is the list head */
+	struct kv_block *blk; /* n_blocks + 1 (the LRU head) */
 	uint32_t *free_stack;
 	uint32_t n_free, n_lru, n_used;
 	uint64_t evictions;

@@ -24,9 +24,7 @@
 #include "sim/rng.h"
 #include "workloads/workload.h"
 
-#ifndef KVSIM_VERSION
-#define KVSIM_VERSION "0.1.0"
-#endif
+#include "version.h" /* generated: build/version.h */
 
 const char *kvsim_version(void)
 {
@@ -410,8 +408,8 @@ static void teardown(struct sim *s)
 		free(r);
 	}
 	for (size_t i = 0; i < s->sessions.cap; i++) {
-		if (s->sessions.keys[i]) {
-			struct session_rec *rec = (struct session_rec *)(uintptr_t)s->sessions.vals[i];
+		if (s->sessions.slots[i].key) {
+			struct session_rec *rec = (struct session_rec *)(uintptr_t)s->sessions.slots[i].val;
 			free(rec->priv);
 			free(rec);
 		}

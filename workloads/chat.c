@@ -28,6 +28,10 @@ struct chat_wl {
 	struct dist turns, user, output, think;
 	struct wl_sysprompts sys;
 	gsl_rng *r_arr, *r_len;
+	/* Follow-up turns come in completion order, which depends on the
+	 * policy; their draws come from this generator re-seeded per (session,
+	 * turn), so every policy sees the same conversations. */
+	gsl_rng *r_turn;
 	struct hmap live; /* session id -> struct chat_session * */
 	struct chat_session *free_list;
 	uint64_t truncated; /* turns whose history was cut to fit the context */
@@ -39,8 +43,8 @@ static void chat_destroy(void *st)
 	if (!w)
 		return;
 	for (size_t i = 0; i < w->live.cap; i++) {
-		if (w->live.keys[i]) {
-			struct chat_session *s = (struct chat_session *)(uintptr_t)w->live.vals[i];
+		if (w->live.slots[i].key) {
+			struct chat_session *s = (struct chat_session *)(uintptr_t)w->live.slots[i].val;
 			free(s->segs);
 			free(s);
 		}
@@ -61,6 +65,8 @@ static void chat_destroy(void *st)
 		gsl_rng_free(w->r_arr);
 	if (w->r_len)
 		gsl_rng_free(w->r_len);
+	if (w->r_turn)
+		gsl_rng_free(w->r_turn);
 	free(w);
 }
 
@@ -95,7 +101,8 @@ static void *chat_create(const struct cJSON *json, const char *path, const struc
 		goto fail;
 	w->r_arr = rng_stream(env->seed, WL_STREAM_ARRIVALS);
 	w->r_len = rng_stream(env->seed, WL_STREAM_LENGTHS);
-	if (!w->r_arr || !w->r_len) {
+	w->r_turn = gsl_rng_alloc(gsl_rng_taus2);
+	if (!w->r_arr || !w->r_len || !w->r_turn) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -235,9 +242,11 @@ static int chat_follow_up(void *st, const struct request *done, int completed, i
 		return 0;
 	}
 	s->turn++;
-	uint32_t user = dist_sample_tokens(&w->user, w->r_len);
-	uint32_t ans = dist_sample_tokens(&w->output, w->r_len);
-	double think = dist_sample(&w->think, w->r_len);
+	uint64_t key = rng_mix64(rng_mix64(w->env.seed ^ 0x7475726eULL) ^ s->id) ^ s->turn;
+	gsl_rng_set(w->r_turn, (unsigned long)(rng_mix64(key) >> 33) | 1UL);
+	uint32_t user = dist_sample_tokens(&w->user, w->r_turn);
+	uint32_t ans = dist_sample_tokens(&w->output, w->r_turn);
+	double think = dist_sample(&w->think, w->r_turn);
 	if (think < 0)
 		think = 0;
 	if (push_seg(s, content_id(s, 2 * s->turn - 1), user) ||

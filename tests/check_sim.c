@@ -1,0 +1,326 @@
+/* check_sim: end-to-end invariants, hand-traced cases and a queueing oracle. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "results/metrics.h"
+#include "sim/config.h"
+#include "sim/cost.h"
+#include "sim/request.h"
+#include "sim/sim.h"
+#include "tests/helpers.h"
+#include "tests/suites.h"
+
+struct tally {
+	uint64_t seen, accounted, done, shed, failed, bad_split, unaccounted_done;
+	uint64_t preempted_requests;
+	/* the last request of session 1, turn 2 (hand-traced cases) */
+	struct request turn2;
+	int have_turn2;
+	int64_t turn1_finish_ns;
+};
+
+static void on_request(void *ctx, const struct request *r)
+{
+	struct tally *t = ctx;
+	t->seen++;
+	if (r->accounted) {
+		t->accounted++;
+		uint64_t sum = (uint64_t)r->cached + r->reloaded + r->migrated + r->recomputed + r->fresh;
+		if (sum != r->prompt_tokens)
+			t->bad_split++;
+	}
+	if (r->state == REQ_DONE) {
+		t->done++;
+		if (!r->accounted)
+			t->unaccounted_done++;
+	}
+	t->shed += r->state == REQ_SHED;
+	t->failed += r->state == REQ_FAILED;
+	t->preempted_requests += r->preemptions > 0;
+	if (r->session == 1 && r->turn == 1)
+		t->turn1_finish_ns = r->finish_ns;
+	if (r->session == 1 && r->turn == 2) {
+		t->turn2 = *r;
+		t->have_turn2 = 1;
+	}
+}
+
+static void run(const char *json, const char *const *sets, const char *out_dir,
+		struct met_summary *sum, struct tally *t)
+{
+	struct scenario s;
+	th_scenario(json, sets, &s);
+	struct sim_opts o = {out_dir, 0, on_request, t};
+	char err[1024] = "";
+	int rc = sim_run(&s, &o, sum, err, sizeof err);
+	cfg_scenario_free(&s);
+	ck_assert_msg(rc == 0, "sim_run failed: %s", err);
+}
+
+static void assert_conservation(const struct met_summary *m, const struct tally *t)
+{
+	ck_assert_uint_eq(m->arrived, m->completed + m->shed + m->failed);
+	ck_assert_uint_eq(t->seen, m->arrived);
+	ck_assert_uint_eq(t->done, m->completed);
+	ck_assert_uint_eq(t->bad_split, 0);
+	ck_assert_uint_eq(t->unaccounted_done, 0);
+	const struct met_tokens *k = &m->tokens;
+	ck_assert_uint_eq(k->cached + k->reloaded + k->migrated + k->recomputed + k->fresh, k->input);
+}
+
+static const char *chat_small =
+    "{\"duration_s\": 300, \"cluster\": {\"nodes\": 4, \"nodes_per_server\": 2},"
+    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 3, \"max_sessions\": 600,"
+    "  \"think_time_s\": {\"dist\": \"exponential\", \"mean\": 5}}}";
+
+START_TEST(token_conservation_over_random_scenarios)
+{
+	static const char *const policies[] = {"round_robin", "random", "least_loaded",
+					       "session_affinity", "prefix_affinity"};
+	static const char *const migrations[] = {"auto", "transfer", "recompute"};
+	for (int i = 0; i < 6; i++) {
+		char seed[32], pol[64], mig[64];
+		snprintf(seed, sizeof seed, "seed=%d", 11 + i);
+		snprintf(pol, sizeof pol, "router.policy=%s", policies[i % 5]);
+		snprintf(mig, sizeof mig, "router.migration=%s", migrations[i % 3]);
+		const char *sets[] = {seed, pol, mig, "router.params={}", NULL};
+		struct met_summary m;
+		struct tally t;
+		memset(&t, 0, sizeof t);
+		run(chat_small, sets, NULL, &m, &t);
+		ck_assert_uint_gt(m.arrived, 500);
+		assert_conservation(&m, &t);
+		met_summary_free(&m);
+	}
+}
+END_TEST
+
+START_TEST(preemption_under_kv_pressure_conserves_tokens)
+{
+	/* About 730 KV blocks (11.7k tokens) per node: requests are preempted
+	 * and recomputed, yet every one completes and every token is counted. */
+	const char *sets[] = {"cluster.engine.gpu_memory_utilization=0.22",
+			      "cluster.engine.activation_reserve_gib=0", "cluster.nodes=2",
+			      "workload.sessions_per_s=4", "workload.max_sessions=300", NULL};
+	struct met_summary m;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	run(chat_small, sets, NULL, &m, &t);
+	assert_conservation(&m, &t);
+	ck_assert_uint_gt(m.preemptions, 0);
+	ck_assert_uint_gt(t.preempted_requests, 0);
+	ck_assert_uint_gt(m.tokens.preempt_recomputed, 0);
+	ck_assert_uint_eq(m.completed + m.shed, m.arrived);
+	for (size_t i = 0; i < m.n_nodes; i++)
+		ck_assert_double_le(m.nodes[i].peak_kv_util, 1.0);
+	met_summary_free(&m);
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static char *summary_without_perf(const char *path)
+{
+	char *text = slurp(path);
+	cJSON *j = cJSON_Parse(text);
+	free(text);
+	ck_assert_ptr_nonnull(j);
+	cJSON_DeleteItemFromObject(j, "perf");
+	char *out = cJSON_Print(j);
+	cJSON_Delete(j);
+	return out;
+}
+
+START_TEST(same_seed_gives_identical_outputs)
+{
+	const char *dirs[2] = {"/tmp/kvsim_check_det_a", "/tmp/kvsim_check_det_b"};
+	for (int i = 0; i < 2; i++) {
+		struct met_summary m;
+		struct tally t;
+		memset(&t, 0, sizeof t);
+		run(chat_small, NULL, dirs[i], &m, &t);
+		met_summary_free(&m);
+	}
+	char *a = slurp("/tmp/kvsim_check_det_a/requests.csv");
+	char *b = slurp("/tmp/kvsim_check_det_b/requests.csv");
+	ck_assert_uint_gt(strlen(a), 10000);
+	ck_assert(strcmp(a, b) == 0);
+	free(a);
+	free(b);
+	a = summary_without_perf("/tmp/kvsim_check_det_a/summary.json");
+	b = summary_without_perf("/tmp/kvsim_check_det_b/summary.json");
+	ck_assert_str_eq(a, b);
+	ck_assert_ptr_nonnull(strstr(a, "\"kvsim_version\""));
+	ck_assert_ptr_nonnull(strstr(a, "\"seed\":\t1"));
+	free(a);
+	free(b);
+	/* A different seed gives a different stream. */
+	struct met_summary m1, m2;
+	struct tally t;
+	const char *seed2[] = {"seed=2", NULL};
+	run(chat_small, NULL, NULL, &m1, &t);
+	run(chat_small, seed2, NULL, &m2, &t);
+	ck_assert(m1.arrived != m2.arrived || m1.ttft.mean != m2.ttft.mean);
+	met_summary_free(&m1);
+	met_summary_free(&m2);
+}
+END_TEST
+
+/* One session of two turns, 160 + 33 tokens then 100 more, routed round
+ * robin over two nodes on different servers: turn 2 lands on the node that
+ * lacks turn 1's KV. Turn 1 computed 192 tokens (the last answer token's KV
+ * is never written), i.e. 12 full blocks. */
+static const char *two_turns =
+    "{\"duration_s\": 100, \"cluster\": {\"nodes\": 2, \"nodes_per_server\": 1},"
+    " \"router\": {\"policy\": \"round_robin\", \"params\": {}},"
+    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 1, \"max_sessions\": 1,"
+    "  \"turns\": {\"dist\": \"constant\", \"value\": 2},"
+    "  \"user_tokens\": {\"dist\": \"constant\", \"value\": 160},"
+    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 33},"
+    "  \"think_time_s\": {\"dist\": \"constant\", \"value\": 3},"
+    "  \"system_prompts\": {\"count\": 0}}}";
+
+START_TEST(migration_transfer_moves_blocks_over_the_link)
+{
+	/* Turn 2's second user message is drawn from the same constant: 160. */
+	const char *sets[] = {"router.migration=transfer", NULL};
+	struct met_summary m;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	run(two_turns, sets, NULL, &m, &t);
+	ck_assert(t.have_turn2);
+	const struct request *r = &t.turn2;
+	ck_assert_uint_eq(r->prompt_tokens, 160 + 33 + 160);
+	ck_assert_int_eq(r->node, 1);
+	ck_assert_uint_eq(r->migrated, 192);
+	ck_assert_uint_eq(r->cached, 0);
+	ck_assert_uint_eq(r->recomputed, 0);
+	ck_assert_uint_eq(r->fresh, 353 - 192);
+	ck_assert_uint_eq(m.migration_count, 1);
+	double bytes = 192.0 * 131072;
+	ck_assert_double_eq(m.migration_bytes, bytes);
+	double xfer = 5e-6 + bytes / 50e9; /* ib-ndr: 5 us, 50 GB/s */
+	ck_assert_double_eq_tol(m.migration_s, xfer, 1e-15);
+	/* TTFT = transfer + one iteration prefilling 161 tokens after 192. */
+	struct scenario s;
+	th_scenario(two_turns, NULL, &s);
+	struct cost_model cm;
+	cost_init(&cm, &s.cluster, s.weight_bytes);
+	struct cost_batch b;
+	cost_batch_clear(&b);
+	cost_add_prefill(&b, 161, 192);
+	int64_t expect = llround(xfer * 1e9) + cost_iteration_ns(&cm, &b);
+	ck_assert_int_eq(r->first_token_ns - r->arrival_ns, expect);
+	cfg_scenario_free(&s);
+	met_summary_free(&m);
+}
+END_TEST
+
+START_TEST(migration_recompute_and_auto)
+{
+	const char *rec[] = {"router.migration=recompute", NULL};
+	struct met_summary m;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	run(two_turns, rec, NULL, &m, &t);
+	ck_assert_uint_eq(t.turn2.recomputed, 192);
+	ck_assert_uint_eq(t.turn2.migrated, 0);
+	ck_assert_uint_eq(t.turn2.fresh, 161);
+	ck_assert_uint_eq(m.migration_count, 0);
+	ck_assert_uint_eq(m.tokens.recomputed, 192);
+	ck_assert_double_gt(m.recompute_gpu_s, 0);
+	met_summary_free(&m);
+	/* auto: moving 25 MB over IB (0.5 ms) beats re-reading 16 GB of weights. */
+	memset(&t, 0, sizeof t);
+	run(two_turns, NULL, NULL, &m, &t);
+	ck_assert_uint_eq(t.turn2.migrated, 192);
+	met_summary_free(&m);
+	/* session_affinity keeps the session home: the whole history is cached. */
+	const char *sa[] = {"router.policy=session_affinity", NULL};
+	memset(&t, 0, sizeof t);
+	run(two_turns, sa, NULL, &m, &t);
+	ck_assert_int_eq(t.turn2.node, 0);
+	ck_assert_uint_eq(t.turn2.cached, 192);
+	ck_assert_uint_eq(t.turn2.fresh, 161);
+	ck_assert_uint_eq(m.migration_count, 0);
+	met_summary_free(&m);
+}
+END_TEST
+
+/* M/D/1: fixed 10 ms service (2 ms + 100 tokens * 0.08 ms), one sequence at a
+ * time, one output token, Poisson arrivals split at random over 4 nodes at
+ * utilisation 0.7: mean TTFT = D + rho * D / (2 (1 - rho)). */
+START_TEST(queueing_oracle_md1)
+{
+	const char *json =
+	    "{\"duration_s\": 1e6, \"cluster\": {\"nodes\": 4, \"engine\": {\"max_num_seqs\": 1,"
+	    "  \"prefix_caching\": false},"
+	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 2, \"per_token_ms\": 0.08}},"
+	    " \"router\": {\"policy\": \"random\", \"params\": {}},"
+	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 280, \"max_requests\": 400000,"
+	    "  \"input_tokens\": {\"dist\": \"constant\", \"value\": 100},"
+	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 1}}}";
+	struct met_summary m;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	run(json, NULL, NULL, &m, &t);
+	double D = 0.010, rho = 280.0 / 4 * D;
+	double expect = D + rho * D / (2 * (1 - rho));
+	ck_assert_uint_eq(m.completed, 400000);
+	ck_assert_msg(fabs(m.ttft.mean / expect - 1) < 0.02, "mean TTFT %.6f, M/D/1 %.6f",
+		      m.ttft.mean, expect);
+	ck_assert_double_eq_tol(m.ttft.p50 >= D ? D : 0, D, 1e-12); /* nobody beats D */
+	ck_assert_uint_eq(m.tpot.n, 0);
+	met_summary_free(&m);
+}
+END_TEST
+
+START_TEST(shedding_when_every_node_is_full)
+{
+	const char *sets[] = {"router.params.threshold=1", "workload.sessions_per_s=20",
+			      "workload.max_sessions=400", NULL};
+	struct met_summary m;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	run(chat_small, sets, NULL, &m, &t);
+	assert_conservation(&m, &t);
+	ck_assert_uint_gt(m.shed, 0);
+	ck_assert_uint_eq(m.n_shed_reasons, 1);
+	ck_assert_str_eq(m.shed_reasons[0], "capacity");
+	ck_assert_uint_eq(m.shed_counts[0], m.shed);
+	met_summary_free(&m);
+}
+END_TEST
+
+Suite *sim_suite(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *tc = tcase_create("end_to_end");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, token_conservation_over_random_scenarios);
+	tcase_add_test(tc, preemption_under_kv_pressure_conserves_tokens);
+	tcase_add_test(tc, same_seed_gives_identical_outputs);
+	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);
+	tcase_add_test(tc, migration_recompute_and_auto);
+	tcase_add_test(tc, queueing_oracle_md1);
+	tcase_add_test(tc, shedding_when_every_node_is_full);
+	suite_add_tcase(s, tc);
+	return s;
+}

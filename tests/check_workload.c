@@ -1,0 +1,205 @@
+/* check_workload: distributions, the chat prefix property, streaming. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/cfg.h"
+#include "sim/request.h"
+#include "sim/rng.h"
+#include "workloads/common.h"
+#include "workloads/workload.h"
+#include "tests/suites.h"
+
+static void check_mean(const char *json, double expect)
+{
+	cJSON *o = cJSON_Parse(json);
+	struct dist d = {0};
+	char err[256] = "";
+	ck_assert_msg(cfg_dist(o, "x", "d", 0, &d, err, sizeof err) == 0, "%s", err);
+	gsl_rng *r = rng_stream(7, 1);
+	double sum = 0;
+	for (int i = 0; i < 100000; i++)
+		sum += dist_sample(&d, r);
+	ck_assert_msg(fabs(sum / 100000 / expect - 1) < 0.02, "%s: mean %g, expected %g", json,
+		      sum / 100000, expect);
+	ck_assert_double_eq_tol(dist_mean(&d), expect, 1e-9 * expect);
+	gsl_rng_free(r);
+	dist_free(&d);
+	cJSON_Delete(o);
+}
+
+START_TEST(distribution_means)
+{
+	check_mean("{\"d\": {\"dist\": \"constant\", \"value\": 3}}", 3);
+	check_mean("{\"d\": {\"dist\": \"uniform\", \"min\": 200, \"max\": 2000}}", 1100);
+	check_mean("{\"d\": {\"dist\": \"exponential\", \"mean\": 20}}", 20);
+	check_mean("{\"d\": {\"dist\": \"lognormal\", \"median\": 120, \"sigma\": 0.8}}",
+		   120 * exp(0.32));
+	check_mean("{\"d\": {\"dist\": \"gamma\", \"mean\": 5, \"cv\": 2}}", 5);
+	check_mean("{\"d\": {\"dist\": \"geometric\", \"mean\": 4}}", 4);
+	/* zipf n=3 s=1: P = (6/11, 3/11, 2/11), mean rank 18/11. */
+	check_mean("{\"d\": {\"dist\": \"zipf\", \"n\": 3, \"s\": 1}}", 18.0 / 11);
+}
+END_TEST
+
+START_TEST(bad_distributions_name_the_path)
+{
+	cJSON *o = cJSON_Parse("{\"d\": {\"dist\": \"lognormal\", \"median\": 100}}");
+	struct dist d = {0};
+	char err[256] = "";
+	ck_assert_int_eq(cfg_dist(o, "workload", "d", 1, &d, err, sizeof err), -1);
+	ck_assert_str_eq(err, "workload.d.sigma: missing (a lognormal distribution needs it)");
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"d\": {\"dist\": \"uniform\", \"min\": 5, \"max\": 2}}");
+	ck_assert_int_eq(cfg_dist(o, "w", "d", 1, &d, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "w.d.max: expected max >= min") != NULL, "%s", err);
+	cJSON_Delete(o);
+}
+END_TEST
+
+static void *make_wl(const char *json, uint32_t max_context, const struct wl_ops **ops)
+{
+	cJSON *o = cJSON_Parse(json);
+	ck_assert_ptr_nonnull(o);
+	struct wl_env env = {16, max_context, 5};
+	char err[512] = "";
+	void *st = wl_create(o, &env, ops, err, sizeof err);
+	cJSON_Delete(o);
+	ck_assert_msg(st != NULL, "%s", err);
+	return st;
+}
+
+START_TEST(chat_turn_extends_previous_prompt_and_answer)
+{
+	const struct wl_ops *ops;
+	void *st = make_wl("{\"kind\": \"chat\", \"turns\": {\"dist\": \"constant\", \"value\": 5}}",
+			   1000000, &ops);
+	struct request a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	ck_assert_int_eq(ops->next(st, &a), 1);
+	ck_assert_uint_eq(a.turn, 1);
+	for (uint32_t turn = 2; turn <= 5; turn++) {
+		int64_t done_at = a.arrival_ns + 1000000000;
+		ck_assert_int_eq(ops->follow_up(st, &a, 1, done_at, &b), 1);
+		ck_assert_uint_eq(b.turn, turn);
+		ck_assert_uint_eq(b.session, a.session);
+		ck_assert_int_ge(b.arrival_ns, done_at);
+		/* prompt_k = prompt_{k-1} + answer_{k-1} + new message */
+		ck_assert_uint_gt(b.prompt_tokens, a.prompt_tokens + a.output_tokens);
+		/* Every full block of the previous prompt + answer is a prefix. */
+		uint32_t prev_full = (a.prompt_tokens + a.output_tokens) / 16;
+		ck_assert_uint_eq(a.n_hashes, prev_full);
+		ck_assert_uint_ge(b.n_hashes, prev_full);
+		for (uint32_t i = 0; i < prev_full; i++)
+			ck_assert_uint_eq(a.hashes[i], b.hashes[i]);
+		/* And the next block differs from what turn k-1 could have held. */
+		struct request t = a;
+		a = b;
+		b = t;
+	}
+	ck_assert_int_eq(a.last_turn, 1);
+	ck_assert_int_eq(ops->follow_up(st, &a, 1, a.arrival_ns + 1, &b), 0);
+	free(a.hashes);
+	free(b.hashes);
+	ops->destroy(st);
+}
+END_TEST
+
+START_TEST(chat_sessions_share_system_prompts_not_history)
+{
+	const struct wl_ops *ops;
+	void *st = make_wl("{\"kind\": \"chat\", \"system_prompts\": {\"count\": 1, \"tokens\": "
+			   "{\"dist\": \"constant\", \"value\": 320}}}",
+			   1000000, &ops);
+	struct request a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	ops->next(st, &a);
+	ops->next(st, &b);
+	ck_assert_uint_ne(a.session, b.session);
+	ck_assert_uint_eq(a.n_shared, 20);
+	for (uint32_t i = 0; i < 20; i++)
+		ck_assert_uint_eq(a.hashes[i], b.hashes[i]);
+	ck_assert_uint_ne(a.hashes[20], b.hashes[20]);
+	free(a.hashes);
+	free(b.hashes);
+	ops->destroy(st);
+}
+END_TEST
+
+START_TEST(chat_truncates_at_the_context_limit)
+{
+	const struct wl_ops *ops;
+	void *st = make_wl("{\"kind\": \"chat\", \"turns\": {\"dist\": \"constant\", \"value\": "
+			   "50}, \"user_tokens\": {\"dist\": \"constant\", \"value\": 300}, "
+			   "\"output_tokens\": {\"dist\": \"constant\", \"value\": 200}, "
+			   "\"system_prompts\": {\"count\": 1, \"tokens\": {\"dist\": "
+			   "\"constant\", \"value\": 1000}}}",
+			   4096, &ops);
+	struct request a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	ops->next(st, &a);
+	int cut_seen = 0;
+	for (int k = 0; k < 20; k++) {
+		ck_assert_int_eq(ops->follow_up(st, &a, 1, a.arrival_ns, &b), 1);
+		ck_assert_uint_le(b.prompt_tokens + b.output_tokens, 4096);
+		/* The system prompt stays as the shared head. */
+		for (uint32_t i = 0; i < 62; i++)
+			ck_assert_uint_eq(a.hashes[i], b.hashes[i]);
+		if (b.prompt_tokens < a.prompt_tokens + a.output_tokens)
+			cut_seen = 1;
+		struct request t = a;
+		a = b;
+		b = t;
+	}
+	ck_assert(cut_seen);
+	free(a.hashes);
+	free(b.hashes);
+	ops->destroy(st);
+}
+END_TEST
+
+START_TEST(open_arrivals_and_lengths)
+{
+	const struct wl_ops *ops;
+	void *st = make_wl("{\"kind\": \"open\", \"rate_per_s\": 50, \"max_requests\": 100000, "
+			   "\"input_tokens\": {\"dist\": \"constant\", \"value\": 100}, "
+			   "\"output_tokens\": {\"dist\": \"constant\", \"value\": 7}}",
+			   8192, &ops);
+	struct request r;
+	memset(&r, 0, sizeof r);
+	int64_t prev = 0, n = 0;
+	while (ops->next(st, &r) == 1) {
+		ck_assert_int_ge(r.arrival_ns, prev);
+		ck_assert_uint_eq(r.prompt_tokens, 100);
+		ck_assert_uint_eq(r.output_tokens, 7);
+		ck_assert_uint_eq(r.n_hashes, 6); /* 107 tokens: 6 full blocks */
+		prev = r.arrival_ns;
+		n++;
+	}
+	ck_assert_int_eq(n, 100000);
+	double rate = (double)n / (prev * 1e-9);
+	ck_assert_msg(fabs(rate / 50 - 1) < 0.02, "rate %g", rate);
+	free(r.hashes);
+	ops->destroy(st);
+}
+END_TEST
+
+Suite *workload_suite(void)
+{
+	Suite *s = suite_create("workload");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, distribution_means);
+	tcase_add_test(tc, bad_distributions_name_the_path);
+	tcase_add_test(tc, chat_turn_extends_previous_prompt_and_answer);
+	tcase_add_test(tc, chat_sessions_share_system_prompts_not_history);
+	tcase_add_test(tc, chat_truncates_at_the_context_limit);
+	tcase_add_test(tc, open_arrivals_and_lengths);
+	suite_add_tcase(s, tc);
+	return s;
+}

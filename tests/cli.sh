@@ -1,0 +1,115 @@
+#!/bin/sh
+# cli.sh: end-to-end checks of the kvsim command line: exit codes, messages,
+# outputs, no half-written files. Usage: KVSIM=build/kvsim sh tests/cli.sh
+KVSIM=${KVSIM:-build/kvsim}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect CODE 'STDERR FRAGMENT' ARGS...: runs kvsim, checks exit code and stderr.
+expect() {
+	code=$1
+	frag=$2
+	shift 2
+	"$KVSIM" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" -ne "$code" ]; then
+		bad "kvsim $*: exit $rc, expected $code; stderr: $(head -c 300 "$T/err")"
+		return
+	fi
+	if [ -n "$frag" ] && ! grep -qF -- "$frag" "$T/err" "$T/out"; then
+		bad "kvsim $*: output lacks '$frag'; got: $(head -c 300 "$T/err")"
+		return
+	fi
+	ok
+}
+
+# --help everywhere
+expect 0 "usage: kvsim COMMAND" --help
+for c in run compare validate list; do
+	expect 0 "usage: kvsim $c" "$c" --help
+done
+expect 2 "usage: kvsim COMMAND"
+expect 2 'unknown command "frobnicate"' frobnicate
+expect 0 "kvsim 0." version
+
+# list
+expect 0 "session_affinity" list policies
+expect 0 "H100-SXM" list gpus
+expect 0 "Mixtral-8x7B" list models
+expect 0 "ib-ndr" list links
+expect 0 "chat" list workloads
+expect 2 'unknown list "fruit"' list fruit
+
+# validate: good and bad scenarios, each bad one names its path or line
+printf '{}' >"$T/empty_obj.json"
+expect 0 "valid" validate "$T/empty_obj.json"
+expect 0 "valid" validate workloads/scenarios/default.json
+printf '{"cluster": {"nodes": -3}}' >"$T/neg.json"
+expect 2 "$T/neg.json: cluster.nodes: expected an integer in [1, 1000000], got -3" validate "$T/neg.json"
+printf '{"router": {"policy": "magic"}}' >"$T/pol.json"
+expect 2 'router.policy: unknown policy "magic" (known: round_robin, random, least_loaded, session_affinity, prefix_affinity)' validate "$T/pol.json"
+printf '{"workload": {"kind": "chat", "turns": {"dist": "geometric", "mean": 0.5}}}' >"$T/wl.json"
+expect 2 "workload.turns.mean: expected a number in [1," validate "$T/wl.json"
+printf '{"workload": {"kind": "chat", "sesions_per_s": 3}}' >"$T/wk.json"
+expect 2 "workload.sesions_per_s: unknown key" validate "$T/wk.json"
+printf '{\n "seed": 1,\n "cluster": {\n' >"$T/trunc.json"
+expect 2 "$T/trunc.json:4:" validate "$T/trunc.json"
+: >"$T/empty.json"
+expect 2 "empty file" validate "$T/empty.json"
+expect 2 "No such file" validate "$T/missing.json"
+expect 2 "is a directory" validate "$T"
+expect 2 "Llama-3-70B needs 141.2 GB of weights" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B
+expect 0 "tp 4" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B --set cluster.tp=4
+expect 2 "--set nodes: expected PATH=VALUE" validate "$T/empty_obj.json" --set nodes
+expect 2 "--seed -4: expected an integer" run --seed -4
+expect 2 "unknown option --fast" run --fast
+
+# a failed run leaves no output files behind
+expect 2 "cluster.nodes" run "$T/neg.json" --out "$T/neg_out"
+[ ! -e "$T/neg_out" ] && ok || bad "a rejected scenario created $T/neg_out"
+
+# run: a small scenario end to end
+cat >"$T/small.json" <<'JSON'
+{"name": "small", "duration_s": 60,
+ "cluster": {"nodes": 2},
+ "workload": {"kind": "chat", "sessions_per_s": 2, "max_sessions": 60}}
+JSON
+expect 0 "prefix hit ratio" run "$T/small.json" --out "$T/run1"
+for f in summary.json requests.csv; do
+	[ -s "$T/run1/$f" ] && ok || bad "run did not write $f"
+done
+ls "$T/run1" | grep -q tmp && bad "temporary files left in $T/run1" || ok
+lines=$(wc -l <"$T/run1/requests.csv")
+arrived=$(grep -o '"arrived":[^,]*' "$T/run1/summary.json" | tr -dc '0-9')
+[ "$lines" -eq $((arrived + 1)) ] && ok || bad "requests.csv has $lines lines for $arrived requests"
+grep -q '"seed":	1' "$T/run1/summary.json" && grep -q '"kvsim_version"' "$T/run1/summary.json" && ok ||
+	bad "summary.json lacks seed or kvsim_version"
+# determinism: byte-identical requests.csv, summary equal but for perf
+"$KVSIM" run "$T/small.json" --out "$T/run2" --quiet
+cmp -s "$T/run1/requests.csv" "$T/run2/requests.csv" && ok || bad "requests.csv differs between identical runs"
+sed '/"perf"/,$d' "$T/run1/summary.json" >"$T/s1"
+sed '/"perf"/,$d' "$T/run2/summary.json" >"$T/s2"
+cmp -s "$T/s1" "$T/s2" && ok || bad "summary.json differs between identical runs"
+"$KVSIM" run "$T/small.json" --out "$T/run3" --quiet --seed 9
+cmp -s "$T/run1/requests.csv" "$T/run3/requests.csv" && bad "--seed did not change the run" || ok
+
+# compare: every policy present, same arrivals for all (a horizon long enough
+# for every session to finish, so the closed loop cuts no turn)
+sed 's/"duration_s": 60/"duration_s": 3000/' "$T/small.json" >"$T/long.json"
+expect 0 "round_robin" compare "$T/long.json" --policies round_robin,session_affinity,prefix_affinity --out "$T/cmp"
+for p in round_robin session_affinity prefix_affinity; do
+	[ -s "$T/cmp/$p/summary.json" ] && ok || bad "compare did not write $p/summary.json"
+done
+[ -s "$T/cmp/comparison.json" ] && ok || bad "compare did not write comparison.json"
+n=$(grep -o '"arrived":[^,]*' "$T/cmp/comparison.json" | sort -u | wc -l)
+[ "$n" -eq 1 ] && ok || bad "policies saw different arrival counts"
+expect 2 'unknown policy "nope"' compare "$T/small.json" --policies round_robin,nope
+expect 2 "--policies a,b,c" compare "$T/small.json"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,28 @@
+/* helpers: scenario construction for the tests. */
+#include "tests/helpers.h"
+
+#include <check.h>
+
+#include <cjson/cJSON.h>
+
+void th_scenario(const char *json, const char *const *sets, struct scenario *s)
+{
+	char err[1024] = "";
+	cJSON *root = cJSON_Parse(json);
+	ck_assert_msg(root != NULL, "test scenario is not JSON: %s", json);
+	for (; sets && *sets; sets++)
+		ck_assert_msg(cfg_apply_set(root, *sets, err, sizeof err) == 0, "%s", err);
+	int rc = cfg_scenario_load(s, root, NULL, err, sizeof err);
+	cJSON_Delete(root);
+	ck_assert_msg(rc == 0, "scenario rejected: %s", err);
+}
+
+int th_scenario_err(const char *json, struct scenario *s, char *err, size_t errlen)
+{
+	cJSON *root = cJSON_Parse(json);
+	if (!root)
+		return -2;
+	int rc = cfg_scenario_load(s, root, NULL, err, errlen);
+	cJSON_Delete(root);
+	return rc;
+}

@@ -1,0 +1,15 @@
+/* suites: every Check suite of the test runner. */
+#ifndef KVSIM_TEST_SUITES_H
+#define KVSIM_TEST_SUITES_H
+
+#include <check.h>
+
+Suite *evq_suite(void);
+Suite *kv_suite(void);
+Suite *cost_suite(void);
+Suite *policy_suite(void);
+Suite *config_suite(void);
+Suite *workload_suite(void);
+Suite *sim_suite(void);
+
+#endif
