@@ -22,6 +22,13 @@ struct hmap {
 
 void hmap_init(struct hmap *m);
 void hmap_free(struct hmap *m);
+/* Hints that key will be looked up soon (starts the cache miss early). */
+static inline void hmap_prefetch(const struct hmap *m, uint64_t key)
+{
+	if (m->cap)
+		__builtin_prefetch(
+		    &m->slots[(size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (m->cap - 1)]);
+}
 /* Returns a pointer to the value of key, or NULL. O(1) expected. */
 uint64_t *hmap_get(const struct hmap *m, uint64_t key);
 /* Inserts or overwrites. Returns 1 if the key was new, 0 if overwritten,

@@ -100,13 +100,21 @@ int kv_register(struct kv_pool *p, uint32_t b, uint64_t h)
 	return 1;
 }
 
-uint32_t kv_match(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, uint32_t *in_lru)
+uint32_t kv_match(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, uint32_t *in_lru,
+		  uint32_t *ids)
 {
+	enum { AHEAD = 8 };
 	uint32_t i, lru = 0;
+	for (i = 0; i < n && i < AHEAD; i++)
+		hmap_prefetch(&p->map, hashes[i]);
 	for (i = 0; i < n; i++) {
+		if (i + AHEAD < n)
+			hmap_prefetch(&p->map, hashes[i + AHEAD]);
 		uint32_t b = kv_lookup(p, hashes[i]);
 		if (b == KV_NONE)
 			break;
+		if (ids)
+			ids[i] = b;
 		lru += p->blk[b].ref == 0;
 	}
 	if (in_lru)

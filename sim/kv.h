@@ -54,8 +54,16 @@ static inline uint32_t kv_lookup(const struct kv_pool *p, uint64_t h)
 	return v ? (uint32_t)*v : KV_NONE;
 }
 /* Longest prefix of hashes[0..n) present; *in_lru (if not NULL) gets how
- * many of those blocks are unreferenced (so on the LRU list). O(match). */
-uint32_t kv_match(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, uint32_t *in_lru);
+ * many of those blocks are unreferenced (so on the LRU list), and ids (if
+ * not NULL, room for n) the blocks matched. O(match); probes are prefetched
+ * a few blocks ahead, since a long prompt's lookups are cache misses. */
+uint32_t kv_match(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, uint32_t *in_lru,
+		  uint32_t *ids);
+/* Hints that block b will be touched soon. */
+static inline void kv_prefetch(const struct kv_pool *p, uint32_t b)
+{
+	__builtin_prefetch(&p->blk[b], 1);
+}
 /* Inserts an unreferenced cached block for h (a migrated or reloaded block)
  * as most recently used; returns 1 if inserted, 0 if h was already cached,
  * -1 if no block could be had. */

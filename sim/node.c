@@ -93,8 +93,11 @@ static void release_blocks(struct node *n, struct request *r)
 {
 	/* Reverse order: a sequence's tail becomes least recently used first,
 	 * so eviction eats prefixes from the end and shared heads live longest. */
-	for (uint32_t i = r->n_blocks; i-- > 0;)
+	for (uint32_t i = r->n_blocks; i-- > 0;) {
+		if (i >= 8)
+			kv_prefetch(&n->kv, r->blocks[i - 8]);
 		kv_release(&n->kv, r->blocks[i]);
+	}
 	r->n_blocks = 0;
 }
 
@@ -160,7 +163,7 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 		if (end > P)
 			end = P;
 		int full = (b + 1) * B <= P && b < r->n_hashes;
-		if (full && n->hooks.computed_before(n->hooks.ctx, r->hashes[b]))
+		if (full && n->hooks.computed_before(n->hooks.ctx, r, b))
 			r->recomputed += end - t;
 		else
 			r->fresh += end - t;
@@ -204,8 +207,10 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		uint32_t known = r->num_tokens / B, in_lru = 0, hit = 0;
 		if (known > r->n_hashes)
 			known = r->n_hashes;
+		if (reserve_blocks(r, node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens)))
+			break; /* out of memory: try again next iteration */
 		if (n->prefix_caching)
-			hit = kv_match(&n->kv, r->hashes, known, &in_lru);
+			hit = kv_match(&n->kv, r->hashes, known, &in_lru, r->blocks);
 		uint32_t computed = hit * B;
 		if (computed >= r->num_tokens)
 			computed = r->num_tokens - 1; /* the last token is always computed */
@@ -215,15 +220,11 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		uint32_t total = node_blocks_for(n, (uint64_t)computed + want);
 		if (total < hit)
 			total = hit;
-		if (total - hit > kv_available(&n->kv) - in_lru ||
-		    reserve_blocks(r, node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens)))
+		if (total - hit > kv_available(&n->kv) - in_lru)
 			break; /* FIFO: the head waits for memory, nobody overtakes it */
 		wait_pop_front(n);
-		for (uint32_t b = 0; b < hit; b++) {
-			uint32_t blk = kv_lookup(&n->kv, r->hashes[b]);
-			kv_ref(&n->kv, blk);
-			r->blocks[b] = blk;
-		}
+		for (uint32_t b = 0; b < hit; b++)
+			kv_ref(&n->kv, r->blocks[b]);
 		r->n_blocks = hit;
 		int ok = grow_to(n, r, computed + want);
 		assert(ok == 0);

@@ -18,8 +18,8 @@ struct node_hooks {
 	void (*on_done)(void *ctx, struct request *r, int64_t now_ns);
 	/* Block idx of r was computed (its KV now exists on this node). */
 	void (*on_block_computed)(void *ctx, struct request *r, uint32_t idx);
-	/* 1 if some node has computed the block with this hash before. */
-	int (*computed_before)(void *ctx, uint64_t hash);
+	/* 1 if some node has computed block idx of r before. */
+	int (*computed_before)(void *ctx, const struct request *r, uint32_t idx);
 };
 
 struct batch_entry {

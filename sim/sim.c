@@ -35,13 +35,22 @@ enum { EV_ARRIVAL, EV_TRANSFER_DONE, EV_STEP };
 enum { STREAM_ROUTING = 101 };
 
 /* What the simulator remembers of a live session: where it last ran (the
- * source of a migration) and the session-private block hashes it added to
- * the cluster-wide "computed before" set, removed when the session ends. */
+ * source of a migration) and how far its private blocks were ever computed.
+ *
+ * "Computed before" (DESIGN 6) needs a record of blocks ever computed. Blocks
+ * other sessions can name (n_shared, e.g. system prompts, trace blocks) go in
+ * the cluster-wide set `ever`. A session's private blocks can only be named
+ * by its own turns, and a block's KV exists only after its whole prefix's
+ * does, so one frontier per session records them exactly: blocks [0, len)
+ * of the chain ending in hash `frontier_hash`. A turn whose chain still holds
+ * that hash at len - 1 extends it; one whose history was truncated (a new
+ * chain) starts a new frontier. O(1) memory per live session, nothing to
+ * forget when it ends. */
 struct session_rec {
 	uint64_t id;
 	int32_t last_node;
-	uint64_t *priv;
-	uint32_t n_priv, cap_priv;
+	uint32_t frontier_len;
+	uint64_t frontier_hash;
 	struct session_rec *free_next;
 };
 
@@ -59,7 +68,7 @@ struct sim {
 	gsl_rng *r_route;
 	const struct wl_ops *wl;
 	void *wl_st;
-	struct hmap ever;     /* block hash -> 1: computed somewhere before */
+	struct hmap ever;     /* shared block hash -> 1: computed somewhere before */
 	struct hmap sessions; /* session id -> struct session_rec * */
 	struct session_rec *free_sessions;
 	struct request *free_reqs;
@@ -128,7 +137,8 @@ static struct session_rec *session_get(struct sim *s, uint64_t id)
 	}
 	rec->id = id;
 	rec->last_node = -1;
-	rec->n_priv = 0;
+	rec->frontier_len = 0;
+	rec->frontier_hash = 0;
 	if (hmap_put(&s->sessions, id, (uint64_t)(uintptr_t)rec) < 0) {
 		fail(s, "out of memory");
 		return NULL;
@@ -138,9 +148,6 @@ static struct session_rec *session_get(struct sim *s, uint64_t id)
 
 static void session_end(struct sim *s, struct session_rec *rec)
 {
-	for (uint32_t i = 0; i < rec->n_priv; i++)
-		hmap_del(&s->ever, rec->priv[i]);
-	rec->n_priv = 0;
 	hmap_del(&s->sessions, rec->id);
 	rec->free_next = s->free_sessions;
 	s->free_sessions = rec;
@@ -247,8 +254,8 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	const struct node *src = &s->nodes[rec->last_node];
-	uint32_t have = kv_match(&s->nodes[dst].kv, r->hashes, full, NULL);
-	uint32_t there = kv_match(&src->kv, r->hashes, full, NULL);
+	uint32_t have = kv_match(&s->nodes[dst].kv, r->hashes, full, NULL, NULL);
+	uint32_t there = kv_match(&src->kv, r->hashes, full, NULL, NULL);
 	if (there <= have)
 		return 0;
 	double tokens = (double)(there - have) * B;
@@ -336,35 +343,33 @@ static void hook_done(void *ctx, struct request *r, int64_t now_ns)
 	finish(s, r);
 }
 
+static int private_before(const struct session_rec *rec, const struct request *r, uint32_t idx)
+{
+	uint32_t len = rec->frontier_len;
+	return idx < len && len <= r->n_hashes && r->hashes[len - 1] == rec->frontier_hash;
+}
+
+static int hook_before(void *ctx, const struct request *r, uint32_t idx)
+{
+	struct sim *s = ctx;
+	if (idx < r->n_shared)
+		return hmap_get(&s->ever, r->hashes[idx]) != NULL;
+	return private_before(r->session_rec, r, idx);
+}
+
 static void hook_block(void *ctx, struct request *r, uint32_t idx)
 {
 	struct sim *s = ctx;
-	uint64_t h = r->hashes[idx];
-	int added = hmap_put(&s->ever, h, 1);
-	if (added < 0) {
-		fail(s, "out of memory");
+	if (idx < r->n_shared) {
+		if (hmap_put(&s->ever, r->hashes[idx], 1) < 0)
+			fail(s, "out of memory");
 		return;
 	}
 	struct session_rec *rec = r->session_rec;
-	if (added == 1 && idx >= r->n_shared && rec) {
-		if (rec->n_priv == rec->cap_priv) {
-			uint32_t cap = rec->cap_priv ? rec->cap_priv * 2 : 64;
-			uint64_t *np = realloc(rec->priv, cap * sizeof *np);
-			if (!np) {
-				fail(s, "out of memory");
-				return;
-			}
-			rec->priv = np;
-			rec->cap_priv = cap;
-		}
-		rec->priv[rec->n_priv++] = h;
+	if (!private_before(rec, r, idx)) {
+		rec->frontier_len = idx + 1;
+		rec->frontier_hash = r->hashes[idx];
 	}
-}
-
-static int hook_before(void *ctx, uint64_t h)
-{
-	struct sim *s = ctx;
-	return hmap_get(&s->ever, h) != NULL;
 }
 
 static double wall_now(void)
@@ -409,15 +414,12 @@ static void teardown(struct sim *s)
 	}
 	for (size_t i = 0; i < s->sessions.cap; i++) {
 		if (s->sessions.slots[i].key) {
-			struct session_rec *rec = (struct session_rec *)(uintptr_t)s->sessions.slots[i].val;
-			free(rec->priv);
-			free(rec);
+			free((struct session_rec *)(uintptr_t)s->sessions.slots[i].val);
 		}
 	}
 	while (s->free_sessions) {
 		struct session_rec *rec = s->free_sessions;
 		s->free_sessions = rec->free_next;
-		free(rec->priv);
 		free(rec);
 	}
 	hmap_free(&s->sessions);

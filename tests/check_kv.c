@@ -31,10 +31,10 @@ START_TEST(alloc_free_hit_evict)
 
 	uint64_t chain[3] = {111, 222, 444};
 	uint32_t in_lru;
-	ck_assert_uint_eq(kv_match(&p, chain, 3, &in_lru), 2);
+	ck_assert_uint_eq(kv_match(&p, chain, 3, &in_lru, NULL), 2);
 	ck_assert_uint_eq(in_lru, 2);
 	uint64_t broken[2] = {999, 222};
-	ck_assert_uint_eq(kv_match(&p, broken, 2, NULL), 0); /* prefix, not set, match */
+	ck_assert_uint_eq(kv_match(&p, broken, 2, NULL, NULL), 0); /* prefix, not set, match */
 
 	kv_ref(&p, kv_lookup(&p, 111)); /* a prefix hit on block a */
 	ck_assert_uint_eq(p.n_lru, 1);
