@@ -103,13 +103,26 @@ int kv_register(struct kv_pool *p, uint32_t b, uint64_t h)
 uint32_t kv_match(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, uint32_t *in_lru,
 		  uint32_t *ids)
 {
-	enum { AHEAD = 8 };
+	/* A two-stage software pipeline: the hash slot of block i + 2A is
+	 * prefetched, the slot of block i + A is read and its block record
+	 * prefetched, block i is checked with both in cache. */
+	enum { A = 6 };
 	uint32_t i, lru = 0;
-	for (i = 0; i < n && i < AHEAD; i++)
+	for (i = 0; i < n && i < 2 * A; i++)
 		hmap_prefetch(&p->map, hashes[i]);
+	for (i = 0; i < n && i < A; i++) {
+		uint32_t b = kv_lookup(p, hashes[i]);
+		if (b != KV_NONE)
+			kv_prefetch(p, b);
+	}
 	for (i = 0; i < n; i++) {
-		if (i + AHEAD < n)
-			hmap_prefetch(&p->map, hashes[i + AHEAD]);
+		if (i + 2 * A < n)
+			hmap_prefetch(&p->map, hashes[i + 2 * A]);
+		if (i + A < n) {
+			uint32_t ahead = kv_lookup(p, hashes[i + A]);
+			if (ahead != KV_NONE)
+				kv_prefetch(p, ahead);
+		}
 		uint32_t b = kv_lookup(p, hashes[i]);
 		if (b == KV_NONE)
 			break;
