@@ -65,6 +65,11 @@ static void ll_route(void *st, const struct pol_view *v, const struct request *r
 	d->node = best;
 }
 
+static int ll_reads_kv_util(const void *st)
+{
+	return ((const struct ll *)st)->metric == LL_KV_UTIL;
+}
+
 const struct pol_ops pol_least_loaded = {
     .name = "least_loaded",
     .description = "stateless: the node with the least outstanding requests (or queued "
@@ -72,4 +77,5 @@ const struct pol_ops pol_least_loaded = {
     .create = ll_create,
     .route = ll_route,
     .destroy = free,
+    .reads_kv_util = ll_reads_kv_util,
 };

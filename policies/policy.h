@@ -66,6 +66,9 @@ struct pol_ops {
 	 * r's session will come again, so per-session state can go. */
 	void (*on_complete)(void *st, const struct request *r, int32_t node, int session_done);
 	void (*destroy)(void *st);
+	/* 1 if route reads kv_util, which then must be exact at every routing
+	 * (it costs a pass over all nodes). NULL: it does not. */
+	int (*reads_kv_util)(const void *st);
 };
 
 /* The registry: NULL if no policy has that name. */

@@ -215,7 +215,8 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	static const char *const link_keys[] = {"intra_server", "inter_server", "host", NULL};
 	static const char *const engine_keys[] = {
 	    "kv_block_tokens", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens",
-	    "prefix_caching",  "preemption",             "activation_reserve_gib", NULL};
+	    "prefix_caching",  "preemption",             "activation_reserve_gib",
+	    "max_span_iterations", NULL};
 	static const char *const cost_keys[] = {"kind", "mfu", "mbu", "overhead_ms",
 						"base_ms", "per_token_ms", NULL};
 	static const char *const dtypes[] = {"bf16", "fp8", NULL};
@@ -295,6 +296,10 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	if (cfg_int(e, "cluster.engine", "max_num_batched_tokens", 1, 10000000, &v, err, errlen))
 		return -1;
 	en->max_num_batched_tokens = (int)v;
+	v = 256;
+	if (cfg_int(e, "cluster.engine", "max_span_iterations", 1, 65536, &v, err, errlen))
+		return -1;
+	en->max_span_iterations = (int)v;
 	if (cfg_number(e, "cluster.engine", "gpu_memory_utilization", 0.01, 1.0,
 		       &en->gpu_memory_utilization, err, errlen) ||
 	    cfg_number(e, "cluster.engine", "activation_reserve_gib", 0, 1e6,

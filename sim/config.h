@@ -20,6 +20,7 @@ struct engine_cfg {
 	int max_num_batched_tokens;
 	int prefix_caching;
 	double activation_reserve_gib; /* per GPU, held back from the KV cache */
+	int max_span_iterations;       /* simulator speed: decode span length (1 = off) */
 };
 
 struct cost_cfg {

@@ -1,4 +1,4 @@
-/* kv: block pool, hash index, LRU list of unreferenced cached blocks. */
+/* kv: run tree of cached blocks, lazy LRU heap of evictable leaves. */
 #include "sim/kv.h"
 
 #include <assert.h>
@@ -9,140 +9,371 @@ int kv_init(struct kv_pool *p, uint32_t n)
 {
 	memset(p, 0, sizeof *p);
 	p->n_blocks = n;
-	p->blk = calloc((size_t)n + 1, sizeof *p->blk);
-	p->free_stack = malloc((size_t)n * sizeof *p->free_stack);
-	hmap_init(&p->map);
-	if (!p->blk || !p->free_stack) {
-		kv_free(p);
-		return -1;
-	}
-	p->blk[n].lru_prev = p->blk[n].lru_next = n;
-	/* Hand out low block ids first (stack top = block 0). */
-	for (uint32_t i = 0; i < n; i++)
-		p->free_stack[i] = n - 1 - i;
 	p->n_free = n;
+	p->free_run = KV_NONE;
+	hmap_init(&p->first);
 	return 0;
 }
 
 void kv_free(struct kv_pool *p)
 {
-	free(p->blk);
-	free(p->free_stack);
-	hmap_free(&p->map);
+	for (uint32_t i = 0; i < p->n_runs; i++)
+		free(p->runs[i].hashes);
+	free(p->runs);
+	free(p->heap);
+	hmap_free(&p->first);
 	memset(p, 0, sizeof *p);
 }
 
-static void lru_unlink(struct kv_pool *p, uint32_t b)
-{
-	struct kv_block *k = &p->blk[b];
-	p->blk[k->lru_prev].lru_next = k->lru_next;
-	p->blk[k->lru_next].lru_prev = k->lru_prev;
-	p->n_lru--;
-}
+/* --- evictable heap (min by seq), entries validated when popped --- */
 
-static void lru_push_tail(struct kv_pool *p, uint32_t b)
+static void heap_push(struct kv_pool *p, uint32_t run)
 {
-	uint32_t head = p->n_blocks, tail = p->blk[head].lru_prev;
-	p->blk[b].lru_prev = tail;
-	p->blk[b].lru_next = head;
-	p->blk[tail].lru_next = b;
-	p->blk[head].lru_prev = b;
-	p->n_lru++;
-}
-
-uint32_t kv_alloc(struct kv_pool *p)
-{
-	uint32_t b;
-	if (p->n_free) {
-		b = p->free_stack[--p->n_free];
-	} else if (p->n_lru) {
-		b = p->blk[p->n_blocks].lru_next; /* least recently used */
-		lru_unlink(p, b);
-		hmap_del(&p->map, p->blk[b].hash);
-		p->blk[b].hash = 0;
-		p->evictions++;
-	} else {
-		return KV_NONE;
+	if (p->heap_n == p->heap_cap) {
+		uint32_t cap = p->heap_cap ? p->heap_cap * 2 : 256;
+		struct kv_evictable *nh = realloc(p->heap, cap * sizeof *nh);
+		if (!nh)
+			abort(); /* see kv_alloc_run: memory is bounded by n_blocks */
+		p->heap = nh;
+		p->heap_cap = cap;
 	}
-	assert(p->blk[b].ref == 0);
-	p->blk[b].ref = 1;
-	p->n_used++;
-	return b;
-}
-
-void kv_ref(struct kv_pool *p, uint32_t b)
-{
-	if (p->blk[b].ref++ == 0) {
-		lru_unlink(p, b);
-		p->n_used++;
-	}
-}
-
-void kv_release(struct kv_pool *p, uint32_t b)
-{
-	assert(p->blk[b].ref > 0);
-	if (--p->blk[b].ref > 0)
-		return;
-	p->n_used--;
-	if (p->blk[b].hash)
-		lru_push_tail(p, b);
-	else
-		p->free_stack[p->n_free++] = b;
-}
-
-int kv_register(struct kv_pool *p, uint32_t b, uint64_t h)
-{
-	if (p->blk[b].hash || hmap_get(&p->map, h))
-		return 0;
-	if (hmap_put(&p->map, h, b) < 0)
-		return 0; /* out of memory: the block simply stays uncached */
-	p->blk[b].hash = h;
-	return 1;
-}
-
-uint32_t kv_match(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, uint32_t *in_lru,
-		  uint32_t *ids)
-{
-	/* A two-stage software pipeline: the hash slot of block i + 2A is
-	 * prefetched, the slot of block i + A is read and its block record
-	 * prefetched, block i is checked with both in cache. */
-	enum { A = 6 };
-	uint32_t i, lru = 0;
-	for (i = 0; i < n && i < 2 * A; i++)
-		hmap_prefetch(&p->map, hashes[i]);
-	for (i = 0; i < n && i < A; i++) {
-		uint32_t b = kv_lookup(p, hashes[i]);
-		if (b != KV_NONE)
-			kv_prefetch(p, b);
-	}
-	for (i = 0; i < n; i++) {
-		if (i + 2 * A < n)
-			hmap_prefetch(&p->map, hashes[i + 2 * A]);
-		if (i + A < n) {
-			uint32_t ahead = kv_lookup(p, hashes[i + A]);
-			if (ahead != KV_NONE)
-				kv_prefetch(p, ahead);
-		}
-		uint32_t b = kv_lookup(p, hashes[i]);
-		if (b == KV_NONE)
+	struct kv_evictable e = {p->runs[run].release_seq, run};
+	uint32_t i = p->heap_n++;
+	while (i > 0) {
+		uint32_t up = (i - 1) / 2;
+		if (p->heap[up].seq <= e.seq)
 			break;
-		if (ids)
-			ids[i] = b;
-		lru += p->blk[b].ref == 0;
+		p->heap[i] = p->heap[up];
+		i = up;
 	}
-	if (in_lru)
-		*in_lru = lru;
-	return i;
+	p->heap[i] = e;
 }
 
-int kv_insert_cached(struct kv_pool *p, uint64_t h)
+static void heap_pop(struct kv_pool *p)
 {
-	if (hmap_get(&p->map, h))
+	struct kv_evictable last = p->heap[--p->heap_n];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= p->heap_n)
+			break;
+		if (c + 1 < p->heap_n && p->heap[c + 1].seq < p->heap[c].seq)
+			c++;
+		if (p->heap[c].seq >= last.seq)
+			break;
+		p->heap[i] = p->heap[c];
+		i = c;
+	}
+	if (p->heap_n)
+		p->heap[i] = last;
+}
+
+static int evictable(const struct kv_pool *p, const struct kv_evictable *e)
+{
+	const struct kv_run *r = &p->runs[e->run];
+	return r->alive && r->lock == 0 && r->n_children == 0 && r->len > 0 &&
+	       r->release_seq == e->seq;
+}
+
+/* --- runs --- */
+
+static uint32_t run_new(struct kv_pool *p)
+{
+	uint32_t id = p->free_run;
+	if (id != KV_NONE) {
+		p->free_run = p->runs[id].next_free;
+	} else {
+		/* At most one run per cached block plus one per split; the run
+		 * array grows with what is cached, never past 2 * n_blocks. */
+		if ((p->n_runs & (p->n_runs - 1)) == 0) {
+			uint32_t cap = p->n_runs ? p->n_runs * 2 : 64;
+			struct kv_run *nr = realloc(p->runs, cap * sizeof *nr);
+			if (!nr)
+				abort();
+			p->runs = nr;
+		}
+		id = p->n_runs++;
+		p->runs[id].hashes = NULL;
+		p->runs[id].cap = 0;
+	}
+	struct kv_run *r = &p->runs[id];
+	r->len = 0;
+	r->depth = 0;
+	r->parent = KV_NONE;
+	r->n_children = 0;
+	r->lock = 0;
+	r->release_seq = 0;
+	r->next_free = KV_NONE;
+	r->alive = 1;
+	return id;
+}
+
+static void run_reserve(struct kv_run *r, uint32_t want)
+{
+	if (want <= r->cap)
+		return;
+	uint32_t cap = r->cap ? r->cap : 8;
+	while (cap < want)
+		cap *= 2;
+	uint64_t *nh = realloc(r->hashes, cap * sizeof *nh);
+	if (!nh)
+		abort();
+	r->hashes = nh;
+	r->cap = cap;
+}
+
+static void run_delete(struct kv_pool *p, uint32_t id)
+{
+	struct kv_run *r = &p->runs[id];
+	r->alive = 0;
+	r->next_free = p->free_run;
+	p->free_run = id;
+}
+
+/* Splits run id after its first m blocks (0 < m < len): a new run takes the
+ * upper part and id keeps the lower part, so requests whose tail is id stay
+ * valid. Returns the upper run. O(len). */
+static uint32_t split(struct kv_pool *p, uint32_t id, uint32_t m)
+{
+	uint32_t up = run_new(p);
+	struct kv_run *u = &p->runs[up], *r = &p->runs[id];
+	assert(m > 0 && m < r->len);
+	run_reserve(u, m);
+	memcpy(u->hashes, r->hashes, m * sizeof *u->hashes);
+	u->len = m;
+	u->depth = r->depth;
+	u->parent = r->parent;
+	u->n_children = 1;
+	u->lock = r->lock;
+	u->release_seq = r->release_seq;
+	memmove(r->hashes, r->hashes + m, (r->len - m) * sizeof *r->hashes);
+	r->len -= m;
+	r->depth += m;
+	r->parent = up;
+	hmap_put(&p->first, u->hashes[0], up);
+	hmap_put(&p->first, r->hashes[0], id);
+	return up;
+}
+
+/* --- lookups --- */
+
+void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t n,
+		      struct kv_match *m)
+{
+	m->blocks = m->unlocked = m->run_used = 0;
+	m->run = KV_NONE;
+	uint32_t i = 0;
+	while (i < n) {
+		const uint64_t *v = hmap_get(&p->first, hashes[i]);
+		if (!v)
+			break;
+		uint32_t id = (uint32_t)*v;
+		const struct kv_run *r = &p->runs[id];
+		uint32_t lim = r->len < n - i ? r->len : n - i, used;
+		if (hashes[i + lim - 1] == r->hashes[lim - 1]) {
+			used = lim;
+		} else { /* chained hashes: matches form a prefix of the run */
+			uint32_t lo = 1, hi = lim - 1;
+			while (lo < hi) {
+				uint32_t mid = lo + (hi - lo + 1) / 2;
+				if (hashes[i + mid - 1] == r->hashes[mid - 1])
+					lo = mid;
+				else
+					hi = mid - 1;
+			}
+			used = lo;
+		}
+		m->run = id;
+		m->run_used = used;
+		if (r->lock == 0)
+			m->unlocked += used;
+		i += used;
+		if (used < r->len)
+			break;
+	}
+	m->blocks = i;
+}
+
+static void lock_path(struct kv_pool *p, uint32_t id)
+{
+	for (; id != KV_NONE; id = p->runs[id].parent) {
+		struct kv_run *r = &p->runs[id];
+		if (r->lock++ == 0) {
+			p->n_cached -= r->len;
+			p->n_used += r->len;
+		}
+	}
+}
+
+uint32_t kv_acquire(struct kv_pool *p, const struct kv_match *m)
+{
+	if (m->run == KV_NONE)
+		return KV_NONE;
+	uint32_t tail = m->run;
+	if (m->run_used < p->runs[tail].len)
+		tail = split(p, tail, m->run_used);
+	lock_path(p, tail);
+	return tail;
+}
+
+/* Evicts the tail block of the least recently released unlocked leaf run. */
+static int evict_one(struct kv_pool *p)
+{
+	while (p->heap_n) {
+		if (!evictable(p, &p->heap[0])) {
+			heap_pop(p);
+			continue;
+		}
+		uint32_t id = p->heap[0].run;
+		struct kv_run *r = &p->runs[id];
+		r->len--;
+		p->n_cached--;
+		p->n_free++;
+		p->evictions++;
+		if (r->len == 0) {
+			heap_pop(p);
+			hmap_del(&p->first, r->hashes[0]);
+			uint32_t parent = r->parent;
+			run_delete(p, id);
+			if (parent != KV_NONE) {
+				struct kv_run *pr = &p->runs[parent];
+				if (--pr->n_children == 0 && pr->lock == 0)
+					heap_push(p, parent);
+			}
+		}
 		return 0;
-	uint32_t b = kv_alloc(p);
-	if (b == KV_NONE)
+	}
+	return -1;
+}
+
+int kv_take(struct kv_pool *p, uint32_t n)
+{
+	if (n > kv_available(p))
 		return -1;
-	kv_register(p, b, h);
-	kv_release(p, b);
-	return 1;
+	while (p->n_free < n) {
+		int ok = evict_one(p);
+		assert(ok == 0);
+		(void)ok;
+	}
+	p->n_free -= n;
+	p->n_used += n;
+	return 0;
+}
+
+void kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
+{
+	uint32_t t = *tail;
+	const uint64_t *v = hmap_get(&p->first, h);
+	if (v) {
+		/* Cached already (computed at the same time by another request):
+		 * adopt it. Hashes chain, so a run starting with h starts at idx
+		 * right after our path. */
+		uint32_t c = (uint32_t)*v;
+		if (p->runs[c].len > 1)
+			c = split(p, c, 1);
+		/* The lock below covers c alone: its ancestors are our path. */
+		struct kv_run *r = &p->runs[c];
+		if (r->lock++ == 0) {
+			p->n_cached -= r->len;
+			p->n_used += r->len;
+		}
+		p->n_used--; /* our copy */
+		p->n_free++;
+		*tail = c;
+		return;
+	}
+	if (t != KV_NONE && p->runs[t].lock == 1 && p->runs[t].n_children == 0) {
+		struct kv_run *r = &p->runs[t];
+		assert(r->depth + r->len == idx);
+		run_reserve(r, r->len + 1);
+		r->hashes[r->len++] = h;
+		return; /* the block moves from own to a locked run: n_used unchanged */
+	}
+	uint32_t id = run_new(p);
+	struct kv_run *r = &p->runs[id];
+	run_reserve(r, 1);
+	r->hashes[0] = h;
+	r->len = 1;
+	r->depth = idx;
+	r->parent = t;
+	r->lock = 1;
+	if (t != KV_NONE)
+		p->runs[t].n_children++;
+	if (hmap_put(&p->first, h, id) < 0)
+		abort();
+	*tail = id;
+}
+
+void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own)
+{
+	for (uint32_t id = tail; id != KV_NONE; id = p->runs[id].parent) {
+		struct kv_run *r = &p->runs[id];
+		assert(r->lock > 0);
+		if (--r->lock > 0)
+			continue;
+		p->n_used -= r->len;
+		p->n_cached += r->len;
+		r->release_seq = ++p->seq;
+		if (r->n_children == 0)
+			heap_push(p, id);
+	}
+	assert(p->n_used >= n_own);
+	p->n_used -= n_own;
+	p->n_free += n_own;
+}
+
+uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint32_t hi)
+{
+	struct kv_match m;
+	kv_lookup_prefix(p, hashes, hi, &m);
+	if (m.blocks >= hi)
+		return hi;
+	if (m.blocks < lo)
+		return m.blocks; /* the prefix it hangs from is gone */
+	/* Hold the path while making room, so eviction cannot take it. */
+	uint32_t tail = kv_acquire(p, &m);
+	uint32_t want = hi - m.blocks;
+	uint32_t room = kv_available(p);
+	if (want > room)
+		want = room;
+	if (want == 0 || kv_take(p, want) != 0) {
+		if (tail != KV_NONE)
+			kv_release(p, tail, 0);
+		return m.blocks;
+	}
+	for (uint32_t i = 0; i < want; i++)
+		kv_commit_block(p, &tail, m.blocks + i, hashes[m.blocks + i]);
+	kv_release(p, tail, 0);
+	return m.blocks + want;
+}
+
+int kv_check(const struct kv_pool *p)
+{
+	uint64_t cached = 0, locked = 0;
+	for (uint32_t i = 0; i < p->n_runs; i++) {
+		const struct kv_run *r = &p->runs[i];
+		if (!r->alive)
+			continue;
+		if (r->len == 0)
+			return -1;
+		if (r->lock)
+			locked += r->len;
+		else
+			cached += r->len;
+		const uint64_t *v = hmap_get(&p->first, r->hashes[0]);
+		if (!v || *v != i)
+			return -1;
+		if (r->parent != KV_NONE) {
+			const struct kv_run *pr = &p->runs[r->parent];
+			if (!pr->alive || pr->depth + pr->len != r->depth || pr->lock < r->lock)
+				return -1;
+		} else if (r->depth != 0) {
+			return -1;
+		}
+	}
+	if (cached != p->n_cached || locked > p->n_used)
+		return -1;
+	if ((uint64_t)p->n_free + p->n_cached + p->n_used != p->n_blocks)
+		return -1;
+	return 0;
 }

@@ -1,4 +1,4 @@
-/* kv: one node's paged KV cache with prefix caching and LRU eviction. */
+/* kv: one node's paged KV cache: a tree of cached block runs with LRU eviction. */
 #ifndef KVSIM_KV_H
 #define KVSIM_KV_H
 
@@ -8,65 +8,100 @@
 
 #define KV_NONE UINT32_MAX
 
-/* Block states: free (no hash, unreferenced), cached (hashed, unreferenced,
- * on the LRU list), used (referenced by >= 1 request, hashed or not).
- * Invariant: n_free + n_lru + n_used == n_blocks. A hashed block is in map
- * under its hash; at most one block per hash (a duplicate computed later
- * stays unhashed, as in vLLM). */
-struct kv_block {
-	uint64_t hash; /* 0 = not cached */
-	uint32_t ref;
-	uint32_t lru_prev, lru_next; /* index n_blocks is the list head */
+/* Cached blocks form a prefix tree whose nodes are runs: consecutive blocks
+ * of one hash chain (block i's hash names blocks 0..i). A run's first hash
+ * keys it in `first`; since hashes chain, a request matches a whole run by
+ * comparing one hash, and a partial run by binary search. A request holds
+ * (locks) every run on its path from the root, plus its own uncached
+ * blocks (the block being filled, or all of them without prefix caching).
+ *
+ * Eviction is vLLM's: unreferenced cached blocks go least recently released
+ * first, a finished request's tail first. A run's lock always covers all of
+ * its blocks (a partial use splits it), so all blocks of a run share their
+ * release time, and an ancestor is released no earlier than its descendants;
+ * evicting tail blocks of the least recently released unlocked leaf run is
+ * therefore the same order, at O(1) per block instead of a hash-map delete.
+ *
+ * One departure from vLLM: when a request fills a block whose hash is
+ * already cached at the same place (two requests computing the same prefix
+ * at once), it adopts the cached block and frees its copy (SGLang's radix
+ * cache does the same) instead of keeping an uncached duplicate.
+ *
+ * Invariant: n_free + n_cached + n_used == n_blocks, where n_cached counts
+ * blocks of unlocked runs and n_used those of locked runs plus requests' own. */
+struct kv_run {
+	uint64_t *hashes;      /* len chain hashes (capacity cap) */
+	uint32_t len, cap;
+	uint32_t depth;        /* chain index of the first block */
+	uint32_t parent;       /* run id, or KV_NONE at the root */
+	uint32_t n_children;
+	uint32_t lock;         /* requests whose path includes this run */
+	uint64_t release_seq;  /* when lock last fell to 0 (0 while alive = never locked) */
+	uint32_t next_free;    /* slot free list; KV_NONE when alive */
+	int alive;
 };
 
-/* One record per block, so touching a block costs one cache miss. */
+struct kv_evictable {
+	uint64_t seq;
+	uint32_t run;
+};
+
+/* Where a prefix lookup ended: blocks matched, how many of them are in
+ * unlocked runs (their blocks would stop being evictable), and the run the
+ * match ends in with how many of its blocks it uses. */
+struct kv_match {
+	uint32_t blocks, unlocked;
+	uint32_t run, run_used;
+};
+
 struct kv_pool {
 	uint32_t n_blocks;
-	struct kv_block *blk; /* n_blocks + 1 (the LRU head) */
-	uint32_t *free_stack;
-	uint32_t n_free, n_lru, n_used;
+	uint32_t n_free, n_cached, n_used;
+	struct kv_run *runs;
+	uint32_t n_runs, free_run;
+	struct hmap first; /* hash of a run's first block -> run id */
+	struct kv_evictable *heap; /* min-heap by seq of unlocked leaf runs (lazy) */
+	uint32_t heap_n, heap_cap;
+	uint64_t seq;
 	uint64_t evictions;
-	struct hmap map; /* hash -> block */
 };
 
 /* Returns 0, or -1 when memory runs out. Caller frees with kv_free. */
 int kv_init(struct kv_pool *p, uint32_t n_blocks);
 void kv_free(struct kv_pool *p);
-/* Blocks that an allocation can obtain: free ones plus evictable cached ones. */
+/* Blocks that a request can obtain: free ones plus evictable cached ones. */
 static inline uint32_t kv_available(const struct kv_pool *p)
 {
-	return p->n_free + p->n_lru;
+	return p->n_free + p->n_cached;
 }
-/* Takes a block (referenced once, unhashed): a free one if any, else evicts
- * the least recently used cached block. KV_NONE when none is available. O(1). */
-uint32_t kv_alloc(struct kv_pool *p);
-/* Adds a reference (a prefix hit); takes a cached block off the LRU list. */
-void kv_ref(struct kv_pool *p, uint32_t b);
-/* Drops a reference; an unreferenced hashed block becomes the most recently
- * used cached block, an unhashed one becomes free. */
-void kv_release(struct kv_pool *p, uint32_t b);
-/* Gives block b the hash h if no block holds h yet; returns 1 if it did. */
-int kv_register(struct kv_pool *p, uint32_t b, uint64_t h);
-/* The block holding hash h, or KV_NONE. */
-static inline uint32_t kv_lookup(const struct kv_pool *p, uint64_t h)
-{
-	const uint64_t *v = hmap_get(&p->map, h);
-	return v ? (uint32_t)*v : KV_NONE;
-}
-/* Longest prefix of hashes[0..n) present; *in_lru (if not NULL) gets how
- * many of those blocks are unreferenced (so on the LRU list), and ids (if
- * not NULL, room for n) the blocks matched. O(match); probes are prefetched
- * a few blocks ahead, since a long prompt's lookups are cache misses. */
-uint32_t kv_match(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, uint32_t *in_lru,
-		  uint32_t *ids);
-/* Hints that block b will be touched soon. */
-static inline void kv_prefetch(const struct kv_pool *p, uint32_t b)
-{
-	__builtin_prefetch(&p->blk[b], 1);
-}
-/* Inserts an unreferenced cached block for h (a migrated or reloaded block)
- * as most recently used; returns 1 if inserted, 0 if h was already cached,
- * -1 if no block could be had. */
-int kv_insert_cached(struct kv_pool *p, uint64_t h);
+/* The longest cached prefix of hashes[0..n). Changes nothing. O(runs on the
+ * path) lookups, plus O(log run length) where the match ends inside a run. */
+void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t n,
+		      struct kv_match *m);
+/* Locks the matched prefix for a request (splitting a partly used run);
+ * returns the request's tail run, KV_NONE for an empty match. m must come
+ * from kv_lookup_prefix with no change to the pool since. */
+uint32_t kv_acquire(struct kv_pool *p, const struct kv_match *m);
+/* Takes n blocks for a request's own use, evicting cached blocks when no
+ * free ones are left. Returns 0, or -1 (nothing taken) when fewer than n
+ * are available. */
+int kv_take(struct kv_pool *p, uint32_t n);
+/* A request's block idx, one of its own blocks, is full and has hash h; its
+ * path (ending at *tail) covers exactly blocks 0..idx-1. The block becomes
+ * cached (appended to the tail run, or a new run) and stays locked by the
+ * request, or, if h is already cached there, the request adopts that block
+ * and its own copy is freed. *tail is updated. O(1) expected. */
+void kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h);
+/* Releases a request's hold: the runs from tail to the root (tail first, so
+ * the tail is evicted first) and its n_own own blocks (freed). */
+void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own);
+/* Caches hashes[lo..hi) (blocks that arrived from elsewhere) after the
+ * prefix hashes[0..lo), as the most recently released blocks. Returns the
+ * index up to which the chain is now cached (hi if all fit; less if the
+ * prefix is no longer cached or space ran out). */
+uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint32_t hi);
+/* Checks the invariants (counters, tree links, locks) in O(runs); returns 0
+ * or -1. For tests and audits. */
+int kv_check(const struct kv_pool *p);
 
 #endif

@@ -19,12 +19,20 @@ int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const stru
 	n->block_tokens = (uint32_t)ec->kv_block_tokens;
 	n->max_seqs = (uint32_t)ec->max_num_seqs;
 	n->max_batched = (uint32_t)ec->max_num_batched_tokens;
+	n->block_shift = 0;
+	if ((n->block_tokens & (n->block_tokens - 1)) == 0)
+		while ((1u << n->block_shift) < n->block_tokens)
+			n->block_shift++;
 	n->prefix_caching = ec->prefix_caching;
 	n->running_cap = n->max_seqs;
+	n->max_span = (uint32_t)ec->max_span_iterations;
 	n->running = malloc(n->running_cap * sizeof *n->running);
 	n->batch = malloc(n->running_cap * sizeof *n->batch);
 	n->done = malloc(n->running_cap * sizeof *n->done);
-	if (!n->running || !n->batch || !n->done || kv_init(&n->kv, kv_blocks)) {
+	n->span_end = malloc(n->max_span * sizeof *n->span_end);
+	n->span_used = malloc(n->max_span * sizeof *n->span_used);
+	if (!n->running || !n->batch || !n->done || !n->span_end || !n->span_used ||
+	    kv_init(&n->kv, kv_blocks)) {
 		node_free(n);
 		return -1;
 	}
@@ -37,6 +45,10 @@ void node_free(struct node *n)
 	free(n->running);
 	free(n->batch);
 	free(n->done);
+	free(n->span_end);
+	free(n->span_used);
+	n->span_end = NULL;
+	n->span_used = NULL;
 	n->running = NULL;
 	n->batch = NULL;
 	n->done = NULL;
@@ -81,51 +93,25 @@ static void wait_pop_front(struct node *n)
 	r->qnext = r->qprev = NULL;
 }
 
-void node_enqueue(struct node *n, struct request *r, int64_t now_ns)
-{
-	r->state = REQ_WAITING;
-	r->node = n->id;
-	r->enqueue_ns = now_ns;
-	wait_push_back(n, r);
-}
+
 
 static void release_blocks(struct node *n, struct request *r)
 {
-	/* Reverse order: a sequence's tail becomes least recently used first,
-	 * so eviction eats prefixes from the end and shared heads live longest. */
-	for (uint32_t i = r->n_blocks; i-- > 0;) {
-		if (i >= 8)
-			kv_prefetch(&n->kv, r->blocks[i - 8]);
-		kv_release(&n->kv, r->blocks[i]);
-	}
-	r->n_blocks = 0;
+	kv_release(&n->kv, r->kv_tail, r->n_own);
+	r->kv_tail = KV_NONE;
+	r->n_blocks = r->n_own = 0;
 }
 
-static int reserve_blocks(struct request *r, uint32_t want)
-{
-	if (want <= r->blocks_cap)
-		return 0;
-	uint32_t cap = r->blocks_cap ? r->blocks_cap : 16;
-	while (cap < want)
-		cap *= 2;
-	uint32_t *nb = realloc(r->blocks, cap * sizeof *nb);
-	if (!nb)
-		return -1;
-	r->blocks = nb;
-	r->blocks_cap = cap;
-	return 0;
-}
-
-/* Allocates blocks so that r holds ceil(tokens / B); 0 or -1 (no block). */
+/* Takes own blocks so that r holds ceil(tokens / B); 0 or -1 (no room). */
 static int grow_to(struct node *n, struct request *r, uint32_t tokens)
 {
 	uint32_t want = node_blocks_for(n, tokens);
 	if (want <= r->n_blocks)
 		return 0;
-	if (want - r->n_blocks > kv_available(&n->kv) || reserve_blocks(r, want))
+	if (kv_take(&n->kv, want - r->n_blocks))
 		return -1;
-	while (r->n_blocks < want)
-		r->blocks[r->n_blocks++] = kv_alloc(&n->kv);
+	r->n_own += want - r->n_blocks;
+	r->n_blocks = want;
 	return 0;
 }
 
@@ -172,15 +158,139 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 	r->accounted = 1;
 }
 
+/* r computed tokens [old, r->num_computed): preemption accounting, and the
+ * blocks this filled enter the cache. */
+static void computed_upto(struct node *n, struct request *r, uint32_t old)
+{
+	if (old < r->high_water) {
+		uint32_t top = r->num_computed < r->high_water ? r->num_computed : r->high_water;
+		r->preempt_recomputed += top - old;
+	}
+	if (r->num_computed > r->high_water)
+		r->high_water = r->num_computed;
+	uint32_t full = node_full_blocks(n, r->num_computed);
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	for (uint32_t b = node_full_blocks(n, old); b < full; b++) {
+		/* A block enters the cache when full, if the request's cached path
+		 * reaches it (blocks before a hit's recomputed last token are
+		 * cached already). */
+		if (n->prefix_caching && b == r->n_blocks - r->n_own) {
+			kv_commit_block(&n->kv, &r->kv_tail, b, r->hashes[b]);
+			r->n_own--;
+		}
+		n->hooks.on_block_computed(n->hooks.ctx, r, b);
+	}
+}
+
+/* Applies a decode span's block allocations up to iteration `started` and
+ * its iteration ends up to `ended` (both counts from the span's start). */
+static void span_apply(struct node *n, uint32_t started, uint32_t ended)
+{
+	uint32_t add = ended - n->span_ended;
+	for (uint32_t i = 0; i < n->n_batch; i++) {
+		struct request *r = n->batch[i].r;
+		int ok = grow_to(n, r, n->batch[i].c0 + started);
+		assert(ok == 0); /* room was checked when the span was planned */
+		(void)ok;
+		if (add) {
+			uint32_t old = r->num_computed;
+			r->num_computed += add;
+			r->generated += add;
+			r->num_tokens += add;
+			computed_upto(n, r, old);
+		}
+	}
+	n->span_started = started;
+	n->span_ended = ended;
+}
+
+void node_sync(struct node *n, int64_t now_ns)
+{
+	if (!n->busy || n->span_len <= 1)
+		return;
+	/* Internal boundaries at or before now have passed (a boundary at the
+	 * same time as the caller's event counts as first); the span's last
+	 * end is its own event's. */
+	uint32_t ended = n->span_ended;
+	while (ended + 1 < n->span_len && n->span_end[ended] <= now_ns)
+		ended++;
+	if (ended != n->span_ended || ended + 1 != n->span_started)
+		span_apply(n, ended + 1, ended);
+}
+
+int node_enqueue(struct node *n, struct request *r, int64_t now_ns)
+{
+	r->state = REQ_WAITING;
+	r->node = n->id;
+	r->enqueue_ns = now_ns;
+	wait_push_back(n, r);
+	if (!n->busy || n->span_len <= 1)
+		return 0;
+	/* The newcomer joins after the iteration in progress. */
+	node_sync(n, now_ns);
+	if (n->span_len == n->span_started)
+		return 0;
+	n->span_len = n->span_started;
+	n->step_end_ns = n->span_end[n->span_len - 1];
+	return 1;
+}
+
+/* How long a decode span of the current all-decode batch can be: no request
+ * may finish before its last iteration, and its block allocations must fit
+ * without preemption. Fills span_end and span_used. */
+static void plan_span(struct node *n, const struct cost_batch *cb0)
+{
+	uint32_t B = n->block_tokens, k = n->max_span;
+	for (uint32_t i = 0; i < n->n_batch; i++) {
+		const struct request *r = n->batch[i].r;
+		uint32_t left = r->output_tokens - r->generated;
+		if (left < k)
+			k = left;
+	}
+	while (k > 1) {
+		uint64_t need = 0;
+		for (uint32_t i = 0; i < n->n_batch; i++) {
+			uint32_t c0 = n->batch[i].c0;
+			need += node_blocks_for(n, (uint64_t)c0 + k) - node_blocks_for(n, (uint64_t)c0 + 1);
+		}
+		if (need <= kv_available(&n->kv))
+			break;
+		k /= 2;
+	}
+	if (k <= 1)
+		return;
+	/* span_used[j]: blocks in use during iteration j; a request takes a new
+	 * block at iteration j when the token it writes, c0 + j, starts one. */
+	for (uint32_t j = 1; j < k; j++)
+		n->span_used[j] = 0;
+	for (uint32_t i = 0; i < n->n_batch; i++) {
+		uint32_t c0 = n->batch[i].c0, j = (B - c0 % B) % B;
+		for (j = j ? j : B; j < k; j += B)
+			n->span_used[j]++;
+	}
+	struct cost_batch cb = *cb0;
+	double d = cb0->decodes;
+	for (uint32_t j = 1; j < k; j++) {
+		n->span_used[j] += n->span_used[j - 1];
+		cb.attn_pairs = cb0->attn_pairs + j * d;
+		cb.kv_tokens = cb0->kv_tokens + j * d;
+		n->span_end[j] = n->span_end[j - 1] + cost_iteration_ns(n->cost, &cb);
+	}
+	n->span_len = k;
+}
+
 int64_t node_start_step(struct node *n, int64_t now_ns)
 {
 	struct cost_batch cb;
 	uint32_t budget = n->max_batched, B = n->block_tokens;
-	int preempted = 0;
+	int preempted = 0, all_decode = 1;
 	cost_batch_clear(&cb);
 	n->n_batch = 0;
 
 	for (uint32_t i = 0; i < n->n_running && budget > 0; i++) {
+		if (i + 4 < n->n_running)
+			__builtin_prefetch(n->running[i + 4], 1);
 		struct request *r = n->running[i];
 		uint32_t want = r->num_tokens - r->num_computed;
 		if (want > budget)
@@ -194,24 +304,25 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		}
 		if (i >= n->n_running) /* r preempted itself */
 			break;
-		n->batch[n->n_batch++] = (struct batch_entry){r, want};
-		if (want == 1 && r->generated > 0 && r->num_computed + 1 == r->num_tokens)
+		n->batch[n->n_batch++] = (struct batch_entry){r, want, r->num_computed};
+		if (want == 1 && r->generated > 0 && r->num_computed + 1 == r->num_tokens) {
 			cost_add_decode(&cb, r->num_computed + want);
-		else
+		} else {
 			cost_add_prefill(&cb, want, r->num_computed);
+			all_decode = 0;
+		}
 		budget -= want;
 	}
 
 	while (!preempted && n->wait_head && n->n_running < n->max_seqs && budget > 0) {
 		struct request *r = n->wait_head;
-		uint32_t known = r->num_tokens / B, in_lru = 0, hit = 0;
+		uint32_t known = node_full_blocks(n, r->num_tokens);
 		if (known > r->n_hashes)
 			known = r->n_hashes;
-		if (reserve_blocks(r, node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens)))
-			break; /* out of memory: try again next iteration */
+		struct kv_match m = {0, 0, KV_NONE, 0};
 		if (n->prefix_caching)
-			hit = kv_match(&n->kv, r->hashes, known, &in_lru, r->blocks);
-		uint32_t computed = hit * B;
+			kv_lookup_prefix(&n->kv, r->hashes, known, &m);
+		uint32_t hit = m.blocks, computed = hit * B;
 		if (computed >= r->num_tokens)
 			computed = r->num_tokens - 1; /* the last token is always computed */
 		uint32_t want = r->num_tokens - computed;
@@ -220,12 +331,12 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		uint32_t total = node_blocks_for(n, (uint64_t)computed + want);
 		if (total < hit)
 			total = hit;
-		if (total - hit > kv_available(&n->kv) - in_lru)
+		if (total - hit > kv_available(&n->kv) - m.unlocked)
 			break; /* FIFO: the head waits for memory, nobody overtakes it */
 		wait_pop_front(n);
-		for (uint32_t b = 0; b < hit; b++)
-			kv_ref(&n->kv, r->blocks[b]);
+		r->kv_tail = kv_acquire(&n->kv, &m);
 		r->n_blocks = hit;
+		r->n_own = 0;
 		int ok = grow_to(n, r, computed + want);
 		assert(ok == 0);
 		(void)ok;
@@ -236,8 +347,9 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		r->num_computed = computed;
 		r->state = REQ_RUNNING;
 		n->running[n->n_running++] = r;
-		n->batch[n->n_batch++] = (struct batch_entry){r, want};
+		n->batch[n->n_batch++] = (struct batch_entry){r, want, computed};
 		cost_add_prefill(&cb, want, computed);
+		all_decode = 0;
 		budget -= want;
 	}
 
@@ -245,38 +357,46 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		n->busy = 0;
 		return 0;
 	}
-	int64_t dur = cost_iteration_ns(n->cost, &cb);
 	n->busy = 1;
-	n->busy_ns += dur;
-	n->iterations++;
-	n->kv_used_block_ns += (double)n->kv.n_used * (double)dur;
-	if (n->kv.n_used > n->peak_used)
-		n->peak_used = n->kv.n_used;
-	return dur;
+	n->step_start_ns = now_ns;
+	n->span_len = 1;
+	n->span_started = 1;
+	n->span_ended = 0;
+	n->span_end[0] = now_ns + cost_iteration_ns(n->cost, &cb);
+	n->span_used[0] = n->kv.n_used;
+	if (all_decode && !preempted && !n->wait_head && n->max_span > 1)
+		plan_span(n, &cb);
+	n->step_end_ns = n->span_end[n->span_len - 1];
+	return n->step_end_ns - now_ns;
 }
 
 void node_finish_step(struct node *n, int64_t now_ns)
 {
-	uint32_t B = n->block_tokens;
+	/* Statistics of the iterations that ran, then the span's inner
+	 * iterations, then the last iteration's end like any step's. */
+	int64_t start = n->step_start_ns;
+	for (uint32_t j = 0; j < n->span_len; j++) {
+		int64_t dur = n->span_end[j] - start;
+		n->busy_ns += dur;
+		n->kv_used_block_ns += (double)n->span_used[j] * (double)dur;
+		if (n->span_used[j] > n->peak_used)
+			n->peak_used = n->span_used[j];
+		start = n->span_end[j];
+	}
+	n->iterations += n->span_len;
+	if (n->span_len > 1) {
+		span_apply(n, n->span_len, n->span_len - 1);
+		for (uint32_t i = 0; i < n->n_batch; i++)
+			n->batch[i].n = 1;
+	}
 	n->n_done = 0;
 	for (uint32_t i = 0; i < n->n_batch; i++) {
+		if (i + 4 < n->n_batch)
+			__builtin_prefetch(n->batch[i + 4].r, 1);
 		struct request *r = n->batch[i].r;
 		uint32_t old = r->num_computed;
 		r->num_computed += n->batch[i].n;
-		if (old < r->high_water) {
-			uint32_t top = r->num_computed < r->high_water ? r->num_computed : r->high_water;
-			r->preempt_recomputed += top - old;
-		}
-		if (r->num_computed > r->high_water)
-			r->high_water = r->num_computed;
-		uint32_t full = r->num_computed / B;
-		if (full > r->n_hashes)
-			full = r->n_hashes;
-		for (uint32_t b = old / B; b < full; b++) {
-			if (n->prefix_caching)
-				kv_register(&n->kv, r->blocks[b], r->hashes[b]);
-			n->hooks.on_block_computed(n->hooks.ctx, r, b);
-		}
+		computed_upto(n, r, old);
 		if (r->num_computed < r->num_tokens)
 			continue; /* a prefill chunk that did not reach the end */
 		r->generated++;
@@ -300,6 +420,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	}
 	n->n_batch = 0;
 	n->busy = 0;
+	n->span_len = 0;
 	for (uint32_t i = 0; i < n->n_done; i++)
 		n->hooks.on_done(n->hooks.ctx, n->done[i], now_ns);
 }

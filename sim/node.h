@@ -24,7 +24,8 @@ struct node_hooks {
 
 struct batch_entry {
 	struct request *r;
-	uint32_t n; /* tokens computed for r in this iteration */
+	uint32_t n;  /* tokens computed for r in this iteration */
+	uint32_t c0; /* r->num_computed when the step began */
 };
 
 struct node {
@@ -33,6 +34,7 @@ struct node {
 	const struct cost_model *cost;
 	struct node_hooks hooks;
 	uint32_t block_tokens, max_seqs, max_batched;
+	uint32_t block_shift; /* log2(block_tokens) when a power of two, else 0 */
 	int prefix_caching;
 	/* waiting queue (FIFO; preempted requests go back to the front) */
 	struct request *wait_head, *wait_tail;
@@ -44,6 +46,19 @@ struct node {
 	struct batch_entry *batch;
 	uint32_t n_batch;
 	int busy; /* an iteration is in progress */
+	/* A step is one iteration, or a decode span: when every scheduled
+	 * request is decoding and nothing waits, up to max_span iterations of
+	 * the same batch run as one event. Iteration j ends at span_end[j] and
+	 * holds span_used[j] blocks; allocations of the first span_started
+	 * iterations and the ends of the first span_ended are applied to the
+	 * requests so far (node_sync applies more; an arrival cuts the span at
+	 * the iteration in progress). Results are those of one event per
+	 * iteration; only the event count differs. */
+	uint32_t max_span, span_len, span_started, span_ended;
+	int64_t step_start_ns, step_end_ns;
+	int64_t *span_end;
+	uint32_t *span_used;
+	uint64_t step_seq; /* the owner's handle for the step-end event */
 	struct request **done; /* finished in the last iteration */
 	uint32_t n_done;
 	/* statistics */
@@ -56,21 +71,35 @@ struct node {
 /* Returns 0, or -1 when memory runs out. Caller frees with node_free. */
 int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const struct engine_cfg *ec,
 	      const struct cost_model *cost, const struct node_hooks *hooks);
+/* Iterations a decode span may cover (1: one event per iteration). */
+
 void node_free(struct node *n);
-/* Appends r to the waiting queue (state REQ_WAITING). */
-void node_enqueue(struct node *n, struct request *r, int64_t now_ns);
+/* Appends r to the waiting queue (state REQ_WAITING). Returns 1 when this
+ * cut a decode span short, so the step now ends earlier, at step_end_ns. */
+int node_enqueue(struct node *n, struct request *r, int64_t now_ns);
+/* Brings a decode span's requests and KV cache up to time now (what one
+ * event per iteration would have done by then). Call before reading or
+ * changing the node's KV cache from outside. O(batch). */
+void node_sync(struct node *n, int64_t now_ns);
 /* Forms the next iteration's batch (vLLM v1 scheduling: running requests
  * first, then admissions from the waiting queue, preempting the newest
- * running request when KV runs out). Returns the iteration's duration in ns,
- * or 0 when there is nothing to run (the node is then idle). O(batch). */
+ * running request when KV runs out), as a decode span where it can. Returns
+ * the step's duration in ns, or 0 when there is nothing to run (the node is
+ * then idle). O(batch + span length). */
 int64_t node_start_step(struct node *n, int64_t now_ns);
 /* Applies the iteration that ends at now: tokens computed and emitted,
  * blocks cached, requests finished (on_done is called for each). O(batch). */
 void node_finish_step(struct node *n, int64_t now_ns);
-/* Blocks a request of this many tokens needs at most (prompt + output). */
+/* Full blocks in tokens tokens. The hot loops run this per request per
+ * iteration, so the usual power-of-two page size takes a shift. */
+static inline uint32_t node_full_blocks(const struct node *n, uint64_t tokens)
+{
+	return (uint32_t)(n->block_shift ? tokens >> n->block_shift : tokens / n->block_tokens);
+}
+/* Blocks that hold tokens tokens (the last one possibly partial). */
 static inline uint32_t node_blocks_for(const struct node *n, uint64_t tokens)
 {
-	return (uint32_t)((tokens + n->block_tokens - 1) / n->block_tokens);
+	return node_full_blocks(n, tokens + n->block_tokens - 1);
 }
 
 #endif

@@ -37,8 +37,11 @@ struct request {
 	uint32_t num_computed; /* tokens whose KV is in the node's cache */
 	uint32_t generated;    /* output tokens emitted */
 	uint32_t high_water;   /* most tokens ever computed (preemption accounting) */
-	uint32_t *blocks;      /* KV block ids held, in order; owned, reused */
-	uint32_t n_blocks, blocks_cap;
+	/* KV held on its node: the cached runs from kv_tail to the root cover
+	 * its first n_blocks - n_own blocks; n_own more are its own (the block
+	 * being filled; all of them without prefix caching). */
+	uint32_t kv_tail;
+	uint32_t n_blocks, n_own;
 	uint32_t mig_lo, mig_hi; /* blocks [lo, hi) arrived by migration */
 	int accounted;           /* the prompt split below is final */
 	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;

@@ -65,6 +65,7 @@ struct sim {
 	struct pol_node_view *view;
 	const struct pol_ops *pol;
 	void *pol_st;
+	int pol_reads_kv_util;
 	gsl_rng *r_route;
 	const struct wl_ops *wl;
 	void *wl_st;
@@ -100,15 +101,13 @@ static struct request *req_get(struct sim *s)
 			return NULL;
 		}
 	}
-	/* Keep the two buffers, clear the rest. */
+	/* Keep the hash buffer, clear the rest. */
 	uint64_t *h = r->hashes;
-	uint32_t hc = r->hashes_cap, bc = r->blocks_cap;
-	uint32_t *b = r->blocks;
+	uint32_t hc = r->hashes_cap;
 	memset(r, 0, sizeof *r);
 	r->hashes = h;
 	r->hashes_cap = hc;
-	r->blocks = b;
-	r->blocks_cap = bc;
+	r->kv_tail = KV_NONE;
 	r->node = -1;
 	r->sched_ns = -1;
 	return r;
@@ -163,15 +162,33 @@ static void refresh_view(struct sim *s, uint32_t i)
 	v->kv_util = (double)n->kv.n_used / (double)n->kv.n_blocks;
 }
 
+static void schedule_step(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	n->step_seq = evq_push(&s->q, n->step_end_ns, EV_STEP, (int32_t)i, NULL);
+	if (!n->step_seq)
+		fail(s, "out of memory");
+}
+
 static void kick(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
-	if (!n->busy) {
-		int64_t dur = node_start_step(n, s->now);
-		if (dur > 0 && !evq_push(&s->q, s->now + dur, EV_STEP, (int32_t)i, NULL))
-			fail(s, "out of memory");
-	}
+	if (!n->busy && node_start_step(n, s->now) > 0)
+		schedule_step(s, i);
 	refresh_view(s, i);
+}
+
+/* Enqueues r on node i; an arrival cuts a decode span short, which moves
+ * the node's step-end event earlier. */
+static void enqueue(struct sim *s, uint32_t i, struct request *r)
+{
+	struct node *n = &s->nodes[i];
+	if (node_enqueue(n, r, s->now)) {
+		if (evq_cancel(&s->q, n->step_seq))
+			fail(s, "out of memory");
+		schedule_step(s, i);
+	}
+	kick(s, i);
 }
 
 static void schedule_arrival(struct sim *s, struct request *r, int from_source)
@@ -254,8 +271,12 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	const struct node *src = &s->nodes[rec->last_node];
-	uint32_t have = kv_match(&s->nodes[dst].kv, r->hashes, full, NULL, NULL);
-	uint32_t there = kv_match(&src->kv, r->hashes, full, NULL, NULL);
+	struct kv_match m_dst, m_src;
+	node_sync(&s->nodes[dst], s->now);
+	node_sync(&s->nodes[rec->last_node], s->now);
+	kv_lookup_prefix(&s->nodes[dst].kv, r->hashes, full, &m_dst);
+	kv_lookup_prefix(&src->kv, r->hashes, full, &m_src);
+	uint32_t have = m_dst.blocks, there = m_src.blocks;
 	if (there <= have)
 		return 0;
 	double tokens = (double)(there - have) * B;
@@ -291,6 +312,13 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 	r->session_rec = session_get(s, r->session);
 	if (!r->session_rec)
 		return;
+	if (s->pol_reads_kv_util) {
+		/* KV use grows inside decode spans; bring every node up to now. */
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			node_sync(&s->nodes[i], s->now);
+			refresh_view(s, i);
+		}
+	}
 	struct pol_view v = {s->n_nodes, s->view, s->now};
 	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision"};
 	s->pol->route(s->pol_st, &v, r, &d);
@@ -317,21 +345,19 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 	((struct session_rec *)r->session_rec)->last_node = (int32_t)dst;
 	if (moving)
 		return;
-	node_enqueue(n, r, s->now);
-	kick(s, dst);
+	enqueue(s, dst, r);
 }
 
 static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 {
 	struct node *n = &s->nodes[dst];
-	for (uint32_t b = r->mig_lo; b < r->mig_hi; b++) {
-		if (kv_insert_cached(&n->kv, r->hashes[b]) < 0) {
-			r->mig_hi = b; /* no room: the rest will be computed */
-			break;
-		}
-	}
-	node_enqueue(n, r, s->now);
-	kick(s, dst);
+	/* Blocks that found no room (or whose prefix was evicted meanwhile)
+	 * will be computed. */
+	node_sync(n, s->now);
+	uint32_t upto = kv_install(&n->kv, r->hashes, r->mig_lo, r->mig_hi);
+	if (upto < r->mig_hi)
+		r->mig_hi = upto > r->mig_lo ? upto : r->mig_lo;
+	enqueue(s, dst, r);
 }
 
 /* node hooks */
@@ -409,7 +435,6 @@ static void teardown(struct sim *s)
 		struct request *r = s->free_reqs;
 		s->free_reqs = r->pool_next;
 		free(r->hashes);
-		free(r->blocks);
 		free(r);
 	}
 	for (size_t i = 0; i < s->sessions.cap; i++) {
@@ -450,6 +475,7 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 	s->pol_st = s->pol->create(sc->router.params, "router.params", &penv, err, errlen);
 	if (!s->pol_st)
 		return 2;
+	s->pol_reads_kv_util = s->pol->reads_kv_util && s->pol->reads_kv_util(s->pol_st);
 	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
 			      (uint32_t)sc->cluster.model->max_context, sc->seed};
 	s->wl_st = wl_create(sc->workload, &wenv, &s->wl, err, errlen);

@@ -1,82 +1,153 @@
-/* check_kv: block pool accounting, prefix hits, LRU eviction order. */
+/* check_kv: block accounting, prefix hits, splits, merges, LRU eviction order. */
 #include <check.h>
 
 #include "sim/kv.h"
 #include "tests/suites.h"
 
-static void assert_conserved(const struct kv_pool *p)
+static void counts(const struct kv_pool *p, uint32_t free_, uint32_t cached, uint32_t used)
 {
-	ck_assert_uint_eq(p->n_free + p->n_lru + p->n_used, p->n_blocks);
+	ck_assert_int_eq(kv_check(p), 0);
+	ck_assert_uint_eq(p->n_free, free_);
+	ck_assert_uint_eq(p->n_cached, cached);
+	ck_assert_uint_eq(p->n_used, used);
 }
 
-START_TEST(alloc_free_hit_evict)
+static uint32_t match(const struct kv_pool *p, const uint64_t *h, uint32_t n)
+{
+	struct kv_match m;
+	kv_lookup_prefix(p, h, n, &m);
+	return m.blocks;
+}
+
+START_TEST(allocate_hit_split_evict)
 {
 	struct kv_pool p;
-	ck_assert_int_eq(kv_init(&p, 4), 0);
-	uint32_t a = kv_alloc(&p), b = kv_alloc(&p);
-	ck_assert_uint_eq(a, 0);
-	ck_assert_uint_eq(b, 1);
-	ck_assert_uint_eq(p.n_used, 2);
-	ck_assert_uint_eq(kv_available(&p), 2);
-	ck_assert_int_eq(kv_register(&p, a, 111), 1);
-	ck_assert_int_eq(kv_register(&p, b, 222), 1);
-	ck_assert_int_eq(kv_register(&p, b, 333), 0); /* already hashed */
-	/* Release in reverse order, as a finished request does: b, then a. */
-	kv_release(&p, b);
-	kv_release(&p, a);
-	ck_assert_uint_eq(p.n_used, 0);
-	ck_assert_uint_eq(p.n_lru, 2);
-	ck_assert_uint_eq(p.n_free, 2);
-	assert_conserved(&p);
+	ck_assert_int_eq(kv_init(&p, 8), 0);
+	uint64_t a[3] = {11, 12, 13}, b[3] = {11, 12, 24};
+	struct kv_match m;
 
-	uint64_t chain[3] = {111, 222, 444};
-	uint32_t in_lru;
-	ck_assert_uint_eq(kv_match(&p, chain, 3, &in_lru, NULL), 2);
-	ck_assert_uint_eq(in_lru, 2);
-	uint64_t broken[2] = {999, 222};
-	ck_assert_uint_eq(kv_match(&p, broken, 2, NULL, NULL), 0); /* prefix, not set, match */
+	/* Request A computes three blocks and finishes. */
+	kv_lookup_prefix(&p, a, 3, &m);
+	ck_assert_uint_eq(m.blocks, 0);
+	uint32_t ta = kv_acquire(&p, &m);
+	ck_assert_uint_eq(ta, KV_NONE);
+	ck_assert_int_eq(kv_take(&p, 3), 0);
+	counts(&p, 5, 0, 3);
+	for (uint32_t i = 0; i < 3; i++)
+		kv_commit_block(&p, &ta, i, a[i]);
+	ck_assert_uint_eq(p.runs[ta].len, 3); /* appended to one run */
+	counts(&p, 5, 0, 3);
+	kv_release(&p, ta, 0);
+	counts(&p, 5, 3, 0);
 
-	kv_ref(&p, kv_lookup(&p, 111)); /* a prefix hit on block a */
-	ck_assert_uint_eq(p.n_lru, 1);
-	ck_assert_uint_eq(p.n_used, 1);
-	ck_assert_uint_eq(kv_alloc(&p), 2);
-	ck_assert_uint_eq(kv_alloc(&p), 3);
-	ck_assert_uint_eq(p.evictions, 0);
-	/* Free list empty: the LRU block (b, released first) is evicted. */
-	ck_assert_uint_eq(kv_alloc(&p), 1);
+	/* Request B shares A's first two blocks: a hit of 2, the run splits. */
+	kv_lookup_prefix(&p, b, 3, &m);
+	ck_assert_uint_eq(m.blocks, 2);
+	ck_assert_uint_eq(m.unlocked, 2);
+	uint32_t tb = kv_acquire(&p, &m);
+	ck_assert_uint_ne(tb, ta); /* the upper part is a new run */
+	ck_assert_uint_eq(p.runs[tb].len, 2);
+	ck_assert_uint_eq(p.runs[ta].len, 1);
+	ck_assert_uint_eq(p.runs[ta].parent, tb);
+	counts(&p, 5, 1, 2);
+	ck_assert_int_eq(kv_take(&p, 1), 0);
+	kv_commit_block(&p, &tb, 2, b[2]); /* tb has a child: a new run */
+	counts(&p, 4, 1, 3);
+	ck_assert_uint_eq(match(&p, b, 3), 3);
+	ck_assert_uint_eq(match(&p, a, 3), 3);
+
+	/* Five more blocks: only A's unshared tail (13) is evictable. */
+	ck_assert_int_eq(kv_take(&p, 6), -1);
+	ck_assert_int_eq(kv_take(&p, 5), 0);
 	ck_assert_uint_eq(p.evictions, 1);
-	ck_assert_uint_eq(kv_lookup(&p, 222), KV_NONE);
-	ck_assert_uint_eq(kv_lookup(&p, 111), 0);
-	ck_assert_uint_eq(kv_alloc(&p), KV_NONE);
-	ck_assert_uint_eq(p.n_used, 4);
-	assert_conserved(&p);
+	ck_assert_uint_eq(match(&p, a, 3), 2);
+	counts(&p, 0, 0, 8);
+	ck_assert_int_eq(kv_take(&p, 1), -1);
+
+	/* B finishes: its tail run is released before the shared head. */
+	kv_release(&p, tb, 5);
+	counts(&p, 5, 3, 0);
+	ck_assert_int_eq(kv_take(&p, 6), 0); /* evicts B's tail (24) only */
+	ck_assert_uint_eq(p.evictions, 2);
+	ck_assert_uint_eq(match(&p, b, 3), 2);
+	ck_assert_int_eq(kv_take(&p, 1), 0); /* then 12, the head's tail */
+	ck_assert_uint_eq(match(&p, b, 3), 1);
+	counts(&p, 0, 1, 7);
 	kv_free(&p);
 }
 END_TEST
 
-START_TEST(duplicate_hash_stays_unhashed_and_frees)
+START_TEST(lru_order_is_release_order_tail_first)
 {
 	struct kv_pool p;
-	ck_assert_int_eq(kv_init(&p, 3), 0);
-	uint32_t a = kv_alloc(&p), b = kv_alloc(&p);
-	ck_assert_int_eq(kv_register(&p, a, 7), 1);
-	ck_assert_int_eq(kv_register(&p, b, 7), 0); /* same content computed twice */
-	kv_release(&p, b);
-	ck_assert_uint_eq(p.n_free, 2); /* unhashed -> free, not cached */
-	kv_release(&p, a);
-	ck_assert_uint_eq(p.n_lru, 1);
-	/* A shared block: two references, cached only when both are gone. */
-	kv_ref(&p, a);
-	kv_ref(&p, a);
-	ck_assert_uint_eq(p.blk[a].ref, 2);
-	kv_release(&p, a);
-	ck_assert_uint_eq(p.n_lru, 0);
-	kv_release(&p, a);
-	ck_assert_uint_eq(p.n_lru, 1);
-	ck_assert_int_eq(kv_insert_cached(&p, 7), 0);
-	ck_assert_int_eq(kv_insert_cached(&p, 8), 1);
-	ck_assert_uint_eq(p.n_lru, 2);
-	assert_conserved(&p);
+	kv_init(&p, 4);
+	uint64_t a[2] = {1, 2}, b[1] = {3};
+	uint32_t ta = KV_NONE, tb = KV_NONE;
+	kv_take(&p, 2);
+	kv_commit_block(&p, &ta, 0, a[0]);
+	kv_commit_block(&p, &ta, 1, a[1]);
+	kv_take(&p, 1);
+	kv_commit_block(&p, &tb, 0, b[0]);
+	kv_release(&p, ta, 0); /* A released first */
+	kv_release(&p, tb, 0);
+	counts(&p, 1, 3, 0);
+	kv_take(&p, 2); /* 1 free + evict A's tail */
+	ck_assert_uint_eq(match(&p, a, 2), 1);
+	ck_assert_uint_eq(match(&p, b, 1), 1);
+	kv_take(&p, 1); /* A's head */
+	ck_assert_uint_eq(match(&p, a, 2), 0);
+	ck_assert_uint_eq(match(&p, b, 1), 1);
+	kv_take(&p, 1); /* B */
+	ck_assert_uint_eq(match(&p, b, 1), 0);
+	counts(&p, 0, 0, 4);
+	kv_free(&p);
+}
+END_TEST
+
+START_TEST(concurrent_duplicates_are_merged)
+{
+	struct kv_pool p;
+	kv_init(&p, 6);
+	uint64_t h[2] = {7, 8};
+	uint32_t ta = KV_NONE, tb = KV_NONE;
+	kv_take(&p, 1); /* A's block 0 */
+	kv_take(&p, 1); /* B's block 0, same content */
+	kv_commit_block(&p, &ta, 0, h[0]);
+	kv_commit_block(&p, &tb, 0, h[0]); /* B adopts A's block, frees its copy */
+	ck_assert_uint_eq(ta, tb);
+	ck_assert_uint_eq(p.runs[ta].lock, 2);
+	counts(&p, 5, 0, 1);
+	kv_take(&p, 2);
+	kv_commit_block(&p, &ta, 1, h[1]); /* shared tail: a new run */
+	kv_commit_block(&p, &tb, 1, h[1]);
+	ck_assert_uint_eq(ta, tb);
+	counts(&p, 4, 0, 2);
+	kv_release(&p, ta, 0);
+	counts(&p, 4, 0, 2); /* B still holds both */
+	kv_release(&p, tb, 0);
+	counts(&p, 4, 2, 0);
+	kv_free(&p);
+}
+END_TEST
+
+START_TEST(install_after_cached_prefix)
+{
+	struct kv_pool p;
+	kv_init(&p, 4);
+	uint64_t h[4] = {1, 2, 3, 4};
+	uint32_t t = KV_NONE;
+	kv_take(&p, 1);
+	kv_commit_block(&p, &t, 0, h[0]);
+	kv_release(&p, t, 0);
+	ck_assert_uint_eq(kv_install(&p, h, 1, 3), 3);
+	ck_assert_uint_eq(match(&p, h, 4), 3);
+	counts(&p, 1, 3, 0);
+	/* Without its prefix nothing can be installed. */
+	uint64_t g[3] = {9, 10, 11};
+	ck_assert_uint_eq(kv_install(&p, g, 1, 3), 0);
+	/* Room for one more block only: the rest is not installed. */
+	ck_assert_uint_eq(kv_install(&p, h, 3, 4), 4);
+	counts(&p, 0, 4, 0);
 	kv_free(&p);
 }
 END_TEST
@@ -85,8 +156,10 @@ Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
 	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, alloc_free_hit_evict);
-	tcase_add_test(tc, duplicate_hash_stays_unhashed_and_frees);
+	tcase_add_test(tc, allocate_hit_split_evict);
+	tcase_add_test(tc, lru_order_is_release_order_tail_first);
+	tcase_add_test(tc, concurrent_duplicates_are_merged);
+	tcase_add_test(tc, install_after_cached_prefix);
 	suite_add_tcase(s, tc);
 	return s;
 }

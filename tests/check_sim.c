@@ -183,6 +183,48 @@ START_TEST(same_seed_gives_identical_outputs)
 }
 END_TEST
 
+/* Decode spans change how many events a run takes, never its results: a
+ * run under KV pressure (preemptions), with migrations between servers and
+ * arrivals cutting spans short, gives byte-identical outputs with spans of
+ * up to 256 iterations and with one event per iteration. */
+START_TEST(decode_spans_do_not_change_results)
+{
+	const char *dirs[2] = {"/tmp/kvsim_check_span_1", "/tmp/kvsim_check_span_256"};
+	const char *spans[2] = {"cluster.engine.max_span_iterations=1",
+				"cluster.engine.max_span_iterations=256"};
+	uint64_t events[2];
+	for (int i = 0; i < 2; i++) {
+		const char *sets[] = {spans[i],
+				      "router.policy=round_robin",
+				      "router.params={}",
+				      "router.migration=transfer",
+				      "cluster.engine.gpu_memory_utilization=0.23",
+				      "cluster.engine.activation_reserve_gib=0",
+				      "workload.sessions_per_s=6",
+				      NULL};
+		struct met_summary m;
+		struct tally t;
+		memset(&t, 0, sizeof t);
+		run(chat_small, sets, dirs[i], &m, &t);
+		ck_assert_uint_gt(m.preemptions, 0);
+		ck_assert_uint_gt(m.migration_count, 0);
+		events[i] = m.events;
+		met_summary_free(&m);
+	}
+	ck_assert_uint_lt(events[1], events[0]);
+	char *a = slurp("/tmp/kvsim_check_span_1/requests.csv");
+	char *b = slurp("/tmp/kvsim_check_span_256/requests.csv");
+	ck_assert(strcmp(a, b) == 0);
+	free(a);
+	free(b);
+	a = summary_without_perf("/tmp/kvsim_check_span_1/summary.json");
+	b = summary_without_perf("/tmp/kvsim_check_span_256/summary.json");
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* One session of two turns, 160 + 33 tokens then 100 more, routed round
  * robin over two nodes on different servers: turn 2 lands on the node that
  * lacks turn 1's KV. Turn 1 computed 192 tokens (the last answer token's KV
@@ -317,6 +359,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, token_conservation_over_random_scenarios);
 	tcase_add_test(tc, preemption_under_kv_pressure_conserves_tokens);
 	tcase_add_test(tc, same_seed_gives_identical_outputs);
+	tcase_add_test(tc, decode_spans_do_not_change_results);
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);
 	tcase_add_test(tc, migration_recompute_and_auto);
 	tcase_add_test(tc, queueing_oracle_md1);
