@@ -139,6 +139,17 @@ static int parse_common(int argc, char **argv, struct common_opts *o, const char
 	return 0;
 }
 
+/* The prologue every command shares: --help, then the options. Returns
+ * 1 when help was printed, 0 to go on, -1 on a usage error (reported). */
+static int begin(int argc, char **argv, const char *usage, struct common_opts *o)
+{
+	if (want_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 1;
+	}
+	return parse_common(argc, argv, o, usage);
+}
+
 /* Points router.policy at name; its params come from router.policy_params
  * unless it is the scenario's own policy. */
 static int select_policy(cJSON *root, const char *name, char *err, size_t errlen)
@@ -191,6 +202,20 @@ fail:
 	return -1;
 }
 
+/* load_tree, then --policy; NULL after reporting an error. */
+static cJSON *load_tree_with_policy(const struct common_opts *o)
+{
+	cJSON *root = NULL;
+	char err[1024];
+	if (load_tree(o, &root, err, sizeof err) ||
+	    (o->policy && select_policy(root, o->policy, err, sizeof err))) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
 static int load_scenario(const struct common_opts *o, const cJSON *root, struct scenario *s)
 {
 	char err[1024];
@@ -223,23 +248,16 @@ static int run_one(const struct common_opts *o, const cJSON *root, const char *o
 static int cmd_run(int argc, char **argv)
 {
 	struct common_opts o;
-	if (want_help(argc, argv)) {
-		fputs(usage_run, stdout);
-		return EXIT_OK;
-	}
-	if (parse_common(argc, argv, &o, usage_run))
-		return EXIT_USAGE;
+	int b = begin(argc, argv, usage_run, &o);
+	if (b)
+		return b > 0 ? EXIT_OK : EXIT_USAGE;
 	if (o.policies) {
 		fprintf(stderr, "kvsim run: --policies belongs to 'kvsim compare'\n");
 		return EXIT_USAGE;
 	}
-	cJSON *root;
-	char err[1024];
-	if (load_tree(&o, &root, err, sizeof err) ||
-	    (o.policy && select_policy(root, o.policy, err, sizeof err))) {
-		fprintf(stderr, "kvsim: %s\n", err);
+	cJSON *root = load_tree_with_policy(&o);
+	if (!root)
 		return EXIT_USAGE;
-	}
 	const char *out = o.out ? o.out : "out";
 	struct met_summary sum;
 	int rc = run_one(&o, root, out, &sum);
@@ -257,12 +275,9 @@ static int cmd_run(int argc, char **argv)
 static int cmd_compare(int argc, char **argv)
 {
 	struct common_opts o;
-	if (want_help(argc, argv)) {
-		fputs(usage_compare, stdout);
-		return EXIT_OK;
-	}
-	if (parse_common(argc, argv, &o, usage_compare))
-		return EXIT_USAGE;
+	int b = begin(argc, argv, usage_compare, &o);
+	if (b)
+		return b > 0 ? EXIT_OK : EXIT_USAGE;
 	if (!o.policies || o.policy) {
 		fprintf(stderr, "kvsim compare: give the policies as --policies a,b,c\n%s",
 			usage_compare);
@@ -352,23 +367,16 @@ static int cmd_compare(int argc, char **argv)
 static int cmd_validate(int argc, char **argv)
 {
 	struct common_opts o;
-	if (want_help(argc, argv)) {
-		fputs(usage_validate, stdout);
-		return EXIT_OK;
-	}
-	if (parse_common(argc, argv, &o, usage_validate))
-		return EXIT_USAGE;
+	int b = begin(argc, argv, usage_validate, &o);
+	if (b)
+		return b > 0 ? EXIT_OK : EXIT_USAGE;
 	if (!o.scenario) {
 		fprintf(stderr, "kvsim validate: give a scenario file\n%s", usage_validate);
 		return EXIT_USAGE;
 	}
-	cJSON *root;
-	char err[1024];
-	if (load_tree(&o, &root, err, sizeof err) ||
-	    (o.policy && select_policy(root, o.policy, err, sizeof err))) {
-		fprintf(stderr, "kvsim: %s\n", err);
+	cJSON *root = load_tree_with_policy(&o);
+	if (!root)
 		return EXIT_USAGE;
-	}
 	struct scenario s;
 	int bad = load_scenario(&o, root, &s);
 	cJSON_Delete(root);
