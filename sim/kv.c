@@ -27,8 +27,41 @@ void kv_free(struct kv_pool *p)
 
 /* --- evictable heap (min by seq), entries validated when popped --- */
 
+static int evictable(const struct kv_pool *p, const struct kv_evictable *e);
+
+static void sift_down(struct kv_pool *p, uint32_t i)
+{
+	struct kv_evictable e = p->heap[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= p->heap_n)
+			break;
+		if (c + 1 < p->heap_n && p->heap[c + 1].seq < p->heap[c].seq)
+			c++;
+		if (p->heap[c].seq >= e.seq)
+			break;
+		p->heap[i] = p->heap[c];
+		i = c;
+	}
+	p->heap[i] = e;
+}
+
+/* Drops stale entries and re-heapifies. O(heap). */
+static void heap_rebuild(struct kv_pool *p)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < p->heap_n; i++)
+		if (evictable(p, &p->heap[i]))
+			p->heap[k++] = p->heap[i];
+	p->heap_n = k;
+	for (uint32_t i = k / 2; i-- > 0;)
+		sift_down(p, i);
+}
+
 static void heap_push(struct kv_pool *p, uint32_t run)
 {
+	if (p->heap_n >= 2 * p->n_alive + 256)
+		heap_rebuild(p);
 	if (p->heap_n == p->heap_cap) {
 		uint32_t cap = p->heap_cap ? p->heap_cap * 2 : 256;
 		struct kv_evictable *nh = realloc(p->heap, cap * sizeof *nh);
@@ -51,21 +84,9 @@ static void heap_push(struct kv_pool *p, uint32_t run)
 
 static void heap_pop(struct kv_pool *p)
 {
-	struct kv_evictable last = p->heap[--p->heap_n];
-	uint32_t i = 0;
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= p->heap_n)
-			break;
-		if (c + 1 < p->heap_n && p->heap[c + 1].seq < p->heap[c].seq)
-			c++;
-		if (p->heap[c].seq >= last.seq)
-			break;
-		p->heap[i] = p->heap[c];
-		i = c;
-	}
+	p->heap[0] = p->heap[--p->heap_n];
 	if (p->heap_n)
-		p->heap[i] = last;
+		sift_down(p, 0);
 }
 
 static int evictable(const struct kv_pool *p, const struct kv_evictable *e)
@@ -105,6 +126,7 @@ static uint32_t run_new(struct kv_pool *p)
 	r->release_seq = 0;
 	r->next_free = KV_NONE;
 	r->alive = 1;
+	p->n_alive++;
 	return id;
 }
 
@@ -126,6 +148,7 @@ static void run_delete(struct kv_pool *p, uint32_t id)
 {
 	struct kv_run *r = &p->runs[id];
 	r->alive = 0;
+	p->n_alive--;
 	r->next_free = p->free_run;
 	p->free_run = id;
 }

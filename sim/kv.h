@@ -58,9 +58,13 @@ struct kv_pool {
 	uint32_t n_blocks;
 	uint32_t n_free, n_cached, n_used;
 	struct kv_run *runs;
-	uint32_t n_runs, free_run;
+	uint32_t n_runs, free_run, n_alive;
 	struct hmap first; /* hash of a run's first block -> run id */
-	struct kv_evictable *heap; /* min-heap by seq of unlocked leaf runs (lazy) */
+	/* Min-heap by seq of unlocked leaf runs. Entries go stale when a run is
+	 * locked again or gains a child; they are dropped when they surface,
+	 * and the heap is rebuilt when stale ones outnumber the live runs, so
+	 * its size follows what is cached, not how many requests ran. */
+	struct kv_evictable *heap;
 	uint32_t heap_n, heap_cap;
 	uint64_t seq;
 	uint64_t evictions;

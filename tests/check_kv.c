@@ -152,6 +152,30 @@ START_TEST(install_after_cached_prefix)
 }
 END_TEST
 
+/* Regression: every release of a cached run pushed a heap entry that only
+ * an eviction would drop, so a node that never evicts grew without bound. */
+START_TEST(evictable_heap_stays_bounded_without_evictions)
+{
+	struct kv_pool p;
+	kv_init(&p, 1000);
+	uint64_t h[2] = {5, 6};
+	uint32_t t = KV_NONE;
+	kv_take(&p, 2);
+	kv_commit_block(&p, &t, 0, h[0]);
+	kv_commit_block(&p, &t, 1, h[1]);
+	kv_release(&p, t, 0);
+	for (int i = 0; i < 100000; i++) {
+		struct kv_match m;
+		kv_lookup_prefix(&p, h, 2, &m);
+		ck_assert_uint_eq(m.blocks, 2);
+		kv_release(&p, kv_acquire(&p, &m), 0);
+	}
+	ck_assert_uint_le(p.heap_n, 2 * p.n_alive + 257);
+	counts(&p, 998, 2, 0);
+	kv_free(&p);
+}
+END_TEST
+
 Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -160,6 +184,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, lru_order_is_release_order_tail_first);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
+	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
 	suite_add_tcase(s, tc);
 	return s;
 }
