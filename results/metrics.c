@@ -49,17 +49,17 @@ void met_csv_header(FILE *f)
 	      f);
 }
 
-static void count_shed(struct metrics *m, const char *reason)
+static void count_reason(struct met_reasons *w, const char *reason)
 {
-	for (size_t i = 0; i < m->n_shed_reasons; i++) {
-		if (!strcmp(m->shed_reasons[i], reason)) {
-			m->shed_counts[i]++;
+	for (size_t i = 0; i < w->n; i++) {
+		if (!strcmp(w->reason[i], reason)) {
+			w->count[i]++;
 			return;
 		}
 	}
-	if (m->n_shed_reasons < 8) {
-		m->shed_reasons[m->n_shed_reasons] = reason;
-		m->shed_counts[m->n_shed_reasons++] = 1;
+	if (w->n < 8) {
+		w->reason[w->n] = reason;
+		w->count[w->n++] = 1;
 	}
 }
 
@@ -85,9 +85,10 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 		m->tokens.output += r->output_tokens;
 	} else if (r->state == REQ_SHED) {
 		m->shed++;
-		count_shed(m, r->reason ? r->reason : "unknown");
+		count_reason(&m->shed_why, r->reason ? r->reason : "unknown");
 	} else {
 		m->failed++;
+		count_reason(&m->failed_why, r->reason ? r->reason : "unknown");
 	}
 	if (r->accounted) {
 		m->tokens.input += r->prompt_tokens;
@@ -160,11 +161,8 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	out->slo_tpot_s = m->slo_tpot_s;
 	out->slo_attainment = m->arrived ? (double)m->slo_met / (double)m->arrived : 0;
 	out->goodput_rps = sim_time_s > 0 ? (double)m->slo_met / sim_time_s : 0;
-	out->n_shed_reasons = m->n_shed_reasons;
-	for (size_t i = 0; i < m->n_shed_reasons; i++) {
-		out->shed_reasons[i] = m->shed_reasons[i];
-		out->shed_counts[i] = m->shed_counts[i];
-	}
+	out->shed_why = m->shed_why;
+	out->failed_why = m->failed_why;
 }
 
 void met_summary_free(struct met_summary *s)

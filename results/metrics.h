@@ -14,6 +14,13 @@ struct met_sample {
 	size_t n, cap;
 };
 
+/* Counts by reason (static strings), in first-seen order. */
+struct met_reasons {
+	const char *reason[8];
+	uint64_t count[8];
+	size_t n;
+};
+
 struct met_stats {
 	double mean, p50, p90, p99, max;
 	size_t n;
@@ -52,10 +59,8 @@ struct met_summary {
 	uint64_t events;
 	double wall_s, requests_per_wall_s;
 	uint64_t peak_rss_bytes;
-	/* shed reasons, in first-seen order */
-	const char *shed_reasons[8];
-	uint64_t shed_counts[8];
-	size_t n_shed_reasons;
+	/* shed and failure reasons, in first-seen order */
+	struct met_reasons shed_why, failed_why;
 };
 
 /* The collector a run fills as requests end. */
@@ -65,9 +70,7 @@ struct metrics {
 	uint64_t arrived, completed, shed, failed, slo_met, preemptions;
 	double recompute_gpu_s;
 	double slo_ttft_s, slo_tpot_s;
-	const char *shed_reasons[8];
-	uint64_t shed_counts[8];
-	size_t n_shed_reasons;
+	struct met_reasons shed_why, failed_why;
 	FILE *csv; /* requests.csv rows, or NULL */
 };
 

@@ -39,8 +39,12 @@ cJSON *res_summary_json(const struct met_summary *s)
 	cJSON_AddNumberToObject(rq, "shed", (double)s->shed);
 	cJSON_AddNumberToObject(rq, "failed", (double)s->failed);
 	cJSON *reasons = cJSON_AddObjectToObject(rq, "shed_reasons");
-	for (size_t i = 0; i < s->n_shed_reasons; i++)
-		cJSON_AddNumberToObject(reasons, s->shed_reasons[i], (double)s->shed_counts[i]);
+	for (size_t i = 0; i < s->shed_why.n; i++)
+		cJSON_AddNumberToObject(reasons, s->shed_why.reason[i], (double)s->shed_why.count[i]);
+	reasons = cJSON_AddObjectToObject(rq, "failed_reasons");
+	for (size_t i = 0; i < s->failed_why.n; i++)
+		cJSON_AddNumberToObject(reasons, s->failed_why.reason[i],
+					(double)s->failed_why.count[i]);
 	add_stats(o, "ttft_s", &s->ttft);
 	add_stats(o, "tpot_s", &s->tpot);
 	add_stats(o, "e2e_s", &s->e2e);

@@ -521,3 +521,17 @@ void cfg_scenario_free(struct scenario *s)
 	s->router.params = NULL;
 	s->workload = NULL;
 }
+
+void cfg_scenario_set_source(struct scenario *s, const char *file)
+{
+	s->base_dir[0] = 0;
+	if (!file)
+		return;
+	const char *slash = strrchr(file, '/');
+	if (!slash)
+		snprintf(s->base_dir, sizeof s->base_dir, ".");
+	else if (slash == file)
+		snprintf(s->base_dir, sizeof s->base_dir, "/");
+	else
+		snprintf(s->base_dir, sizeof s->base_dir, "%.*s", (int)(slash - file), file);
+}

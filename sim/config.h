@@ -56,6 +56,7 @@ struct scenario {
 	struct cJSON *workload; /* the workload object (owned); read by workloads/ */
 	double slo_ttft_p99_s, slo_tpot_p99_s;
 	double timeseries_interval_s;
+	char base_dir[4096]; /* the scenario file's folder: workload paths start here */
 	/* derived */
 	int64_t kv_blocks_per_node;
 	double weight_bytes; /* per replica */
@@ -73,6 +74,9 @@ int cfg_apply_set(struct cJSON *root, const char *assignment, char *err, size_t 
 int cfg_scenario_load(struct scenario *s, const struct cJSON *root, const char *catalog_file,
 		      char *err, size_t errlen);
 void cfg_scenario_free(struct scenario *s);
+/* Records the scenario's file (NULL: embedded) so that relative paths in it
+ * resolve against its folder. */
+void cfg_scenario_set_source(struct scenario *s, const char *file);
 /* Reads a whole file into a NUL-terminated buffer; caller frees. */
 char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen);
 

@@ -219,8 +219,14 @@ static cJSON *load_tree_with_policy(const struct common_opts *o)
 static int load_scenario(const struct common_opts *o, const cJSON *root, struct scenario *s)
 {
 	char err[1024];
-	if (cfg_scenario_load(s, root, o->catalog, err, sizeof err) ||
-	    sim_validate(s, err, sizeof err)) {
+	int bad = cfg_scenario_load(s, root, o->catalog, err, sizeof err);
+	if (!bad) {
+		cfg_scenario_set_source(s, o->scenario);
+		bad = sim_validate(s, err, sizeof err);
+		if (bad)
+			cfg_scenario_free(s);
+	}
+	if (bad) {
 		fprintf(stderr, "kvsim: %s: %s\n",
 			o->scenario ? o->scenario : "(embedded default scenario)", err);
 		return -1;

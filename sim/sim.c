@@ -81,12 +81,27 @@ struct sim {
 	size_t errlen;
 };
 
-static void fail(struct sim *s, const char *what)
+static void fail_with(struct sim *s, int code, const char *what)
 {
 	if (!s->error) {
 		snprintf(s->err, s->errlen, "%s", what);
-		s->error = 3;
+		s->error = code;
 	}
+}
+
+static void fail(struct sim *s, const char *what)
+{
+	fail_with(s, 3, what);
+}
+
+/* The workload returned -1: bad input (exit 2) or no memory (3). */
+static void workload_failed(struct sim *s)
+{
+	const char *why = s->wl->error ? s->wl->error(s->wl_st) : NULL;
+	if (why)
+		fail_with(s, 2, why);
+	else
+		fail(s, "out of memory in the workload");
 }
 
 static struct request *req_get(struct sim *s)
@@ -205,7 +220,7 @@ static void pull_source(struct sim *s)
 		return;
 	int got = s->wl->next(s->wl_st, r);
 	if (got < 0)
-		fail(s, "out of memory in the workload");
+		workload_failed(s);
 	if (got == 1 && r->arrival_ns <= s->end_arrivals_ns)
 		schedule_arrival(s, r, 1);
 	else
@@ -235,7 +250,7 @@ static void finish(struct sim *s, struct request *r)
 			return;
 		int got = s->wl->follow_up(s->wl_st, r, completed, s->now, next);
 		if (got < 0)
-			fail(s, "out of memory in the workload");
+			workload_failed(s);
 		if (got == 1 && next->arrival_ns <= s->end_arrivals_ns) {
 			schedule_arrival(s, next, 0);
 			session_done = 0;
@@ -333,6 +348,10 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 		return;
 	}
 	r->node = (int32_t)dst;
+	if ((uint64_t)r->prompt_tokens + r->output_tokens > (uint64_t)s->sc->cluster.model->max_context) {
+		reject(s, r, REQ_FAILED, "exceeds_context");
+		return;
+	}
 	if (node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens) > n->kv.n_blocks) {
 		reject(s, r, REQ_FAILED, "exceeds_kv_capacity");
 		return;
@@ -477,7 +496,7 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 		return 2;
 	s->pol_reads_kv_util = s->pol->reads_kv_util && s->pol->reads_kv_util(s->pol_st);
 	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
-			      (uint32_t)sc->cluster.model->max_context, sc->seed};
+			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0};
 	s->wl_st = wl_create(sc->workload, &wenv, &s->wl, err, errlen);
 	return s->wl_st ? 0 : 2;
 }

@@ -344,9 +344,9 @@ START_TEST(shedding_when_every_node_is_full)
 	run(chat_small, sets, NULL, &m, &t);
 	assert_conservation(&m, &t);
 	ck_assert_uint_gt(m.shed, 0);
-	ck_assert_uint_eq(m.n_shed_reasons, 1);
-	ck_assert_str_eq(m.shed_reasons[0], "capacity");
-	ck_assert_uint_eq(m.shed_counts[0], m.shed);
+	ck_assert_uint_eq(m.shed_why.n, 1);
+	ck_assert_str_eq(m.shed_why.reason[0], "capacity");
+	ck_assert_uint_eq(m.shed_why.count[0], m.shed);
 	met_summary_free(&m);
 }
 END_TEST

@@ -64,7 +64,7 @@ static void *make_wl(const char *json, uint32_t max_context, const struct wl_ops
 {
 	cJSON *o = cJSON_Parse(json);
 	ck_assert_ptr_nonnull(o);
-	struct wl_env env = {16, max_context, 5};
+	struct wl_env env = {16, max_context, 5, NULL, 1.0};
 	char err[512] = "";
 	void *st = wl_create(o, &env, ops, err, sizeof err);
 	cJSON_Delete(o);

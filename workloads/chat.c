@@ -99,6 +99,8 @@ static void *chat_create(const struct cJSON *json, const char *path, const struc
 	    cfg_dist(json, path, "think_time_s", 0, &w->think, err, errlen) ||
 	    wl_sysprompts_parse(&w->sys, json, path, 16, env->seed, err, errlen))
 		goto fail;
+	if (env->rate_scale > 0)
+		w->arr.rate_per_s *= env->rate_scale;
 	w->r_arr = rng_stream(env->seed, WL_STREAM_ARRIVALS);
 	w->r_len = rng_stream(env->seed, WL_STREAM_LENGTHS);
 	w->r_turn = gsl_rng_alloc(gsl_rng_taus2);

@@ -55,6 +55,8 @@ static void *open_create(const struct cJSON *json, const char *path, const struc
 	    cfg_dist(json, path, "output_tokens", 1, &w->output, err, errlen) ||
 	    wl_sysprompts_parse(&w->sys, json, path, 0, env->seed, err, errlen))
 		goto fail;
+	if (env->rate_scale > 0)
+		w->arr.rate_per_s *= env->rate_scale;
 	w->r_arr = rng_stream(env->seed, WL_STREAM_ARRIVALS);
 	w->r_len = rng_stream(env->seed, WL_STREAM_LENGTHS);
 	if (!w->r_arr || !w->r_len) {

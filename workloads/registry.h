@@ -6,5 +6,6 @@
 
 extern const struct wl_ops wl_open;
 extern const struct wl_ops wl_chat;
+extern const struct wl_ops wl_trace;
 
 #endif

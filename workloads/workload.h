@@ -12,6 +12,8 @@ struct wl_env {
 	uint32_t block_tokens; /* KV page size: hashes are per block of this many tokens */
 	uint32_t max_context;  /* the model's context limit, prompt + output */
 	uint64_t seed;         /* the scenario seed; sources derive their own streams */
+	const char *base_dir;  /* relative file paths start here (the scenario's folder) */
+	double rate_scale;     /* multiplies the arrival rate (mix weights); 1 normally */
 };
 
 /* A source streams requests: it never holds more than the sessions that are
@@ -32,6 +34,9 @@ struct wl_ops {
 	int (*follow_up)(void *st, const struct request *r, int completed, int64_t now_ns,
 			 struct request *out);
 	void (*destroy)(void *st);
+	/* After next or follow_up returned -1: what went wrong in the input
+	 * ("FILE:LINE: ..."), or NULL when memory ran out. NULL hook: memory. */
+	const char *(*error)(void *st);
 };
 
 const struct wl_ops *wl_find(const char *kind);

@@ -1,0 +1,313 @@
+/* replay: the `trace` workload: requests streamed from a trace file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/cfg.h"
+#include "sim/hmap.h"
+#include "sim/request.h"
+#include "sim/rng.h"
+#include "workloads/common.h"
+#include "workloads/registry.h"
+#include "workloads/trace.h"
+
+/* A kvsim-format record read ahead: a later turn waiting for its previous
+ * turn to finish, or a first turn waiting to be served by next(). */
+struct held {
+	struct trace_rec rec;
+	struct held *next;
+};
+
+struct replay {
+	struct wl_env env;
+	struct trace_reader tr;
+	double time_scale;
+	int64_t max_requests, made;
+	int eof;
+	struct trace_rec cur;
+	struct held *open_head, *open_tail; /* first turns read ahead */
+	struct hmap later;                  /* session -> struct held * (its later turns, in order) */
+	char err[1024];
+};
+
+static void free_chain(struct held *h)
+{
+	while (h) {
+		struct held *n = h->next;
+		trace_rec_free(&h->rec);
+		free(h);
+		h = n;
+	}
+}
+
+static void replay_destroy(void *st)
+{
+	struct replay *w = st;
+	if (!w)
+		return;
+	trace_close(&w->tr);
+	trace_rec_free(&w->cur);
+	free_chain(w->open_head);
+	for (size_t i = 0; i < w->later.cap; i++)
+		if (w->later.slots[i].key)
+			free_chain((struct held *)(uintptr_t)w->later.slots[i].val);
+	hmap_free(&w->later);
+	free(w);
+}
+
+static void *replay_create(const cJSON *json, const char *path, const struct wl_env *env, char *err,
+			   size_t errlen)
+{
+	static const char *const keys[] = {"kind",      "format",       "path",
+					   "time_scale", "max_requests", "skip_bad", NULL};
+	static const char *const formats[] = {"mooncake", "azure", "kvsim", NULL};
+	struct replay *w = calloc(1, sizeof *w);
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	w->env = *env;
+	w->time_scale = 1.0;
+	w->max_requests = INT64_MAX;
+	hmap_init(&w->later);
+	int format = -1, skip = 0;
+	char file[2048] = "", p[256];
+	if (cfg_check_keys(json, path, keys, err, errlen) ||
+	    cfg_enum(json, path, "format", formats, &format, err, errlen) ||
+	    cfg_string(json, path, "path", file, sizeof file, err, errlen) ||
+	    cfg_number(json, path, "time_scale", 1e-9, 1e9, &w->time_scale, err, errlen) ||
+	    cfg_int(json, path, "max_requests", 1, INT64_MAX, &w->max_requests, err, errlen) ||
+	    cfg_bool(json, path, "skip_bad", &skip, err, errlen))
+		goto fail;
+	if (format < 0 || !file[0]) {
+		snprintf(err, errlen, "%s: a trace workload needs \"format\" (mooncake, azure, kvsim) "
+				      "and \"path\"",
+			 cfg_join(p, sizeof p, path, format < 0 ? "format" : "path"));
+		goto fail;
+	}
+	char full[4200];
+	if (file[0] == '/' || !env->base_dir || !env->base_dir[0])
+		snprintf(full, sizeof full, "%s", file);
+	else
+		snprintf(full, sizeof full, "%s/%s", env->base_dir, file);
+	char inner[1024];
+	if (trace_open(&w->tr, full, (enum trace_format)format, skip, inner, sizeof inner)) {
+		snprintf(err, errlen, "%s: %s", cfg_join(p, sizeof p, path, "path"), inner);
+		goto fail;
+	}
+	return w;
+fail:
+	replay_destroy(w);
+	return NULL;
+}
+
+/* Segment ids of trace content, apart from the generators' ids. */
+static uint64_t trace_id(uint64_t kind, uint64_t x)
+{
+	return rng_mix64(rng_mix64(kind * 0x7472616365ULL) ^ x) & ~(1ULL << 63);
+}
+
+/* Fills r from a record: the prompt's blocks from the trace's block ids (at
+ * the KV page size), the answer as fresh tokens. */
+static int fill(struct replay *w, const struct trace_rec *rec, struct request *r, char *err,
+		size_t errlen)
+{
+	uint32_t B = w->env.block_tokens;
+	r->turn = rec->turn;
+	r->last_turn = rec->last_turn;
+	r->prompt_tokens = rec->input;
+	r->output_tokens = rec->output;
+	if (w->tr.format == TRACE_KVSIM) {
+		if (rec->block_tokens != B) {
+			snprintf(err, errlen,
+				 "%.900s:%llu: block_tokens %u differs from cluster.engine.kv_block_tokens "
+				 "%u (the hashes name blocks of that size)",
+				 w->tr.path, (unsigned long long)rec->line, rec->block_tokens, B);
+			return -1;
+		}
+		if (r->hashes_cap < rec->n_ids) {
+			uint64_t *nh = realloc(r->hashes, rec->n_ids * sizeof *nh);
+			if (!nh)
+				goto oom;
+			r->hashes = nh;
+			r->hashes_cap = rec->n_ids;
+		}
+		memcpy(r->hashes, rec->ids, rec->n_ids * sizeof *r->hashes);
+		r->n_hashes = rec->n_ids;
+		r->n_shared = rec->shared_blocks;
+		r->session = rec->session;
+		return 0;
+	}
+	r->session = (uint64_t)w->made;
+	uint32_t nseg = rec->n_ids + 1;
+	struct wl_seg stack[64], *segs = nseg <= 64 ? stack : malloc(nseg * sizeof *segs);
+	if (!segs)
+		goto oom;
+	for (uint32_t i = 0; i < rec->n_ids; i++) {
+		uint32_t left = rec->input - i * rec->block_tokens;
+		segs[i].id = trace_id(1, rec->ids[i]);
+		segs[i].len = left < rec->block_tokens ? left : rec->block_tokens;
+	}
+	/* Azure has no prefix information: each prompt is its own. The answer
+	 * continues the prompt's last segment as new content. */
+	uint32_t n = rec->n_ids;
+	if (n == 0)
+		segs[n++] = (struct wl_seg){trace_id(2, (uint64_t)w->made), rec->input};
+	segs[n++] = (struct wl_seg){trace_id(3, (uint64_t)w->made), rec->output};
+	int rc = wl_hash_blocks(r, segs, n, B);
+	if (segs != stack)
+		free(segs);
+	if (rc)
+		goto oom;
+	r->n_shared = w->tr.format == TRACE_MOONCAKE ? rec->input / B : 0;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* Reads the next record, holding kvsim later turns by session. Returns 1
+ * with w->cur a first turn, 0 at the end, -1 on error. */
+static int read_first_turn(struct replay *w)
+{
+	for (;;) {
+		if (w->eof)
+			return 0;
+		int got = trace_next(&w->tr, &w->cur, w->err, sizeof w->err);
+		if (got <= 0) {
+			w->eof = got == 0;
+			return got;
+		}
+		if (w->cur.turn == 1)
+			return 1;
+		/* A later turn: append it to its session's chain. */
+		struct held *h = calloc(1, sizeof *h);
+		if (!h) {
+			snprintf(w->err, sizeof w->err, "out of memory");
+			return -1;
+		}
+		h->rec = w->cur;
+		memset(&w->cur, 0, sizeof w->cur);
+		uint64_t *v = hmap_get(&w->later, h->rec.session);
+		if (!v) {
+			if (hmap_put(&w->later, h->rec.session, (uint64_t)(uintptr_t)h) < 0) {
+				free(h);
+				snprintf(w->err, sizeof w->err, "out of memory");
+				return -1;
+			}
+		} else {
+			struct held *t = (struct held *)(uintptr_t)*v;
+			while (t->next)
+				t = t->next;
+			t->next = h;
+		}
+	}
+}
+
+static int replay_next(void *st, struct request *r)
+{
+	struct replay *w = st;
+	if (w->made >= w->max_requests)
+		return 0;
+	struct trace_rec *rec;
+	struct held *h = w->open_head;
+	if (h) {
+		w->open_head = h->next;
+		if (!w->open_head)
+			w->open_tail = NULL;
+		rec = &h->rec;
+	} else {
+		int got = read_first_turn(w);
+		if (got <= 0)
+			return got;
+		rec = &w->cur;
+	}
+	w->made++;
+	r->arrival_ns = (int64_t)llround((double)rec->arrival_ns * w->time_scale);
+	int rc = fill(w, rec, r, w->err, sizeof w->err);
+	if (h) {
+		trace_rec_free(&h->rec);
+		free(h);
+	}
+	return rc ? -1 : 1;
+}
+
+static void drop_session(struct replay *w, uint64_t session)
+{
+	uint64_t *v = hmap_get(&w->later, session);
+	if (!v)
+		return;
+	free_chain((struct held *)(uintptr_t)*v);
+	hmap_del(&w->later, session);
+}
+
+static int replay_follow_up(void *st, const struct request *done, int completed, int64_t now_ns,
+			    struct request *out)
+{
+	struct replay *w = st;
+	if (w->tr.format != TRACE_KVSIM)
+		return 0;
+	if (!completed || done->last_turn || w->made >= w->max_requests) {
+		drop_session(w, done->session);
+		return 0;
+	}
+	uint64_t *v = hmap_get(&w->later, done->session);
+	while (!v && !w->eof) {
+		/* Not read yet: read ahead, holding first turns for next(). */
+		int got = read_first_turn(w);
+		if (got < 0)
+			return -1;
+		if (got == 1) {
+			struct held *h = calloc(1, sizeof *h);
+			if (!h)
+				return -1;
+			h->rec = w->cur;
+			memset(&w->cur, 0, sizeof w->cur);
+			if (w->open_tail)
+				w->open_tail->next = h;
+			else
+				w->open_head = h;
+			w->open_tail = h;
+		}
+		v = hmap_get(&w->later, done->session);
+	}
+	if (!v)
+		return 0;
+	struct held *h = (struct held *)(uintptr_t)*v;
+	if (h->rec.turn != done->turn + 1) {
+		snprintf(w->err, sizeof w->err, "%.900s:%llu: session %llu turn %u follows turn %u",
+			 w->tr.path, (unsigned long long)h->rec.line,
+			 (unsigned long long)done->session, h->rec.turn, done->turn);
+		return -1;
+	}
+	if (h->next)
+		*v = (uint64_t)(uintptr_t)h->next;
+	else
+		hmap_del(&w->later, done->session);
+	w->made++;
+	out->arrival_ns = now_ns + (int64_t)llround((double)h->rec.after_ns * w->time_scale);
+	int rc = fill(w, &h->rec, out, w->err, sizeof w->err);
+	trace_rec_free(&h->rec);
+	free(h);
+	return rc ? -1 : 1;
+}
+
+static const char *replay_error(void *st)
+{
+	struct replay *w = st;
+	return w->err[0] ? w->err : NULL;
+}
+
+const struct wl_ops wl_trace = {
+    .name = "trace",
+    .description = "replay of a trace file: mooncake JSONL, azure CSV or kvsim JSONL "
+		   "(closed-loop sessions included), with time_scale and max_requests",
+    .create = replay_create,
+    .next = replay_next,
+    .follow_up = replay_follow_up,
+    .destroy = replay_destroy,
+    .error = replay_error,
+};
