@@ -11,6 +11,7 @@
 #include "results/writer.h"
 #include "sim/config.h"
 #include "sim/sim.h"
+#include "workloads/tracestats.h"
 #include "workloads/workload.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
@@ -25,6 +26,8 @@ static const char usage_main[] =
     "  compare [SCENARIO.json]    the same request stream under several policies\n"
     "  validate SCENARIO.json     check a scenario without running it\n"
     "  list WHAT                  policies | gpus | models | links | workloads\n"
+    "  trace stats FILE           what a trace holds and how much a cache reuses\n"
+    "  trace gen SCENARIO --out F write a scenario's requests as a kvsim trace\n"
     "  version                    print the version\n"
     "\n"
     "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n"
@@ -64,6 +67,24 @@ static const char usage_validate[] =
     "Parses and checks the scenario (every key, the policy's and the workload's\n"
     "parameters, that the model fits in memory) and prints a one-line summary.\n"
     "Exit 0 when valid, 2 with the JSON path of the first problem otherwise.\n";
+
+static const char usage_trace[] =
+    "usage: kvsim trace stats FILE [--format mooncake|azure|kvsim] [--cache-blocks N,...]\n"
+    "                         [--json] [--skip-bad]\n"
+    "       kvsim trace gen [SCENARIO.json] --out FILE [--set PATH=VALUE]... [--seed N]\n"
+    "\n"
+    "stats: requests, duration, arrival rate, prompt and output lengths (mean, p50,\n"
+    "p99, max), distinct blocks, the prefix reuse an unbounded cache would see (as a\n"
+    "share of blocks, of prompt tokens, and the mean per-request token share), and for\n"
+    "each N in --cache-blocks the hit ratio of an LRU cache of N blocks. A request's\n"
+    "hit is its run of leading prompt blocks already cached; then all its blocks are\n"
+    "inserted or touched. Blocks are the trace's own (Mooncake: 512 tokens). The format\n"
+    "is guessed from the first line unless given. --skip-bad counts and skips\n"
+    "malformed lines instead of failing (exit 2, FILE:LINE: what is wrong).\n"
+    "\n"
+    "gen: writes the scenario's workload as kvsim JSONL (see README); replaying it\n"
+    "(workload {\"kind\": \"trace\", \"format\": \"kvsim\", \"path\": FILE}) gives the\n"
+    "same run as the generator with the same seed and cluster.\n";
 
 static const char usage_list[] =
     "usage: kvsim list policies|gpus|models|links|workloads\n"
@@ -461,6 +482,172 @@ static int cmd_list(int argc, char **argv)
 	return rc;
 }
 
+static int cmd_trace_stats(int argc, char **argv)
+{
+	const char *file = NULL, *format = NULL, *caches = NULL;
+	int json = 0, skip = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--skip-bad"))
+			skip = 1;
+		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			format = argv[++i];
+		else if (!strcmp(argv[i], "--cache-blocks") && i + 1 < argc)
+			caches = argv[++i];
+		else if (argv[i][0] == '-' || file) {
+			fprintf(stderr, "kvsim trace stats: unexpected argument %s\n%s", argv[i],
+				usage_trace);
+			return EXIT_USAGE;
+		} else
+			file = argv[i];
+	}
+	if (!file) {
+		fprintf(stderr, "kvsim trace stats: give a trace file\n%s", usage_trace);
+		return EXIT_USAGE;
+	}
+	int fmt = format ? trace_format_parse(format) : tstats_detect_format(file);
+	if (fmt < 0) {
+		if (format)
+			fprintf(stderr, "kvsim trace stats: --format %s: expected mooncake, azure or "
+					"kvsim\n", format);
+		else
+			fprintf(stderr, "kvsim: %s: cannot tell the trace format from its first line; "
+					"give --format mooncake|azure|kvsim\n", file);
+		return EXIT_USAGE;
+	}
+	uint64_t sizes[TSTATS_MAX_CACHES];
+	size_t n = 0;
+	if (caches) {
+		char list[1024];
+		snprintf(list, sizeof list, "%s", caches);
+		char *save = NULL;
+		for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(t, &end, 10);
+			if (errno || *end || t[0] == '-' || n == TSTATS_MAX_CACHES) {
+				fprintf(stderr, "kvsim trace stats: --cache-blocks %s: expected up to %d "
+						"block counts, e.g. 1000,10000\n", caches, TSTATS_MAX_CACHES);
+				return EXIT_USAGE;
+			}
+			sizes[n++] = v;
+		}
+	}
+	struct trace_stats st;
+	char err[1024] = "";
+	if (tstats_run(file, (enum trace_format)fmt, skip, sizes, n, &st, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (st.skipped)
+		fprintf(stderr, "kvsim: skipped %llu malformed lines; the first: %s\n",
+			(unsigned long long)st.skipped, err);
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "file", file);
+		cJSON_AddStringToObject(o, "format", trace_format_name(st.format));
+		cJSON_AddNumberToObject(o, "requests", (double)st.requests);
+		cJSON_AddNumberToObject(o, "skipped_lines", (double)st.skipped);
+		cJSON_AddNumberToObject(o, "duration_s", st.duration_s);
+		cJSON_AddNumberToObject(o, "arrival_rate_per_s", st.arrival_rate_per_s);
+		const struct tstats_dist *d[2] = {&st.input, &st.output};
+		const char *names[2] = {"input_tokens", "output_tokens"};
+		for (int i = 0; i < 2; i++) {
+			cJSON *x = cJSON_AddObjectToObject(o, names[i]);
+			cJSON_AddNumberToObject(x, "mean", d[i]->mean);
+			cJSON_AddNumberToObject(x, "p50", d[i]->p50);
+			cJSON_AddNumberToObject(x, "p99", d[i]->p99);
+			cJSON_AddNumberToObject(x, "max", d[i]->max);
+		}
+		cJSON_AddNumberToObject(o, "block_tokens", st.block_tokens);
+		cJSON_AddNumberToObject(o, "distinct_blocks", (double)st.distinct_blocks);
+		cJSON *ih = cJSON_AddObjectToObject(o, "ideal_hit_ratio");
+		cJSON_AddNumberToObject(ih, "blocks", st.ideal_blocks);
+		cJSON_AddNumberToObject(ih, "tokens", st.ideal_tokens);
+		cJSON_AddNumberToObject(ih, "per_request_tokens", st.ideal_per_request);
+		cJSON *lh = cJSON_AddObjectToObject(o, "lru_hit_ratio");
+		for (size_t i = 0; i < st.n_caches; i++) {
+			char k[32];
+			snprintf(k, sizeof k, "%llu", (unsigned long long)st.cache_blocks[i]);
+			cJSON_AddNumberToObject(lh, k, st.lru_hit[i]);
+		}
+		char *text = cJSON_Print(o);
+		puts(text);
+		free(text);
+		cJSON_Delete(o);
+		return EXIT_OK;
+	}
+	printf("%s (%s)\n", file, trace_format_name(st.format));
+	printf("  requests              %12llu\n", (unsigned long long)st.requests);
+	printf("  duration              %12.1f s\n", st.duration_s);
+	printf("  arrival rate          %12.3f req/s\n", st.arrival_rate_per_s);
+	printf("  %-20s %10s %10s %10s %10s\n", "", "mean", "p50", "p99", "max");
+	printf("  %-20s %10.1f %10.0f %10.0f %10.0f\n", "input tokens", st.input.mean, st.input.p50,
+	       st.input.p99, st.input.max);
+	printf("  %-20s %10.1f %10.0f %10.0f %10.0f\n", "output tokens", st.output.mean,
+	       st.output.p50, st.output.p99, st.output.max);
+	printf("  distinct blocks       %12llu (of %u tokens)\n",
+	       (unsigned long long)st.distinct_blocks, st.block_tokens);
+	printf("  ideal prefix reuse    %11.1f%% of blocks, %.1f%% of prompt tokens, "
+	       "%.1f%% per request (mean)\n",
+	       100 * st.ideal_blocks, 100 * st.ideal_tokens, 100 * st.ideal_per_request);
+	for (size_t i = 0; i < st.n_caches; i++)
+		printf("  LRU %10llu blocks  %11.1f%% of blocks hit\n",
+		       (unsigned long long)st.cache_blocks[i], 100 * st.lru_hit[i]);
+	return EXIT_OK;
+}
+
+static int cmd_trace_gen(int argc, char **argv)
+{
+	struct common_opts o;
+	int b = begin(argc, argv, usage_trace, &o);
+	if (b)
+		return b > 0 ? EXIT_OK : EXIT_USAGE;
+	if (!o.out || o.policies || o.policy) {
+		fprintf(stderr, "kvsim trace gen: give the output file as --out FILE\n%s",
+			usage_trace);
+		return EXIT_USAGE;
+	}
+	cJSON *root = load_tree_with_policy(&o);
+	if (!root)
+		return EXIT_USAGE;
+	struct scenario s;
+	int bad = load_scenario(&o, root, &s);
+	cJSON_Delete(root);
+	if (bad)
+		return EXIT_USAGE;
+	uint64_t n = 0;
+	char err[1024];
+	int rc = sim_trace_gen(&s, o.out, &n, err, sizeof err);
+	cfg_scenario_free(&s);
+	if (rc) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return rc == 2 ? EXIT_USAGE : EXIT_INTERNAL;
+	}
+	if (!o.quiet)
+		printf("wrote %llu requests to %s\n", (unsigned long long)n, o.out);
+	return EXIT_OK;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+		fputs(usage_trace, argc < 1 ? stderr : stdout);
+		return argc < 1 ? EXIT_USAGE : EXIT_OK;
+	}
+	if (want_help(argc, argv)) {
+		fputs(usage_trace, stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[0], "stats"))
+		return cmd_trace_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[0], "gen"))
+		return cmd_trace_gen(argc - 1, argv + 1);
+	fprintf(stderr, "kvsim trace: unknown subcommand \"%s\"\n%s", argv[0], usage_trace);
+	return EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -484,6 +671,8 @@ int main(int argc, char **argv)
 		return cmd_validate(argc - 2, argv + 2);
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 2, argv + 2);
+	if (!strcmp(cmd, "trace"))
+		return cmd_trace(argc - 2, argv + 2);
 	fprintf(stderr, "kvsim: unknown command \"%s\"\n\n%s", cmd, usage_main);
 	return EXIT_USAGE;
 }

@@ -22,6 +22,7 @@
 #include "sim/node.h"
 #include "sim/request.h"
 #include "sim/rng.h"
+#include "workloads/trace.h"
 #include "workloads/workload.h"
 
 #include "version.h" /* generated: build/version.h */
@@ -674,5 +675,71 @@ done:
 	teardown(&s);
 	if (rc)
 		met_summary_free(out);
+	return rc;
+}
+
+int sim_trace_gen(const struct scenario *sc, const char *path, uint64_t *written, char *err,
+		  size_t errlen)
+{
+	struct sim s;
+	memset(&s, 0, sizeof s);
+	s.sc = sc;
+	evq_init(&s.q);
+	*written = 0;
+	struct request a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	FILE *f = NULL;
+	int rc = build_modules(&s, err, errlen);
+	if (rc)
+		goto done;
+	f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot create", tmp);
+		rc = 3;
+		goto done;
+	}
+	uint32_t B = (uint32_t)sc->cluster.engine.kv_block_tokens;
+	int64_t end = (int64_t)llround(sc->duration_s * 1e9);
+	int got;
+	while ((got = s.wl->next(s.wl_st, &a)) == 1 && a.arrival_ns <= end) {
+		trace_write_kvsim(f, &a, B, 0);
+		(*written)++;
+		/* The session's later turns, as if each answer came at time 0:
+		 * their arrival is then the think time. */
+		struct request *cur = &a, *nxt = &b;
+		while (s.wl->follow_up && (got = s.wl->follow_up(s.wl_st, cur, 1, 0, nxt)) == 1) {
+			trace_write_kvsim(f, nxt, B, nxt->arrival_ns);
+			(*written)++;
+			struct request *t = cur;
+			cur = nxt;
+			nxt = t;
+		}
+		if (got < 0)
+			break;
+	}
+	if (got < 0) {
+		const char *why = s.wl->error ? s.wl->error(s.wl_st) : NULL;
+		snprintf(err, errlen, "%s", why ? why : "out of memory in the workload");
+		rc = why ? 2 : 3;
+		goto done;
+	}
+	int bad = ferror(f);
+	bad |= fclose(f) != 0;
+	f = NULL;
+	if (bad || rename(tmp, path) != 0) {
+		snprintf(err, errlen, "%s: write failed", path);
+		rc = 3;
+	}
+done:
+	if (f)
+		fclose(f);
+	if (rc)
+		unlink(tmp);
+	free(a.hashes);
+	free(b.hashes);
+	teardown(&s);
 	return rc;
 }
