@@ -81,21 +81,27 @@ int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uin
 	return 0;
 }
 
-int wl_sysprompts_parse(struct wl_sysprompts *sp, const cJSON *obj, const char *path,
-			uint32_t default_count, uint64_t seed, char *err, size_t errlen)
+int wl_pool_parse(struct wl_pool *sp, const cJSON *obj, const char *path, const char *key,
+		  uint32_t default_count, const struct dist *default_len, uint64_t seed,
+		  uint64_t stream_id, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"count", "zipf_s", "tokens", NULL};
 	char p[256];
-	const cJSON *o = obj ? cJSON_GetObjectItemCaseSensitive(obj, "system_prompts") : NULL;
-	cfg_join(p, sizeof p, path, "system_prompts");
+	const cJSON *o = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+	cfg_join(p, sizeof p, path, key);
 	sp->count = 0;
 	sp->tokens = NULL;
 	sp->pop.cdf = NULL;
-	sp->salt = rng_mix64(seed ^ 0x535953ULL);
+	/* System prompts keep the salt they always had (results stay put). */
+	sp->salt = stream_id == WL_STREAM_SYSPROMPTS ? rng_mix64(seed ^ 0x535953ULL)
+						     : rng_mix64(rng_mix64(seed) ^ stream_id);
 	int64_t count = default_count;
 	double s = 1.0;
-	struct dist len = {0};
-	dist_make(&len, DIST_UNIFORM, 200, 2000);
+	struct dist len;
+	if (dist_copy(&len, default_len)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	if (cfg_check_keys(o, p, keys, err, errlen) ||
 	    cfg_int(o, p, "count", 0, 10000000, &count, err, errlen) ||
 	    cfg_number(o, p, "zipf_s", 0, 100, &s, err, errlen) ||
@@ -108,13 +114,13 @@ int wl_sysprompts_parse(struct wl_sysprompts *sp, const cJSON *obj, const char *
 		dist_free(&len);
 		return 0;
 	}
-	gsl_rng *r = rng_stream(seed, WL_STREAM_SYSPROMPTS);
+	gsl_rng *r = rng_stream(seed, stream_id);
 	sp->tokens = malloc(sp->count * sizeof *sp->tokens);
 	if (!r || !sp->tokens || zipf_make(&sp->pop, sp->count, s)) {
 		if (r)
 			gsl_rng_free(r);
 		dist_free(&len);
-		wl_sysprompts_free(sp);
+		wl_pool_free(sp);
 		snprintf(err, errlen, "%s: out of memory", p);
 		return -1;
 	}
@@ -125,7 +131,16 @@ int wl_sysprompts_parse(struct wl_sysprompts *sp, const cJSON *obj, const char *
 	return 0;
 }
 
-void wl_sysprompts_free(struct wl_sysprompts *sp)
+int wl_pool_sysprompts(struct wl_pool *sp, const cJSON *obj, const char *path,
+		       uint32_t default_count, uint64_t seed, char *err, size_t errlen)
+{
+	struct dist len;
+	dist_make(&len, DIST_UNIFORM, 200, 2000);
+	return wl_pool_parse(sp, obj, path, "system_prompts", default_count, &len, seed,
+			     WL_STREAM_SYSPROMPTS, err, errlen);
+}
+
+void wl_pool_free(struct wl_pool *sp)
 {
 	free(sp->tokens);
 	sp->tokens = NULL;
@@ -133,15 +148,19 @@ void wl_sysprompts_free(struct wl_sysprompts *sp)
 	sp->count = 0;
 }
 
-void wl_sysprompts_draw(const struct wl_sysprompts *sp, gsl_rng *r, struct wl_seg *seg)
+void wl_pool_item(const struct wl_pool *sp, uint32_t k, struct wl_seg *seg)
+{
+	/* Shared content ids live apart from session content ids (top bit). */
+	seg->id = rng_mix64(sp->salt ^ ((uint64_t)k << 1)) | (1ULL << 63);
+	seg->len = sp->tokens[k];
+}
+
+void wl_pool_draw(const struct wl_pool *sp, gsl_rng *r, struct wl_seg *seg)
 {
 	if (sp->count == 0) {
 		seg->id = 0;
 		seg->len = 0;
 		return;
 	}
-	uint32_t k = zipf_draw(&sp->pop, r);
-	/* Segment ids of system prompts live apart from session content ids. */
-	seg->id = rng_mix64(sp->salt ^ ((uint64_t)k << 1)) | (1ULL << 63);
-	seg->len = sp->tokens[k];
+	wl_pool_item(sp, zipf_draw(&sp->pop, r), seg);
 }

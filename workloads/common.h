@@ -37,23 +37,36 @@ struct wl_seg {
  * or -1 when memory runs out. O(blocks + segments). */
 int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uint32_t block_tokens);
 
-/* A pool of shared system prompts with Zipf popularity. */
-struct wl_sysprompts {
+/* A pool of shared texts (system prompts, RAG documents, tool definitions)
+ * with Zipf popularity: item k's length is drawn once; its tokens are the
+ * same for every request that names it. */
+struct wl_pool {
 	uint32_t count;
 	struct zipf pop;
 	uint32_t *tokens; /* length of each */
 	uint64_t salt;
 };
-/* Reads {count, zipf_s, tokens} (absent obj: count 0, no system prompt
- * unless defaults say otherwise); lengths are drawn once from a stream of
- * the seed. */
-int wl_sysprompts_parse(struct wl_sysprompts *sp, const struct cJSON *obj, const char *path,
-			uint32_t default_count, uint64_t seed, char *err, size_t errlen);
-void wl_sysprompts_free(struct wl_sysprompts *sp);
-/* Draws one; fills seg (len 0 when the pool is empty). */
-void wl_sysprompts_draw(const struct wl_sysprompts *sp, gsl_rng *r, struct wl_seg *seg);
+/* Reads obj.key = {count, zipf_s, tokens} (absent: default_count items of
+ * default_len); lengths come from stream stream_id of the seed. */
+int wl_pool_parse(struct wl_pool *sp, const struct cJSON *obj, const char *path, const char *key,
+		  uint32_t default_count, const struct dist *default_len, uint64_t seed,
+		  uint64_t stream_id, char *err, size_t errlen);
+void wl_pool_free(struct wl_pool *sp);
+/* Item k as a segment. */
+void wl_pool_item(const struct wl_pool *sp, uint32_t k, struct wl_seg *seg);
+/* Draws an item by popularity; fills seg (len 0 when the pool is empty). */
+void wl_pool_draw(const struct wl_pool *sp, gsl_rng *r, struct wl_seg *seg);
+/* The default length of system prompts: uniform 200..2000 tokens. */
+int wl_pool_sysprompts(struct wl_pool *sp, const struct cJSON *obj, const char *path,
+		       uint32_t default_count, uint64_t seed, char *err, size_t errlen);
 
 /* Stream ids for rng_stream, one per component. */
-enum { WL_STREAM_ARRIVALS = 1, WL_STREAM_LENGTHS = 2, WL_STREAM_SYSPROMPTS = 3 };
+enum {
+	WL_STREAM_ARRIVALS = 1,
+	WL_STREAM_LENGTHS = 2,
+	WL_STREAM_SYSPROMPTS = 3,
+	WL_STREAM_DOCUMENTS = 4,
+	WL_STREAM_TOOLS = 5,
+};
 
 #endif

@@ -13,7 +13,7 @@ struct open_wl {
 	struct wl_arrivals arr;
 	int64_t max_requests, made;
 	struct dist input, output;
-	struct wl_sysprompts sys;
+	struct wl_pool sys;
 	gsl_rng *r_arr, *r_len;
 };
 
@@ -24,7 +24,7 @@ static void open_destroy(void *st)
 		return;
 	dist_free(&w->input);
 	dist_free(&w->output);
-	wl_sysprompts_free(&w->sys);
+	wl_pool_free(&w->sys);
 	if (w->r_arr)
 		gsl_rng_free(w->r_arr);
 	if (w->r_len)
@@ -53,7 +53,7 @@ static void *open_create(const struct cJSON *json, const char *path, const struc
 		    errlen) ||
 	    cfg_dist(json, path, "input_tokens", 1, &w->input, err, errlen) ||
 	    cfg_dist(json, path, "output_tokens", 1, &w->output, err, errlen) ||
-	    wl_sysprompts_parse(&w->sys, json, path, 0, env->seed, err, errlen))
+	    wl_pool_sysprompts(&w->sys, json, path, 0, env->seed, err, errlen))
 		goto fail;
 	if (env->rate_scale > 0)
 		w->arr.rate_per_s *= env->rate_scale;
@@ -76,7 +76,7 @@ static int open_next(void *st, struct request *r)
 		return 0;
 	w->made++;
 	struct wl_seg segs[2];
-	wl_sysprompts_draw(&w->sys, w->r_len, &segs[0]);
+	wl_pool_draw(&w->sys, w->r_len, &segs[0]);
 	uint32_t in = dist_sample_tokens(&w->input, w->r_len);
 	uint32_t out = dist_sample_tokens(&w->output, w->r_len);
 	/* Keep prompt + output within the context: the output first, then the

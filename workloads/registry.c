@@ -7,7 +7,7 @@
 #include "sim/cfg.h"
 #include "workloads/registry.h"
 
-static const struct wl_ops *const all[] = {&wl_open, &wl_chat, &wl_trace};
+static const struct wl_ops *const all[] = {&wl_open, &wl_chat, &wl_rag, &wl_agent, &wl_mix, &wl_trace};
 
 const struct wl_ops *wl_find(const char *kind)
 {

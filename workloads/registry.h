@@ -6,6 +6,9 @@
 
 extern const struct wl_ops wl_open;
 extern const struct wl_ops wl_chat;
+extern const struct wl_ops wl_rag;
+extern const struct wl_ops wl_agent;
+extern const struct wl_ops wl_mix;
 extern const struct wl_ops wl_trace;
 
 #endif
