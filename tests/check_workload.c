@@ -190,6 +190,117 @@ START_TEST(open_arrivals_and_lengths)
 }
 END_TEST
 
+struct gen_means {
+	double sessions, requests, turns, output, user_later, think_s, first_prompt;
+};
+
+/* Draws sessions (all their turns, as trace gen does) until n requests. */
+static void gen_means(const char *json, int n_requests, struct gen_means *g)
+{
+	const struct wl_ops *ops;
+	void *st = make_wl(json, 100000000, &ops);
+	struct request a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	memset(g, 0, sizeof *g);
+	double later = 0;
+	while (g->requests < n_requests && ops->next(st, &a) == 1) {
+		g->sessions++;
+		g->requests++;
+		g->output += a.output_tokens;
+		g->first_prompt += a.prompt_tokens;
+		struct request *cur = &a, *nxt = &b;
+		while (ops->follow_up && ops->follow_up(st, cur, 1, 0, nxt) == 1) {
+			g->requests++;
+			later++;
+			g->output += nxt->output_tokens;
+			g->user_later += nxt->prompt_tokens - cur->prompt_tokens - cur->output_tokens;
+			g->think_s += (double)nxt->arrival_ns * 1e-9;
+			struct request *t = cur;
+			cur = nxt;
+			nxt = t;
+		}
+	}
+	g->turns = g->requests / g->sessions;
+	g->output /= g->requests;
+	g->first_prompt /= g->sessions;
+	if (later > 0) {
+		g->user_later /= later;
+		g->think_s /= later;
+	}
+	free(a.hashes);
+	free(b.hashes);
+	ops->destroy(st);
+}
+
+#define NEAR(x, want) ck_assert_msg(fabs((x) / (want) - 1) < 0.02, #x " = %g, expected %g", (x), (want))
+
+START_TEST(generator_means_match_their_distributions)
+{
+	struct gen_means g;
+	gen_means("{\"kind\": \"chat\", \"max_sessions\": 1000000}", 100000, &g);
+	ck_assert_double_ge(g.requests, 100000);
+	NEAR(g.turns, 4.0);                    /* geometric, mean 4 */
+	NEAR(g.output, 250 * exp(0.18));       /* lognormal 250, 0.6 */
+	NEAR(g.user_later, 120 * exp(0.32));   /* lognormal 120, 0.8 */
+	NEAR(g.think_s, 20.0);                 /* exponential, mean 20 */
+	gen_means("{\"kind\": \"rag\", \"max_requests\": 1000000, \"follow_up_prob\": 0.5}", 100000,
+		  &g);
+	NEAR(g.turns, 2.0);                    /* 1 + geometric follow-ups: 1 / (1 - p) */
+	NEAR(g.output, 200 * exp(0.18));
+	NEAR(g.user_later, 60 * exp(0.125));   /* questions */
+	NEAR(g.think_s, 15.0);
+	gen_means("{\"kind\": \"agent\", \"max_chains\": 1000000}", 100000, &g);
+	NEAR(g.turns, 6.0);                    /* steps: geometric, mean 6 */
+	NEAR(g.output, 60 * exp(0.125));
+	NEAR(g.user_later, 300 * exp(0.32));   /* tool results */
+	NEAR(g.think_s, 1.0);                  /* tool latency */
+	gen_means("{\"kind\": \"open\", \"max_requests\": 100000}", 100000, &g);
+	NEAR(g.first_prompt, 512 * exp(0.32));
+	NEAR(g.output, 128 * exp(0.18));
+}
+END_TEST
+
+START_TEST(zipf_popularity_ranks)
+{
+	struct wl_pool pool;
+	struct dist len;
+	char err[256];
+	dist_make(&len, DIST_CONSTANT, 100, 0);
+	ck_assert_int_eq(wl_pool_parse(&pool, NULL, "w", "documents", 100, &len, 3,
+				       WL_STREAM_DOCUMENTS, err, sizeof err),
+			 0);
+	uint64_t ids[100];
+	for (uint32_t k = 0; k < 100; k++) {
+		struct wl_seg seg;
+		wl_pool_item(&pool, k, &seg);
+		ids[k] = seg.id;
+	}
+	int count[100] = {0};
+	gsl_rng *r = rng_stream(9, 9);
+	for (int i = 0; i < 200000; i++) {
+		struct wl_seg seg;
+		wl_pool_draw(&pool, r, &seg);
+		for (uint32_t k = 0; k < 100; k++)
+			if (seg.id == ids[k]) {
+				count[k]++;
+				break;
+			}
+	}
+	/* P(rank k) = (1/k) / H_100, H_100 = 5.18738; ranks in order at the top. */
+	double h = 0;
+	for (int k = 1; k <= 100; k++)
+		h += 1.0 / k;
+	NEAR(count[0] / 200000.0, 1 / h);
+	NEAR(count[1] / 200000.0, 0.5 / h);
+	NEAR((double)count[0] / count[3], 4.0);
+	for (int k = 0; k < 5; k++)
+		ck_assert_int_gt(count[k], count[k + 1]);
+	gsl_rng_free(r);
+	wl_pool_free(&pool);
+}
+END_TEST
+
 Suite *workload_suite(void)
 {
 	Suite *s = suite_create("workload");
@@ -200,6 +311,9 @@ Suite *workload_suite(void)
 	tcase_add_test(tc, chat_sessions_share_system_prompts_not_history);
 	tcase_add_test(tc, chat_truncates_at_the_context_limit);
 	tcase_add_test(tc, open_arrivals_and_lengths);
+	tcase_add_test(tc, generator_means_match_their_distributions);
+	tcase_add_test(tc, zipf_popularity_ranks);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
 }

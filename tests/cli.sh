@@ -111,5 +111,41 @@ n=$(grep -o '"arrived":[^,]*' "$T/cmp/comparison.json" | sort -u | wc -l)
 expect 2 'unknown policy "nope"' compare "$T/small.json" --policies round_robin,nope
 expect 2 "--policies a,b,c" compare "$T/small.json"
 
+# every shipped scenario validates, runs and compares (trace paths resolve
+# against the scenario's folder, wherever kvsim is started)
+for f in workloads/scenarios/*.json; do
+	name=$(basename "$f" .json)
+	expect 0 "" compare "$f" --policies round_robin,session_affinity --out "$T/sc_$name" --quiet
+	[ -s "$T/sc_$name/comparison.json" ] && ok || bad "compare $f wrote no comparison.json"
+done
+(cd /tmp && "$OLDPWD/$KVSIM" validate "$OLDPWD/workloads/scenarios/mooncake-synthetic.json" >/dev/null) && ok ||
+	bad "a scenario's trace path did not resolve from another directory"
+
+# trace stats and gen
+expect 0 "12031" trace stats ../shared/traces/mooncake/conversation_trace.jsonl
+expect 0 '"lru_hit_ratio"' trace stats ../shared/traces/mooncake/synthetic_trace.jsonl --json --cache-blocks 100,1000
+grep -q '"1000":' "$T/out" && grep -q '"per_request_tokens":' "$T/out" && ok || bad "trace stats --json lacks keys"
+expect 0 "19366" trace stats ../shared/traces/azure-2023/AzureLLMInferenceTrace_conv.csv
+printf '{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]}\n{"timestamp": 1, "input_length": 10, "output_length": 1, "hash_ids": [1, 2]}\n{"timestamp": 2, "input_length": 10, "output_length": 1, "hash_ids": [3]}\n' >"$T/bad.jsonl"
+expect 2 "$T/bad.jsonl:2: \"hash_ids\" has 2 ids" trace stats "$T/bad.jsonl"
+expect 0 "skipped 1 malformed lines; the first: $T/bad.jsonl:2:" trace stats "$T/bad.jsonl" --skip-bad
+: >"$T/empty.jsonl"
+expect 2 "cannot tell the trace format" trace stats "$T/empty.jsonl"
+expect 2 "no requests in the trace" trace stats "$T/empty.jsonl" --format mooncake
+head -c 3000 /dev/urandom >"$T/garbage.bin" 2>/dev/null || printf '\001\002\000\377' >"$T/garbage.bin"
+"$KVSIM" trace stats "$T/garbage.bin" --format kvsim >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "binary garbage did not exit 2"
+expect 2 "unknown subcommand" trace frob
+expect 0 "usage: kvsim trace" trace --help
+printf '{"workload": {"kind": "trace", "format": "mooncake", "path": "bad.jsonl"}}' >"$T/badtrace.json"
+expect 2 "bad.jsonl:2:" run "$T/badtrace.json" --out "$T/badrun"
+[ ! -e "$T/badrun/summary.json" ] && ! ls "$T/badrun" 2>/dev/null | grep -q . && ok || bad "a failed replay left files"
+printf '{"workload": {"kind": "trace", "format": "mooncake", "path": "missing.jsonl"}}' >"$T/misstrace.json"
+expect 2 "workload.path: $T/missing.jsonl: No such file" validate "$T/misstrace.json"
+expect 0 "wrote" trace gen "$T/small.json" --out "$T/gen.jsonl"
+printf '{"name": "small", "duration_s": 60, "cluster": {"nodes": 2}, "workload": {"kind": "trace", "format": "kvsim", "path": "gen.jsonl"}}' >"$T/replay.json"
+"$KVSIM" run "$T/replay.json" --out "$T/replayed" --quiet
+cmp -s "$T/run1/requests.csv" "$T/replayed/requests.csv" && ok || bad "trace gen -> replay differs from the generator's run"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -11,5 +11,6 @@ Suite *policy_suite(void);
 Suite *config_suite(void);
 Suite *workload_suite(void);
 Suite *sim_suite(void);
+Suite *trace_suite(void);
 
 #endif

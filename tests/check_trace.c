@@ -1,0 +1,315 @@
+/* check_trace: trace readers, replay, trace stats, gen -> replay round trip. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "results/metrics.h"
+#include "sim/config.h"
+#include "sim/request.h"
+#include "sim/sim.h"
+#include "workloads/trace.h"
+#include "workloads/tracestats.h"
+#include "workloads/workload.h"
+#include "tests/helpers.h"
+#include "tests/suites.h"
+
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char path[256];
+	snprintf(path, sizeof path, "/tmp/kvsim_check_%s", name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+START_TEST(mooncake_reader_exact)
+{
+	const char *p = write_tmp("mc.jsonl",
+				  "{\"timestamp\": 1000, \"input_length\": 600, \"output_length\": 5, "
+				  "\"hash_ids\": [7, 8]}\n"
+				  "\n"
+				  "{\"timestamp\": 1250, \"input_length\": 512, \"output_length\": 9, "
+				  "\"hash_ids\": [7]}\n");
+	struct trace_reader tr;
+	struct trace_rec rec;
+	memset(&rec, 0, sizeof rec);
+	char err[512];
+	ck_assert_int_eq(trace_open(&tr, p, TRACE_MOONCAKE, 0, err, sizeof err), 0);
+	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 1);
+	ck_assert_int_eq(rec.arrival_ns, 0);
+	ck_assert_uint_eq(rec.input, 600);
+	ck_assert_uint_eq(rec.output, 5);
+	ck_assert_uint_eq(rec.n_ids, 2);
+	ck_assert_uint_eq(rec.ids[1], 8);
+	ck_assert_uint_eq(rec.block_tokens, 512);
+	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 1);
+	ck_assert_int_eq(rec.arrival_ns, 250000000); /* 250 ms later */
+	ck_assert_uint_eq(rec.line, 3);
+	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 0);
+	trace_close(&tr);
+	trace_rec_free(&rec);
+}
+END_TEST
+
+START_TEST(azure_reader_exact)
+{
+	const char *p = write_tmp("az.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+					    "2023-11-16 23:59:59.5000000,374,44\n"
+					    "2023-11-17 00:00:01.2500001,396,109\n");
+	struct trace_reader tr;
+	struct trace_rec rec;
+	memset(&rec, 0, sizeof rec);
+	char err[512];
+	ck_assert_int_eq(trace_open(&tr, p, TRACE_AZURE, 0, err, sizeof err), 0);
+	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 1);
+	ck_assert_int_eq(rec.arrival_ns, 0);
+	ck_assert_uint_eq(rec.input, 374);
+	ck_assert_uint_eq(rec.output, 44);
+	ck_assert_uint_eq(rec.n_ids, 0);
+	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 1);
+	ck_assert_int_eq(rec.arrival_ns, 1750000100); /* across midnight */
+	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 0);
+	trace_close(&tr);
+	trace_rec_free(&rec);
+}
+END_TEST
+
+static void expect_bad(enum trace_format fmt, const char *text, const char *fragment)
+{
+	const char *p = write_tmp("bad.txt", text);
+	struct trace_reader tr;
+	struct trace_rec rec;
+	memset(&rec, 0, sizeof rec);
+	char err[512] = "";
+	ck_assert_int_eq(trace_open(&tr, p, fmt, 0, err, sizeof err), 0);
+	int got;
+	while ((got = trace_next(&tr, &rec, err, sizeof err)) == 1)
+		;
+	ck_assert_int_eq(got, -1);
+	ck_assert_msg(strstr(err, fragment) != NULL, "error \"%s\" lacks \"%s\"", err, fragment);
+	trace_close(&tr);
+	/* With skip_bad the same file reads to the end, counting the line. */
+	ck_assert_int_eq(trace_open(&tr, p, fmt, 1, err, sizeof err), 0);
+	while ((got = trace_next(&tr, &rec, err, sizeof err)) == 1)
+		;
+	ck_assert_int_eq(got, 0);
+	ck_assert_uint_eq(tr.skipped, 1);
+	trace_close(&tr);
+	trace_rec_free(&rec);
+}
+
+START_TEST(bad_lines_name_file_and_line)
+{
+	const char *ok = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, "
+			 "\"hash_ids\": [1]}\n";
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s{\"timestamp\": 5, \"input_length\": 10,\n", ok);
+	expect_bad(TRACE_MOONCAKE, buf, "kvsim_check_bad.txt:2: not a JSON object");
+	snprintf(buf, sizeof buf,
+		 "%s{\"timestamp\": 5, \"output_length\": 3, \"hash_ids\": [1]}\n", ok);
+	expect_bad(TRACE_MOONCAKE, buf, ":2: missing field \"input_length\"");
+	snprintf(buf, sizeof buf,
+		 "%s{\"timestamp\": 5, \"input_length\": -10, \"output_length\": 3, \"hash_ids\": [1]}\n",
+		 ok);
+	expect_bad(TRACE_MOONCAKE, buf, ":2: \"input_length\": expected an integer in [1,");
+	snprintf(buf, sizeof buf,
+		 "%s{\"timestamp\": 5, \"input_length\": 1000, \"output_length\": 3, \"hash_ids\": [1]}\n",
+		 ok);
+	expect_bad(TRACE_MOONCAKE, buf, ":2: \"hash_ids\" has 1 ids; input_length 1000 needs "
+					"ceil(1000 / 512) = 2");
+	snprintf(buf, sizeof buf, "{\"timestamp\": 9, \"input_length\": 10, \"output_length\": 1, "
+				  "\"hash_ids\": [1]}\n%s",
+		 ok);
+	expect_bad(TRACE_MOONCAKE, buf, ":2: arrival goes backwards");
+	expect_bad(TRACE_AZURE,
+		   "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.1,374,44\nxx,1\n",
+		   ":3: expected 3 comma-separated fields");
+	expect_bad(TRACE_AZURE,
+		   "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.1,-374,44\n",
+		   ":2: ContextTokens: expected an integer in [1,");
+	expect_bad(TRACE_KVSIM,
+		   "{\"session\": 1, \"turn\": 1, \"arrival_s\": 0, \"prompt_tokens\": 20, "
+		   "\"output_tokens\": 4, \"block_tokens\": 16, \"blocks\": [\"zz\"]}\n",
+		   ":1: \"blocks\"[0]: expected a nonzero hash");
+}
+END_TEST
+
+START_TEST(empty_trace_is_a_clear_error)
+{
+	const char *p = write_tmp("empty.jsonl", "");
+	struct trace_stats st;
+	char err[512] = "";
+	ck_assert_int_eq(tstats_run(p, TRACE_MOONCAKE, 0, NULL, 0, &st, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "no requests in the trace") != NULL, "%s", err);
+}
+END_TEST
+
+/* Table 2 of the Mooncake paper (FAST'25): 12,031 requests, mean input
+ * 12,035 and output 343 tokens. */
+START_TEST(mooncake_conversation_matches_the_paper)
+{
+	const char *p = "../shared/traces/mooncake/conversation_trace.jsonl";
+	uint64_t caches[2] = {1000, 100000000};
+	struct trace_stats st;
+	char err[512] = "";
+	ck_assert_msg(tstats_run(p, TRACE_MOONCAKE, 0, caches, 2, &st, err, sizeof err) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(st.requests, 12031);
+	ck_assert_int_eq((int)lround(st.input.mean), 12035);
+	ck_assert_int_eq((int)lround(st.output.mean), 343);
+	ck_assert_uint_eq(st.block_tokens, 512);
+	/* An LRU larger than the trace is the unbounded cache. */
+	ck_assert_double_eq_tol(st.lru_hit[1], st.ideal_blocks, 1e-12);
+	ck_assert_double_lt(st.lru_hit[0], st.ideal_blocks);
+	ck_assert_double_gt(st.ideal_tokens, 0.3);
+	ck_assert_double_lt(st.ideal_tokens, 0.45);
+}
+END_TEST
+
+START_TEST(stats_by_hand)
+{
+	/* Blocks: A B | A B C | D | A B (LRU of 2 blocks). Unbounded: hits 0, 2,
+	 * 0, 2 of 2 + 3 + 1 + 2 = 8 blocks. LRU(2): after r1 {A,B}; r2 hits A B
+	 * then holds {B,C}... A is gone: r4 hits 0. */
+	const char *p = write_tmp("hand.jsonl",
+				  "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [1, 2]}\n"
+				  "{\"timestamp\": 1, \"input_length\": 1100, \"output_length\": 3, \"hash_ids\": [1, 2, 3]}\n"
+				  "{\"timestamp\": 2, \"input_length\": 512, \"output_length\": 1, \"hash_ids\": [4]}\n"
+				  "{\"timestamp\": 3, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [1, 2]}\n");
+	uint64_t caches[1] = {2};
+	struct trace_stats st;
+	char err[512] = "";
+	ck_assert_int_eq(tstats_run(p, TRACE_MOONCAKE, 0, caches, 1, &st, err, sizeof err), 0);
+	ck_assert_uint_eq(st.requests, 4);
+	ck_assert_uint_eq(st.distinct_blocks, 4);
+	ck_assert_uint_eq(st.total_blocks, 8);
+	ck_assert_double_eq_tol(st.ideal_blocks, 4.0 / 8, 1e-12);
+	ck_assert_double_eq_tol(st.ideal_tokens, 2048.0 / (1024 + 1100 + 512 + 1024), 1e-12);
+	ck_assert_double_eq_tol(st.ideal_per_request, (0 + 1024.0 / 1100 + 0 + 1) / 4, 1e-12);
+	ck_assert_double_eq_tol(st.lru_hit[0], 2.0 / 8, 1e-12);
+	ck_assert_double_eq_tol(st.duration_s, 0.003, 1e-12);
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static void run_to(const char *json, const char *dir)
+{
+	struct scenario s;
+	th_scenario(json, NULL, &s);
+	struct sim_opts o = {dir, 0, NULL, NULL};
+	struct met_summary m;
+	char err[1024] = "";
+	ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
+	met_summary_free(&m);
+	cfg_scenario_free(&s);
+}
+
+/* Writing a generator's requests as kvsim JSONL and replaying them gives
+ * the generator's run, request by request (closed-loop sessions too). */
+START_TEST(gen_then_replay_is_the_same_run)
+{
+	static const char *const workloads[] = {
+	    "{\"kind\": \"chat\", \"sessions_per_s\": 3, \"max_sessions\": 300}",
+	    "{\"kind\": \"rag\", \"rate_per_s\": 4, \"max_requests\": 400}",
+	    "{\"kind\": \"mix\", \"parts\": [{\"workload\": {\"kind\": \"agent\", \"max_chains\": 50}},"
+	    " {\"weight\": 2, \"workload\": {\"kind\": \"open\", \"max_requests\": 300}}]}"};
+	for (int i = 0; i < 3; i++) {
+		char json[1024], replay[1024];
+		snprintf(json, sizeof json,
+			 "{\"duration_s\": 200, \"cluster\": {\"nodes\": 3, \"model\": \"Llama-3.1-8B\"}, "
+			 "\"workload\": %s}",
+			 workloads[i]);
+		run_to(json, "/tmp/kvsim_check_gen_a");
+		struct scenario s;
+		th_scenario(json, NULL, &s);
+		uint64_t n = 0;
+		char err[1024] = "";
+		ck_assert_msg(sim_trace_gen(&s, "/tmp/kvsim_check_gen.jsonl", &n, err, sizeof err) == 0,
+			      "%s", err);
+		cfg_scenario_free(&s);
+		ck_assert_uint_gt(n, 100);
+		snprintf(replay, sizeof replay,
+			 "{\"duration_s\": 200, \"cluster\": {\"nodes\": 3, \"model\": \"Llama-3.1-8B\"}, "
+			 "\"workload\": {\"kind\": \"trace\", \"format\": \"kvsim\", "
+			 "\"path\": \"/tmp/kvsim_check_gen.jsonl\"}}");
+		run_to(replay, "/tmp/kvsim_check_gen_b");
+		char *a = slurp("/tmp/kvsim_check_gen_a/requests.csv");
+		char *b = slurp("/tmp/kvsim_check_gen_b/requests.csv");
+		ck_assert_msg(strcmp(a, b) == 0, "workload %d: replay differs", i);
+		free(a);
+		free(b);
+	}
+}
+END_TEST
+
+/* Two Mooncake requests that share their first 512-token block share its
+ * 32 pages of 16 tokens, and nothing after. */
+START_TEST(mooncake_blocks_map_onto_pages)
+{
+	const char *p = write_tmp("mc2.jsonl",
+				  "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 2, \"hash_ids\": [5, 6]}\n"
+				  "{\"timestamp\": 0, \"input_length\": 700, \"output_length\": 2, \"hash_ids\": [5, 9]}\n");
+	char json[512];
+	snprintf(json, sizeof json, "{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": \"%s\"}",
+		 p);
+	cJSON *o = cJSON_Parse(json);
+	struct wl_env env = {16, 100000, 1, NULL, 1.0};
+	const struct wl_ops *ops;
+	char err[512] = "";
+	void *st = wl_create(o, &env, &ops, err, sizeof err);
+	cJSON_Delete(o);
+	ck_assert_msg(st != NULL, "%s", err);
+	struct request a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	ck_assert_int_eq(ops->next(st, &a), 1);
+	ck_assert_int_eq(ops->next(st, &b), 1);
+	ck_assert_int_eq(ops->next(st, &b), 0);
+	ck_assert_uint_eq(a.n_hashes, (1024 + 2) / 16);
+	ck_assert_uint_eq(b.prompt_tokens, 700);
+	ck_assert_uint_eq(a.n_shared, 64);
+	for (uint32_t i = 0; i < 32; i++)
+		ck_assert_uint_eq(a.hashes[i], b.hashes[i]);
+	ck_assert_uint_ne(a.hashes[32], b.hashes[32]);
+	ck_assert_uint_ne(a.session, b.session);
+	free(a.hashes);
+	free(b.hashes);
+	ops->destroy(st);
+}
+END_TEST
+
+Suite *trace_suite(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, mooncake_reader_exact);
+	tcase_add_test(tc, azure_reader_exact);
+	tcase_add_test(tc, bad_lines_name_file_and_line);
+	tcase_add_test(tc, empty_trace_is_a_clear_error);
+	tcase_add_test(tc, mooncake_conversation_matches_the_paper);
+	tcase_add_test(tc, stats_by_hand);
+	tcase_add_test(tc, gen_then_replay_is_the_same_run);
+	tcase_add_test(tc, mooncake_blocks_map_onto_pages);
+	suite_add_tcase(s, tc);
+	return s;
+}
