@@ -301,6 +301,34 @@ START_TEST(zipf_popularity_ranks)
 }
 END_TEST
 
+/* Bursty session arrivals: Gamma-renewal gaps with the configured rate and
+ * coefficient of variation. */
+START_TEST(chat_gamma_arrivals_have_rate_and_cv)
+{
+	const struct wl_ops *ops;
+	void *st = make_wl("{\"kind\": \"chat\", \"sessions_per_s\": 5, \"arrival\": \"gamma\", "
+			   "\"cv\": 1.5, \"max_sessions\": 100000}",
+			   100000000, &ops);
+	struct request r;
+	memset(&r, 0, sizeof r);
+	double sum = 0, sumsq = 0, n = 0;
+	int64_t prev = 0;
+	while (ops->next(st, &r) == 1) {
+		double gap = (double)(r.arrival_ns - prev) * 1e-9;
+		prev = r.arrival_ns;
+		sum += gap;
+		sumsq += gap * gap;
+		n++;
+	}
+	double mean = sum / n, sd = sqrt(sumsq / n - mean * mean);
+	ck_assert_double_eq(n, 100000);
+	NEAR(mean, 0.2);
+	NEAR(sd / mean, 1.5);
+	free(r.hashes);
+	ops->destroy(st);
+}
+END_TEST
+
 Suite *workload_suite(void)
 {
 	Suite *s = suite_create("workload");
@@ -313,6 +341,7 @@ Suite *workload_suite(void)
 	tcase_add_test(tc, open_arrivals_and_lengths);
 	tcase_add_test(tc, generator_means_match_their_distributions);
 	tcase_add_test(tc, zipf_popularity_ranks);
+	tcase_add_test(tc, chat_gamma_arrivals_have_rate_and_cv);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
