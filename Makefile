@@ -19,7 +19,7 @@ EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalo
             kv_embedded_links=sim/catalog/links.json \
             kv_embedded_default_scenario=workloads/scenarios/default.json
 
-.PHONY: all deps run check test bench clean help FORCE
+.PHONY: all deps run check test bench clean help regress rebaseline plot FORCE
 all: build/kvsim
 
 help:
@@ -28,6 +28,9 @@ help:
 	@echo "make run     compare four policies on the default scenario"
 	@echo "make check   build and run every test"
 	@echo "make bench   performance figures (1M-request chat run)"
+	@echo "make regress re-run the scenarios and diff against results/baselines/"
+	@echo "make rebaseline  rewrite results/baselines/ from a fresh run"
+	@echo "make plot OUT=DIR  figures for a 'kvsim compare' output folder"
 	@echo "make clean   remove build/ and out/"
 
 deps:
@@ -90,6 +93,16 @@ test: build/kvsim build/check_kvsim
 bench: deps
 	@$(MAKE) --no-print-directory build/bench
 	build/bench
+
+# CI regression benchmarks: every scenario under four policies against the
+# committed results/baselines/ (zero tolerance); rebaseline rewrites them.
+regress: deps
+	@$(MAKE) --no-print-directory build/kvsim
+	KVSIM=build/kvsim sh tests/regress.sh
+
+rebaseline: deps
+	@$(MAKE) --no-print-directory build/kvsim
+	KVSIM=build/kvsim sh tests/regress.sh --rebaseline
 
 clean:
 	rm -rf build out

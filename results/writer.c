@@ -260,3 +260,43 @@ void res_print_summary(FILE *f, const struct met_summary *s)
 		(unsigned long long)s->seed, s->version);
 	res_print_comparison(f, s, 1);
 }
+
+int res_write_comparison_csv(const char *path, const struct met_summary *s, size_t n, char *err,
+			     size_t errlen)
+{
+	size_t cap = 1024 + n * 1024, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	len += (size_t)snprintf(buf + len, cap - len,
+				"policy,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
+				"tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,recompute_ratio,"
+				"recompute_gpu_s,migrations,migrated_bytes,preemptions,requests_per_s,"
+				"output_tokens_per_s,slo_attainment,goodput_rps,load_max_over_mean,"
+				"load_jain,tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
+				"tokens_recomputed,tokens_fresh,tokens_preempt_recomputed\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct met_summary *m = &s[i];
+		const struct met_tokens *t = &m->tokens;
+		len += (size_t)snprintf(
+		    buf + len, cap - len,
+		    "%s,%llu,%llu,%llu,%llu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%.9g,%llu,"
+		    "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+		    m->policy, (unsigned long long)m->arrived, (unsigned long long)m->completed,
+		    (unsigned long long)m->shed, (unsigned long long)m->failed, m->ttft.p50,
+		    m->ttft.p99, m->tpot.p50, m->tpot.p99, m->e2e.p99, m->queue.p99,
+		    m->prefix_hit_ratio, m->recompute_ratio, m->recompute_gpu_s,
+		    (unsigned long long)m->migration_count, m->migration_bytes,
+		    (unsigned long long)m->preemptions, m->requests_per_s, m->output_tokens_per_s,
+		    m->slo_attainment, m->goodput_rps, m->imbalance_max_over_mean, m->imbalance_jain,
+		    (unsigned long long)t->input, (unsigned long long)t->cached,
+		    (unsigned long long)t->reloaded, (unsigned long long)t->migrated,
+		    (unsigned long long)t->recomputed, (unsigned long long)t->fresh,
+		    (unsigned long long)t->preempt_recomputed);
+	}
+	int rc = res_write_atomic(path, buf, err, errlen);
+	free(buf);
+	return rc;
+}

@@ -17,6 +17,9 @@ int res_write_atomic(const char *path, const char *text, char *err, size_t errle
 int res_write_json(const char *path, const struct cJSON *json, char *err, size_t errlen);
 /* Creates dir and its parents; 0 or -1 (err filled). */
 int res_mkdirs(const char *dir, char *err, size_t errlen);
+/* comparison.csv: one row per summary (policy), the table's figures. */
+int res_write_comparison_csv(const char *path, const struct met_summary *s, size_t n, char *err,
+			     size_t errlen);
 /* The one-run table. */
 void res_print_summary(FILE *f, const struct met_summary *s);
 /* Policies side by side, one column each. */

@@ -504,8 +504,8 @@ int cfg_scenario_load(struct scenario *s, const cJSON *root, const char *catalog
 	    cfg_number(slo, "slo", "ttft_p99_s", 1e-9, 1e9, &s->slo_ttft_p99_s, err, errlen) ||
 	    cfg_number(slo, "slo", "tpot_p99_s", 1e-9, 1e9, &s->slo_tpot_p99_s, err, errlen) ||
 	    cfg_check_keys(out, "output", out_keys, err, errlen) ||
-	    only_default_number(out, "output", "timeseries_interval_s", 1.0,
-				"timeseries.csv is not written by this version", err, errlen))
+	    cfg_number(out, "output", "timeseries_interval_s", 1e-3, 1e9,
+		       &s->timeseries_interval_s, err, errlen))
 		goto fail;
 	return 0;
 fail:

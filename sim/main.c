@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "policies/policy.h"
+#include "results/diff.h"
 #include "results/metrics.h"
 #include "results/writer.h"
 #include "sim/config.h"
@@ -26,6 +27,8 @@ static const char usage_main[] =
     "  compare [SCENARIO.json]    the same request stream under several policies\n"
     "  validate SCENARIO.json     check a scenario without running it\n"
     "  list WHAT                  policies | gpus | models | links | workloads\n"
+    "  diff BASE.json NEW.json    compare two results metric by metric (exit 1 on a\n"
+    "                             regression)\n"
     "  trace stats FILE           what a trace holds and how much a cache reuses\n"
     "  trace gen SCENARIO --out F write a scenario's requests as a kvsim trace\n"
     "  version                    print the version\n"
@@ -53,13 +56,14 @@ static const char usage_run[] =
 
 static const char usage_compare[] =
     "usage: kvsim compare [SCENARIO.json] --policies a,b,c [--set PATH=VALUE]...\n"
-    "                     [--seed N] [--out DIR] [--catalog FILE] [--quiet]\n"
+    "                     [--seed N] [--out DIR] [--catalog FILE] [--quiet] [--no-perf]\n"
     "\n"
     "Runs the same request stream (same seed) under each policy and prints one\n"
     "table with the policies as columns. Writes DIR/<policy>/{summary.json,\n"
     "requests.csv} and DIR/comparison.json (default DIR: out).\n"
     "Policy parameters come from router.policy_params.<policy>; the scenario's own\n"
-    "policy also takes router.params.\n";
+    "policy also takes router.params. --no-perf leaves the wall-clock perf block out of\n"
+    "comparison.json, so that it is byte-identical between runs (for baselines).\n";
 
 static const char usage_validate[] =
     "usage: kvsim validate SCENARIO.json [--set PATH=VALUE]... [--catalog FILE]\n"
@@ -86,6 +90,17 @@ static const char usage_trace[] =
     "(workload {\"kind\": \"trace\", \"format\": \"kvsim\", \"path\": FILE}) gives the\n"
     "same run as the generator with the same seed and cluster.\n";
 
+static const char usage_diff[] =
+    "usage: kvsim diff BASE.json NEW.json [--tolerance PCT] [--metrics a,b,...] [--list]\n"
+    "\n"
+    "Compares two summary.json files, or two comparison.json files (policies matched\n"
+    "by name), metric by metric, knowing for each whether higher or lower is better.\n"
+    "Prints the metrics that changed and marks regressions: worse by more than PCT\n"
+    "percent (default 5; simulated figures are deterministic, so 0 is meaningful). A\n"
+    "metric or policy that the base has and the new one lacks is a regression. perf.*\n"
+    "figures (wall time, speed, memory) are compared only when --metrics names them.\n"
+    "--list prints the metrics. Exit 0: no regression; 1: a regression; 2: bad input.\n";
+
 static const char usage_list[] =
     "usage: kvsim list policies|gpus|models|links|workloads\n"
     "\n"
@@ -101,6 +116,7 @@ struct common_opts {
 	const char *sets[256];
 	int n_sets;
 	int quiet;
+	int no_perf;
 };
 
 static int want_help(int argc, char **argv)
@@ -119,6 +135,10 @@ static int parse_common(int argc, char **argv, struct common_opts *o, const char
 		const char **slot = NULL;
 		if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
 			o->quiet = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-perf")) {
+			o->no_perf = 1;
 			continue;
 		}
 		if (!strcmp(a, "--policy"))
@@ -293,7 +313,8 @@ static int cmd_run(int argc, char **argv)
 		return rc;
 	if (!o.quiet) {
 		res_print_summary(stdout, &sum);
-		printf("\nwrote %s/summary.json and %s/requests.csv\n", out, out);
+		printf("\nwrote %s/summary.json, %s/requests.csv and %s/timeseries.csv\n", out, out,
+		       out);
 	}
 	met_summary_free(&sum);
 	return EXIT_OK;
@@ -365,13 +386,20 @@ static int cmd_compare(int argc, char **argv)
 		select_policy(root, names[i], err, sizeof err);
 		rc = run_one(&o, root, dir, &sums[i]);
 		cJSON_Delete(root);
-		if (rc == EXIT_OK)
-			cJSON_AddItemToArray(cmp, res_summary_json(&sums[i]));
+		if (rc == EXIT_OK) {
+			cJSON *j = res_summary_json(&sums[i]);
+			if (o.no_perf)
+				cJSON_DeleteItemFromObjectCaseSensitive(j, "perf");
+			cJSON_AddItemToArray(cmp, j);
+		}
 	}
 	if (rc == EXIT_OK) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/comparison.json", out);
-		if (res_write_json(path, cmp, err, sizeof err)) {
+		char csv[4096];
+		snprintf(csv, sizeof csv, "%s/comparison.csv", out);
+		if (res_write_json(path, cmp, err, sizeof err) ||
+		    res_write_comparison_csv(csv, sums, n, err, sizeof err)) {
 			fprintf(stderr, "kvsim: %s\n", err);
 			rc = EXIT_INTERNAL;
 		}
@@ -380,8 +408,9 @@ static int cmd_compare(int argc, char **argv)
 		printf("scenario %s, seed %llu, kvsim %s\n", sums[0].scenario,
 		       (unsigned long long)sums[0].seed, sums[0].version);
 		res_print_comparison(stdout, sums, n);
-		printf("\nwrote %s/comparison.json and %s/<policy>/{summary.json,requests.csv}\n",
-		       out, out);
+		printf("\nwrote %s/comparison.json, %s/comparison.csv and "
+		       "%s/<policy>/{summary.json,requests.csv,timeseries.csv}\n",
+		       out, out, out);
 	}
 	for (size_t i = 0; sums && i < n; i++)
 		met_summary_free(&sums[i]);
@@ -630,6 +659,72 @@ static int cmd_trace_gen(int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int cmd_diff(int argc, char **argv)
+{
+	const char *files[2] = {NULL, NULL}, *tol = NULL;
+	struct diff_opts o = {5.0, NULL};
+	int nf = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage_diff, stdout);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "--list")) {
+			res_diff_list(stdout);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "--tolerance") && i + 1 < argc) {
+			tol = argv[++i];
+		} else if (!strcmp(argv[i], "--metrics") && i + 1 < argc) {
+			o.metrics = argv[++i];
+		} else if (argv[i][0] != '-' && nf < 2) {
+			files[nf++] = argv[i];
+		} else {
+			fprintf(stderr, "kvsim diff: unexpected argument %s\n%s", argv[i], usage_diff);
+			return EXIT_USAGE;
+		}
+	}
+	if (nf != 2) {
+		fprintf(stderr, "kvsim diff: give BASE.json and NEW.json\n%s", usage_diff);
+		return EXIT_USAGE;
+	}
+	if (tol) {
+		char *end;
+		o.tolerance_pct = strtod(tol, &end);
+		if (*end || !(o.tolerance_pct >= 0) || o.tolerance_pct > 1e6) {
+			fprintf(stderr, "kvsim diff: --tolerance %s: expected a percentage >= 0\n", tol);
+			return EXIT_USAGE;
+		}
+	}
+	cJSON *j[2] = {NULL, NULL};
+	char err[1024];
+	for (int i = 0; i < 2; i++) {
+		char *text = cfg_slurp(files[i], NULL, err, sizeof err);
+		if (text) {
+			j[i] = cJSON_Parse(text);
+			if (!j[i])
+				snprintf(err, sizeof err, "%s: not valid JSON; expected a kvsim "
+							  "summary.json or comparison.json", files[i]);
+			free(text);
+		}
+		if (!j[i]) {
+			fprintf(stderr, "kvsim: %s\n", err);
+			cJSON_Delete(j[0]);
+			return EXIT_USAGE;
+		}
+	}
+	struct diff_counts c;
+	int rc = res_diff(j[0], j[1], &o, stdout, &c, err, sizeof err);
+	cJSON_Delete(j[0]);
+	cJSON_Delete(j[1]);
+	if (rc) {
+		fprintf(stderr, "kvsim: diff %s %s: %s\n", files[0], files[1], err);
+		return EXIT_USAGE;
+	}
+	printf("%zu metrics compared: %zu regressions (%zu missing), %zu improvements, tolerance "
+	       "%g%%\n",
+	       c.compared, c.regressions, c.missing, c.improvements, o.tolerance_pct);
+	return c.regressions ? 1 : EXIT_OK;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
 	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
@@ -673,6 +768,8 @@ int main(int argc, char **argv)
 		return cmd_list(argc - 2, argv + 2);
 	if (!strcmp(cmd, "trace"))
 		return cmd_trace(argc - 2, argv + 2);
+	if (!strcmp(cmd, "diff"))
+		return cmd_diff(argc - 2, argv + 2);
 	fprintf(stderr, "kvsim: unknown command \"%s\"\n\n%s", cmd, usage_main);
 	return EXIT_USAGE;
 }

@@ -32,7 +32,7 @@ const char *kvsim_version(void)
 	return KVSIM_VERSION;
 }
 
-enum { EV_ARRIVAL, EV_TRANSFER_DONE, EV_STEP };
+enum { EV_ARRIVAL, EV_TRANSFER_DONE, EV_STEP, EV_SAMPLE };
 enum { STREAM_ROUTING = 101 };
 
 /* What the simulator remembers of a live session: where it last ran (the
@@ -77,6 +77,8 @@ struct sim {
 	struct metrics met;
 	uint64_t next_id, migrations;
 	double migration_bytes, migration_s;
+	FILE *ts;               /* timeseries.csv (temporary name), or NULL */
+	int64_t sample_ns;      /* its interval */
 	int error; /* 3 after an internal failure */
 	char *err;
 	size_t errlen;
@@ -418,6 +420,21 @@ static void hook_block(void *ctx, struct request *r, uint32_t idx)
 	}
 }
 
+/* One timeseries row per node. Nodes inside a decode span are brought up
+ * to now first (exact, so sampling never changes results). */
+static void sample(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		struct node *n = &s->nodes[i];
+		node_sync(n, s->now);
+		fprintf(s->ts, "%.6f,%u,%.6f,%u,%u,,0\n", (double)s->now * 1e-9, i,
+			(double)n->kv.n_used / (double)n->kv.n_blocks, n->n_running, n->n_waiting);
+	}
+	/* Keep sampling while anything else is pending. */
+	if (evq_size(&s->q) > 0 && !evq_push(&s->q, s->now + s->sample_ns, EV_SAMPLE, -1, NULL))
+		fail(s, "out of memory");
+}
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -427,10 +444,12 @@ static double wall_now(void)
 
 static void progress(const struct sim *s, double started)
 {
-	fprintf(stderr, "\r  simulated %8.1f s   requests %10llu arrived %10llu done   %6.1f s wall",
-		(double)s->now * 1e-9, (unsigned long long)s->met.arrived,
-		(unsigned long long)(s->met.completed + s->met.shed + s->met.failed),
-		wall_now() - started);
+	double wall = wall_now() - started;
+	uint64_t done = s->met.completed + s->met.shed + s->met.failed;
+	fprintf(stderr,
+		"\r  simulated %9.1f s | %10llu arrived | %10llu done | %8.0f req/s | %6.1f s wall",
+		(double)s->now * 1e-9, (unsigned long long)s->met.arrived, (unsigned long long)done,
+		wall > 0 ? (double)done / wall : 0.0, wall);
 	fflush(stderr);
 }
 
@@ -537,7 +556,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	hmap_init(&s.ever);
 	hmap_init(&s.sessions);
 	double started = wall_now();
-	char csv_tmp[4200] = "";
+	char csv_tmp[4200] = "", ts_tmp[4200] = "";
 	FILE *csv = NULL;
 	int rc = build_modules(&s, err, errlen);
 	if (rc)
@@ -575,11 +594,30 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	}
 	s.end_arrivals_ns = (int64_t)llround(sc->duration_s * 1e9);
 	pull_source(&s);
+	if (s.opts->out_dir) {
+		snprintf(ts_tmp, sizeof ts_tmp, "%s/timeseries.csv.tmp.%ld", s.opts->out_dir,
+			 (long)getpid());
+		s.ts = fopen(ts_tmp, "w");
+		if (!s.ts) {
+			snprintf(err, errlen, "%s: cannot create", ts_tmp);
+			ts_tmp[0] = 0;
+			rc = 3;
+			goto done;
+		}
+		fputs("time_s,node,kv_util,running,queued,temperature_c,throttled\n", s.ts);
+		s.sample_ns = (int64_t)llround(sc->timeseries_interval_s * 1e9);
+		if (s.sample_ns < 1)
+			s.sample_ns = 1;
+		if (!evq_push(&s.q, s.sample_ns, EV_SAMPLE, -1, NULL))
+			fail(&s, "out of memory");
+	}
 
 	int show = s.opts->progress && isatty(2);
 	double last_draw = started;
 	struct event ev;
 	while (!s.error && evq_pop(&s.q, &ev)) {
+		if (ev.kind == EV_SAMPLE && evq_size(&s.q) == 0)
+			break; /* the run is over; sampling does not extend it */
 		s.now = ev.time_ns;
 		switch (ev.kind) {
 		case EV_ARRIVAL:
@@ -591,6 +629,9 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		case EV_STEP:
 			node_finish_step(&s.nodes[ev.node], s.now);
 			kick(&s, (uint32_t)ev.node);
+			break;
+		case EV_SAMPLE:
+			sample(&s);
 			break;
 		}
 		if (show && (s.q.popped & 0xffff) == 0 && wall_now() - last_draw > 0.5) {
@@ -661,6 +702,16 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 			goto done;
 		}
 		csv_tmp[0] = 0;
+		bad = ferror(s.ts);
+		bad |= fclose(s.ts) != 0;
+		s.ts = NULL;
+		snprintf(final, sizeof final, "%s/timeseries.csv", s.opts->out_dir);
+		if (bad || rename(ts_tmp, final) != 0) {
+			snprintf(err, errlen, "%s: write failed", final);
+			rc = 3;
+			goto done;
+		}
+		ts_tmp[0] = 0;
 		cJSON *j = res_summary_json(out);
 		snprintf(final, sizeof final, "%s/summary.json", s.opts->out_dir);
 		if (!j || res_write_json(final, j, err, errlen))
@@ -670,8 +721,12 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 done:
 	if (csv)
 		fclose(csv);
+	if (s.ts)
+		fclose(s.ts);
 	if (csv_tmp[0])
 		unlink(csv_tmp);
+	if (ts_tmp[0])
+		unlink(ts_tmp);
 	teardown(&s);
 	if (rc)
 		met_summary_free(out);

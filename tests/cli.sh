@@ -147,5 +147,40 @@ printf '{"name": "small", "duration_s": 60, "cluster": {"nodes": 2}, "workload":
 "$KVSIM" run "$T/replay.json" --out "$T/replayed" --quiet
 cmp -s "$T/run1/requests.csv" "$T/replayed/requests.csv" && ok || bad "trace gen -> replay differs from the generator's run"
 
+# diff on hand-made summaries: directions, tolerance, a missing metric, exit codes
+cat >"$T/base.json" <<'JSON'
+{"policy": "p", "requests": {"completed": 100, "shed": 0}, "ttft_s": {"p99": 2.0}, "prefix_hit_ratio": 0.5,
+ "perf": {"wall_s": 1.0}}
+JSON
+cat >"$T/better.json" <<'JSON'
+{"policy": "p", "requests": {"completed": 100, "shed": 0}, "ttft_s": {"p99": 1.0}, "prefix_hit_ratio": 0.6,
+ "perf": {"wall_s": 9.0}}
+JSON
+cat >"$T/worse.json" <<'JSON'
+{"policy": "p", "requests": {"completed": 100, "shed": 0}, "ttft_s": {"p99": 2.2}, "prefix_hit_ratio": 0.5,
+ "perf": {"wall_s": 1.0}}
+JSON
+cat >"$T/lower_hit.json" <<'JSON'
+{"policy": "p", "requests": {"completed": 100, "shed": 0}, "ttft_s": {"p99": 2.0}, "prefix_hit_ratio": 0.45}
+JSON
+cat >"$T/missing.json" <<'JSON'
+{"policy": "p", "requests": {"completed": 100, "shed": 0}, "prefix_hit_ratio": 0.5}
+JSON
+expect 0 "2 improvements" diff "$T/base.json" "$T/better.json"       # lower TTFT, higher hit: better; perf ignored
+expect 1 "ttft_s.p99" diff "$T/base.json" "$T/worse.json"             # +10% TTFT > 5%
+grep -q "REGRESSION" "$T/out" && ok || bad "diff did not mark the regression"
+expect 0 "worse, within tolerance" diff "$T/base.json" "$T/worse.json" --tolerance 15
+expect 1 "prefix_hit_ratio" diff "$T/base.json" "$T/lower_hit.json"   # lower hit ratio is worse
+expect 1 "REGRESSION (missing)" diff "$T/base.json" "$T/missing.json"
+expect 1 "perf.wall_s" diff "$T/base.json" "$T/better.json" --metrics perf.wall_s
+expect 0 "0 regressions" diff "$T/base.json" "$T/base.json" --tolerance 0
+expect 2 'unknown metric "ttft"' diff "$T/base.json" "$T/worse.json" --metrics ttft
+expect 2 "not valid JSON" diff "$T/base.json" "$T/trunc.json"
+expect 2 "expected two summary.json objects" diff "$T/base.json" "$T/cmp/comparison.json"
+expect 0 "0 regressions" diff "$T/cmp/comparison.json" "$T/cmp/comparison.json" --tolerance 0
+head -c 200 "$T/cmp/comparison.csv" | grep -q "^policy,arrived,completed" && ok || bad "compare wrote no comparison.csv"
+[ -s "$T/run1/timeseries.csv" ] && head -1 "$T/run1/timeseries.csv" | grep -q "^time_s,node,kv_util,running,queued" && ok ||
+	bad "run wrote no timeseries.csv"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,29 @@
+/* diff: metric-by-metric comparison of two runs, knowing which way is better. */
+#ifndef KVSIM_DIFF_H
+#define KVSIM_DIFF_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct cJSON;
+
+struct diff_opts {
+	double tolerance_pct; /* a metric worse by more than this is a regression */
+	const char *metrics;  /* comma-separated metric paths, or NULL for the default set */
+};
+
+struct diff_counts {
+	size_t compared, regressions, improvements, missing;
+};
+
+/* Compares two summary.json objects, or two comparison.json arrays (entries
+ * matched by "policy"). Prints a table to out. A metric (or policy) in base
+ * but not in new counts as a regression: the contract shrank. Returns 0, or
+ * -1 with err on input that is not a kvsim summary. perf.* figures are only
+ * compared when named in metrics. */
+int res_diff(const struct cJSON *base, const struct cJSON *new_, const struct diff_opts *o,
+	     FILE *out, struct diff_counts *c, char *err, size_t errlen);
+/* The metric paths diff knows, one line each with its better direction. */
+void res_diff_list(FILE *out);
+
+#endif
