@@ -17,7 +17,10 @@ TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
 TEST_OBJ := $(patsubst %.c,build/obj/%.o,$(TEST_SRC))
 EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalog/models.json \
             kv_embedded_links=sim/catalog/links.json \
-            kv_embedded_default_scenario=workloads/scenarios/default.json
+            kv_embedded_default_scenario=workloads/scenarios/default.json \
+            kv_plot_common=plot/common.gp kv_plot_latency_cdf=plot/latency_cdf.gp \
+            kv_plot_node_timeline=plot/node_timeline.gp kv_plot_tokens=plot/tokens.gp \
+            kv_plot_counts=plot/counts.gp kv_plot_latency_load=plot/latency_load.gp
 
 .PHONY: all deps run check test bench clean help regress rebaseline plot FORCE
 all: build/kvsim
@@ -52,7 +55,7 @@ build/tools/embed: sim/tools/embed.c
 	$(CC) -std=c11 -O2 $(WARN) -o $@ $<
 
 build/embedded.c: build/tools/embed sim/catalog/gpus.json sim/catalog/models.json \
-                  sim/catalog/links.json workloads/scenarios/default.json
+                  sim/catalog/links.json workloads/scenarios/default.json $(wildcard plot/*.gp)
 	build/tools/embed $@ $(EMBED)
 
 build/obj/embedded.o: build/embedded.c
@@ -80,7 +83,7 @@ build/bench: build/obj/sim/tools/bench.o $(LIB_OBJ)
 
 run: deps
 	@$(MAKE) --no-print-directory build/kvsim
-	build/kvsim compare --policies round_robin,least_loaded,session_affinity,prefix_affinity --out out/run
+	build/kvsim compare --policies round_robin,least_loaded,session_affinity,prefix_affinity --out out/run --report
 
 # The whole suite: unit tests, end-to-end scenarios, CLI checks.
 check: deps
@@ -99,6 +102,11 @@ bench: deps
 regress: deps
 	@$(MAKE) --no-print-directory build/kvsim
 	KVSIM=build/kvsim sh tests/regress.sh
+
+# Figures for a `kvsim compare` output folder: make plot OUT=out/run
+plot: deps
+	@$(MAKE) --no-print-directory build/kvsim
+	build/kvsim plot $(if $(OUT),$(OUT),out/run)
 
 rebaseline: deps
 	@$(MAKE) --no-print-directory build/kvsim

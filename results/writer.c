@@ -254,6 +254,47 @@ void res_print_comparison(FILE *f, const struct met_summary *s, size_t n)
 	}
 }
 
+void res_print_comparison_md(FILE *f, const struct met_summary *s, size_t n)
+{
+	char cell[64];
+	fputs("| |", f);
+	for (size_t j = 0; j < n; j++)
+		fprintf(f, " %s |", s[j].policy);
+	fputs("\n|---|", f);
+	for (size_t j = 0; j < n; j++)
+		fputs("---:|", f);
+	fputc('\n', f);
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		const char *label = rows[i].label;
+		while (*label == ' ')
+			label++;
+		fprintf(f, "| %s |", label);
+		for (size_t j = 0; j < n; j++) {
+			rows[i].fn(cell, sizeof cell, &s[j]);
+			fprintf(f, " %s |", cell);
+		}
+		fputc('\n', f);
+	}
+}
+
+void res_print_comparison_html(FILE *f, const struct met_summary *s, size_t n)
+{
+	char cell[64];
+	fputs("<table>\n<tr><th></th>", f);
+	for (size_t j = 0; j < n; j++)
+		fprintf(f, "<th>%s</th>", s[j].policy);
+	fputs("</tr>\n", f);
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		fprintf(f, "<tr><td>%s</td>", rows[i].label);
+		for (size_t j = 0; j < n; j++) {
+			rows[i].fn(cell, sizeof cell, &s[j]);
+			fprintf(f, "<td>%s</td>", cell);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
 void res_print_summary(FILE *f, const struct met_summary *s)
 {
 	fprintf(f, "scenario %s, policy %s, seed %llu, kvsim %s\n", s->scenario, s->policy,

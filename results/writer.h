@@ -20,6 +20,9 @@ int res_mkdirs(const char *dir, char *err, size_t errlen);
 /* comparison.csv: one row per summary (policy), the table's figures. */
 int res_write_comparison_csv(const char *path, const struct met_summary *s, size_t n, char *err,
 			     size_t errlen);
+/* The comparison table as Markdown and as an HTML <table>. */
+void res_print_comparison_md(FILE *f, const struct met_summary *s, size_t n);
+void res_print_comparison_html(FILE *f, const struct met_summary *s, size_t n);
 /* The one-run table. */
 void res_print_summary(FILE *f, const struct met_summary *s);
 /* Policies side by side, one column each. */

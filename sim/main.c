@@ -9,6 +9,7 @@
 #include "policies/policy.h"
 #include "results/diff.h"
 #include "results/metrics.h"
+#include "results/report.h"
 #include "results/writer.h"
 #include "sim/config.h"
 #include "sim/sim.h"
@@ -27,6 +28,7 @@ static const char usage_main[] =
     "  compare [SCENARIO.json]    the same request stream under several policies\n"
     "  validate SCENARIO.json     check a scenario without running it\n"
     "  list WHAT                  policies | gpus | models | links | workloads\n"
+    "  plot DIR                   figures of a compare output folder (gnuplot)\n"
     "  diff BASE.json NEW.json    compare two results metric by metric (exit 1 on a\n"
     "                             regression)\n"
     "  trace stats FILE           what a trace holds and how much a cache reuses\n"
@@ -39,11 +41,11 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: kvsim run [SCENARIO.json] [--policy P] [--set PATH=VALUE]... [--seed N]\n"
-    "                 [--out DIR] [--catalog FILE] [--quiet]\n"
+    "                 [--out DIR] [--catalog FILE] [--trace-events FILE] [--quiet]\n"
     "\n"
-    "Simulates the scenario and prints a summary table. Writes DIR/summary.json and\n"
-    "DIR/requests.csv (default DIR: out). Files are written under temporary names and\n"
-    "renamed, so a failed run leaves no half-written result.\n"
+    "Simulates the scenario and prints a summary table. Writes DIR/summary.json,\n"
+    "DIR/requests.csv and DIR/timeseries.csv (default DIR: out). Files are written\n"
+    "under temporary names and renamed, so a failed run leaves no half-written result.\n"
     "\n"
     "  --policy P         route with policy P (its params: router.policy_params.P)\n"
     "  --set PATH=VALUE   override a scenario key, e.g. --set cluster.nodes=16\n"
@@ -52,18 +54,24 @@ static const char usage_run[] =
     "  --out DIR          output directory (default: out)\n"
     "  --catalog FILE     merge {\"gpus\":{..},\"models\":{..},\"links\":{..}} over the\n"
     "                     built-in catalogs\n"
+    "  --trace-events F   write a Chrome/Perfetto trace (chrome://tracing, ui.perfetto.dev)\n"
+    "                     of iterations, KV transfers and routing decisions (short runs;\n"
+    "                     at most 2,000,000 events)\n"
     "  --quiet            no progress line and no table\n";
 
 static const char usage_compare[] =
     "usage: kvsim compare [SCENARIO.json] --policies a,b,c [--set PATH=VALUE]...\n"
     "                     [--seed N] [--out DIR] [--catalog FILE] [--quiet] [--no-perf]\n"
+    "                     [--plot] [--report]\n"
     "\n"
     "Runs the same request stream (same seed) under each policy and prints one\n"
     "table with the policies as columns. Writes DIR/<policy>/{summary.json,\n"
     "requests.csv} and DIR/comparison.json (default DIR: out).\n"
     "Policy parameters come from router.policy_params.<policy>; the scenario's own\n"
     "policy also takes router.params. --no-perf leaves the wall-clock perf block out of\n"
-    "comparison.json, so that it is byte-identical between runs (for baselines).\n";
+    "comparison.json, so that it is byte-identical between runs (for baselines).\n"
+    "--plot draws the figures into DIR/plots/ (PNG and SVG, with gnuplot); --report\n"
+    "also writes DIR/report.md and a self-contained DIR/report.html.\n";
 
 static const char usage_validate[] =
     "usage: kvsim validate SCENARIO.json [--set PATH=VALUE]... [--catalog FILE]\n"
@@ -113,10 +121,12 @@ struct common_opts {
 	const char *out;
 	const char *catalog;
 	const char *seed;
+	const char *trace_events;
 	const char *sets[256];
 	int n_sets;
 	int quiet;
 	int no_perf;
+	int plot, report;
 };
 
 static int want_help(int argc, char **argv)
@@ -141,6 +151,11 @@ static int parse_common(int argc, char **argv, struct common_opts *o, const char
 			o->no_perf = 1;
 			continue;
 		}
+		if (!strcmp(a, "--plot") || !strcmp(a, "--report")) {
+			o->plot = 1;
+			o->report |= a[2] == 'r';
+			continue;
+		}
 		if (!strcmp(a, "--policy"))
 			slot = &o->policy;
 		else if (!strcmp(a, "--policies"))
@@ -151,6 +166,8 @@ static int parse_common(int argc, char **argv, struct common_opts *o, const char
 			slot = &o->catalog;
 		else if (!strcmp(a, "--seed"))
 			slot = &o->seed;
+		else if (!strcmp(a, "--trace-events"))
+			slot = &o->trace_events;
 		else if (!strcmp(a, "--set")) {
 			if (o->n_sets >= 256) {
 				fprintf(stderr, "kvsim: too many --set options (at most 256)\n");
@@ -282,7 +299,7 @@ static int run_one(const struct common_opts *o, const cJSON *root, const char *o
 	char err[1024];
 	if (load_scenario(o, root, &s))
 		return EXIT_USAGE;
-	struct sim_opts so = {out_dir, !o->quiet, NULL, NULL};
+	struct sim_opts so = {out_dir, !o->quiet, o->trace_events, NULL, NULL};
 	int rc = sim_run(&s, &so, sum, err, sizeof err);
 	cfg_scenario_free(&s);
 	if (rc) {
@@ -329,6 +346,10 @@ static int cmd_compare(int argc, char **argv)
 	if (!o.policies || o.policy) {
 		fprintf(stderr, "kvsim compare: give the policies as --policies a,b,c\n%s",
 			usage_compare);
+		return EXIT_USAGE;
+	}
+	if (o.trace_events) {
+		fprintf(stderr, "kvsim compare: --trace-events belongs to 'kvsim run'\n");
 		return EXIT_USAGE;
 	}
 	char list[1024], err[1024];
@@ -404,6 +425,23 @@ static int cmd_compare(int argc, char **argv)
 			rc = EXIT_INTERNAL;
 		}
 	}
+	struct report_figs *figs = NULL;
+	if (rc == EXIT_OK && o.plot) {
+		figs = malloc(sizeof *figs);
+		if (!figs || res_plot(out, names, n, figs, err, sizeof err)) {
+			fprintf(stderr, "kvsim: %s\n", figs ? err : "out of memory");
+			rc = EXIT_INTERNAL;
+		}
+	}
+	if (rc == EXIT_OK && o.report) {
+		char *scen = cJSON_Print(base);
+		if (!scen || res_report(out, scen, sums, n, figs, err, sizeof err)) {
+			fprintf(stderr, "kvsim: %s\n", scen ? err : "out of memory");
+			rc = EXIT_INTERNAL;
+		}
+		free(scen);
+	}
+	free(figs);
 	if (rc == EXIT_OK && !o.quiet) {
 		printf("scenario %s, seed %llu, kvsim %s\n", sums[0].scenario,
 		       (unsigned long long)sums[0].seed, sums[0].version);
@@ -411,6 +449,11 @@ static int cmd_compare(int argc, char **argv)
 		printf("\nwrote %s/comparison.json, %s/comparison.csv and "
 		       "%s/<policy>/{summary.json,requests.csv,timeseries.csv}\n",
 		       out, out, out);
+		if (o.plot)
+			printf("figures: %s/plots/ (PNG and SVG)\n", out);
+		if (o.report)
+			printf("report:  %s/report.html (self-contained) and %s/report.md\n", out,
+			       out);
 	}
 	for (size_t i = 0; sums && i < n; i++)
 		met_summary_free(&sums[i]);
@@ -725,6 +768,45 @@ static int cmd_diff(int argc, char **argv)
 	return c.regressions ? 1 : EXIT_OK;
 }
 
+static const char usage_plot[] =
+    "usage: kvsim plot DIR\n"
+    "\n"
+    "Draws the figures of a 'kvsim compare' output folder into DIR/plots/ as PNG and\n"
+    "SVG with gnuplot: TTFT and TPOT CDFs per policy, prompt-token sources, migration\n"
+    "and shed counts, and per policy KV utilisation and queue length per node over\n"
+    "time. The scripts are plot/*.gp (built into kvsim; runnable by hand, see their\n"
+    "headers).\n";
+
+static int cmd_plot(int argc, char **argv)
+{
+	if (want_help(argc, argv)) {
+		fputs(usage_plot, stdout);
+		return EXIT_OK;
+	}
+	if (argc != 1 || argv[0][0] == '-') {
+		fputs(usage_plot, stderr);
+		return EXIT_USAGE;
+	}
+	char names[64][48], err[1024];
+	int n = res_read_policies(argv[0], names, 64, err, sizeof err);
+	if (n < 0) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return EXIT_USAGE;
+	}
+	const char *list[64];
+	for (int i = 0; i < n; i++)
+		list[i] = names[i];
+	struct report_figs *figs = malloc(sizeof *figs);
+	if (!figs || res_plot(argv[0], list, (size_t)n, figs, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", figs ? err : "out of memory");
+		free(figs);
+		return EXIT_INTERNAL;
+	}
+	printf("wrote %zu figures (PNG and SVG) to %s/plots/\n", figs->n, argv[0]);
+	free(figs);
+	return EXIT_OK;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
 	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
@@ -770,6 +852,8 @@ int main(int argc, char **argv)
 		return cmd_trace(argc - 2, argv + 2);
 	if (!strcmp(cmd, "diff"))
 		return cmd_diff(argc - 2, argv + 2);
+	if (!strcmp(cmd, "plot"))
+		return cmd_plot(argc - 2, argv + 2);
 	fprintf(stderr, "kvsim: unknown command \"%s\"\n\n%s", cmd, usage_main);
 	return EXIT_USAGE;
 }

@@ -78,11 +78,50 @@ struct sim {
 	uint64_t next_id, migrations;
 	double migration_bytes, migration_s;
 	FILE *ts;               /* timeseries.csv (temporary name), or NULL */
+	FILE *te;               /* trace events (temporary name), or NULL */
+	uint64_t te_count;      /* events written; capped at TE_MAX */
 	int64_t sample_ns;      /* its interval */
 	int error; /* 3 after an internal failure */
 	char *err;
 	size_t errlen;
 };
+
+#define TE_MAX 2000000
+
+/* One trace event; ph "X" (complete, with dur) or "i" (instant). Times in
+ * microseconds, as the format wants. args is a JSON object's inside. */
+static void trace_event(struct sim *s, const char *name, char ph, int pid, int tid, int64_t t_ns,
+			int64_t dur_ns, const char *args)
+{
+	if (!s->te || s->te_count >= TE_MAX)
+		return;
+	fprintf(s->te, "%s{\"name\":\"%s\",\"ph\":\"%c\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f",
+		s->te_count++ ? ",\n" : "", name, ph, pid, tid, (double)t_ns * 1e-3);
+	if (ph == 'X')
+		fprintf(s->te, ",\"dur\":%.3f", (double)dur_ns * 1e-3);
+	else
+		fputs(",\"s\":\"t\"", s->te);
+	fprintf(s->te, ",\"args\":{%s}}", args);
+}
+
+/* The iterations of node i's step that is ending now. */
+static void trace_step(struct sim *s, uint32_t i)
+{
+	const struct node *n = &s->nodes[i];
+	uint32_t prefills = 0;
+	for (uint32_t k = 0; k < n->n_batch; k++)
+		prefills += !(n->batch[k].n == 1 && n->batch[k].r->generated > 0);
+	int64_t start = n->step_start_ns;
+	for (uint32_t j = 0; j < n->span_len; j++) {
+		char args[160];
+		snprintf(args, sizeof args,
+			 "\"requests\":%u,\"prefills\":%u,\"kv_blocks_used\":%u,\"span\":%u",
+			 n->n_batch, j == 0 ? prefills : 0, n->span_used[j], n->span_len);
+		trace_event(s, j == 0 && prefills ? "prefill+decode" : "decode", 'X', 1, (int)i, start,
+			    n->span_end[j] - start, args);
+		start = n->span_end[j];
+	}
+}
 
 static void fail_with(struct sim *s, int code, const char *what)
 {
@@ -316,6 +355,13 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	s->migration_bytes += bytes;
 	s->migration_s += t_xfer;
 	int64_t t_ns = (int64_t)llround(t_xfer * 1e9);
+	if (s->te) {
+		char args[160];
+		snprintf(args, sizeof args,
+			 "\"request\":%llu,\"from\":%d,\"to\":%u,\"bytes\":%.0f,\"link\":\"%s\"",
+			 (unsigned long long)r->id, rec->last_node, dst, bytes, link->name);
+		trace_event(s, "kv transfer", 'X', 2, (int)dst, s->now, t_ns > 0 ? t_ns : 1, args);
+	}
 	if (!evq_push(&s->q, s->now + (t_ns > 0 ? t_ns : 1), EV_TRANSFER_DONE, (int32_t)dst, r))
 		fail(s, "out of memory");
 	return 1;
@@ -340,6 +386,14 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 	struct pol_view v = {s->n_nodes, s->view, s->now};
 	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision"};
 	s->pol->route(s->pol_st, &v, r, &d);
+	if (s->te) {
+		char args[200];
+		snprintf(args, sizeof args,
+			 "\"request\":%llu,\"session\":%llu,\"turn\":%u,\"node\":%d,\"decision\":\"%s\"",
+			 (unsigned long long)r->id, (unsigned long long)r->session, r->turn, d.node,
+			 d.action == POL_SHED ? (d.reason ? d.reason : "shed") : "route");
+		trace_event(s, "route", 'i', 0, 0, s->now, 0, args);
+	}
 	if (d.action == POL_SHED || d.node < 0 || (uint32_t)d.node >= s->n_nodes) {
 		reject(s, r, REQ_SHED, d.reason ? d.reason : "policy");
 		return;
@@ -556,7 +610,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	hmap_init(&s.ever);
 	hmap_init(&s.sessions);
 	double started = wall_now();
-	char csv_tmp[4200] = "", ts_tmp[4200] = "";
+	char csv_tmp[4200] = "", ts_tmp[4200] = "", te_tmp[4200] = "";
 	FILE *csv = NULL;
 	int rc = build_modules(&s, err, errlen);
 	if (rc)
@@ -593,6 +647,23 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		s.view[i].up = 1;
 	}
 	s.end_arrivals_ns = (int64_t)llround(sc->duration_s * 1e9);
+	if (s.opts->trace_events) {
+		snprintf(te_tmp, sizeof te_tmp, "%s.tmp.%ld", s.opts->trace_events, (long)getpid());
+		s.te = fopen(te_tmp, "w");
+		if (!s.te) {
+			snprintf(err, errlen, "%s: cannot create", te_tmp);
+			te_tmp[0] = 0;
+			rc = 3;
+			goto done;
+		}
+		fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", s.te);
+		static const char *const tracks[] = {"router", "nodes (iterations)", "KV transfers"};
+		for (int k = 0; k < 3; k++) {
+			char args[64];
+			snprintf(args, sizeof args, "\"name\":\"%s\"", tracks[k]);
+			trace_event(&s, "process_name", 'M', k, 0, 0, 0, args);
+		}
+	}
 	pull_source(&s);
 	if (s.opts->out_dir) {
 		snprintf(ts_tmp, sizeof ts_tmp, "%s/timeseries.csv.tmp.%ld", s.opts->out_dir,
@@ -627,6 +698,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 			on_transfer_done(&s, ev.ptr, (uint32_t)ev.node);
 			break;
 		case EV_STEP:
+			if (s.te)
+				trace_step(&s, (uint32_t)ev.node);
 			node_finish_step(&s.nodes[ev.node], s.now);
 			kick(&s, (uint32_t)ev.node);
 			break;
@@ -690,6 +763,21 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	getrusage(RUSAGE_SELF, &ru);
 	out->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
 
+	if (s.te) {
+		fprintf(s.te, "\n],\"otherData\":{\"kvsim_version\":\"%s\",\"events\":%llu,"
+			      "\"truncated\":%s}}\n",
+			kvsim_version(), (unsigned long long)s.te_count,
+			s.te_count >= TE_MAX ? "true" : "false");
+		int bad = ferror(s.te);
+		bad |= fclose(s.te) != 0;
+		s.te = NULL;
+		if (bad || rename(te_tmp, s.opts->trace_events) != 0) {
+			snprintf(err, errlen, "%s: write failed", s.opts->trace_events);
+			rc = 3;
+			goto done;
+		}
+		te_tmp[0] = 0;
+	}
 	if (csv) {
 		int bad = ferror(csv);
 		bad |= fclose(csv) != 0;
@@ -723,6 +811,10 @@ done:
 		fclose(csv);
 	if (s.ts)
 		fclose(s.ts);
+	if (s.te)
+		fclose(s.te);
+	if (te_tmp[0])
+		unlink(te_tmp);
 	if (csv_tmp[0])
 		unlink(csv_tmp);
 	if (ts_tmp[0])

@@ -12,6 +12,9 @@ struct met_summary;
 struct sim_opts {
 	const char *out_dir; /* write summary.json and requests.csv here; NULL: none */
 	int progress;        /* draw a progress line on stderr (when it is a terminal) */
+	/* Chrome/Perfetto trace-event JSON of iterations, KV transfers and
+	 * routing decisions (for short runs); NULL: none. */
+	const char *trace_events;
 	/* Called for every request as it ends (tests use it); may be NULL. */
 	void (*on_request)(void *ctx, const struct request *r);
 	void *ctx;

@@ -182,5 +182,36 @@ head -c 200 "$T/cmp/comparison.csv" | grep -q "^policy,arrived,completed" && ok 
 [ -s "$T/run1/timeseries.csv" ] && head -1 "$T/run1/timeseries.csv" | grep -q "^time_s,node,kv_util,running,queued" && ok ||
 	bad "run wrote no timeseries.csv"
 
+# figures and report: every figure in PNG and SVG, non-empty; the report
+# names every figure and embeds each one
+expect 0 "wrote 10 figures" plot "$T/cmp"
+for fig in ttft_cdf tpot_cdf tokens counts kv_util_round_robin queue_session_affinity; do
+	for ext in png svg; do
+		[ -s "$T/cmp/plots/$fig.$ext" ] && ok || bad "kvsim plot did not draw $fig.$ext"
+	done
+done
+expect 0 "report:" compare "$T/small.json" --policies round_robin,session_affinity --out "$T/rep" --report
+figs=$(grep -c '^!\[' "$T/rep/report.md")
+[ "$figs" -eq 8 ] && ok || bad "report.md names $figs figures, expected 8"
+for fig in $(sed -n 's/^!\[\([^]]*\)\].*/\1/p' "$T/rep/report.md"); do
+	[ -s "$T/rep/plots/$fig.png" ] && grep -q "id=\"$fig\"" "$T/rep/report.html" && ok ||
+		bad "report figure $fig missing"
+done
+n=$(grep -o 'data:image/png;base64' "$T/rep/report.html" | wc -l)
+[ "$n" -eq 8 ] && ok || bad "report.html embeds $n images, expected 8"
+grep -q "<table>" "$T/rep/report.html" && grep -q "| prefix hit ratio |" "$T/rep/report.md" && ok ||
+	bad "the report lacks the comparison table"
+expect 2 "comparison.csv" plot "$T"
+gnuplot -e "csv='tests/data/sweep.csv'; x='workload.sessions_per_s'; fmt='png'; out='$T/load.png'" plot/common.gp plot/latency_load.gp &&
+	gnuplot -e "csv='tests/data/sweep.csv'; x='workload.sessions_per_s'; fmt='svg'; out='$T/load.svg'" plot/common.gp plot/latency_load.gp &&
+	[ -s "$T/load.png" ] && [ -s "$T/load.svg" ] && ok || bad "latency_load.gp failed on the fixture"
+
+# trace events: a Chrome trace with the three kinds of event, nothing half-written
+expect 0 "" run "$T/small.json" --out "$T/te" --trace-events "$T/te.json" --quiet --set cluster.nodes_per_server=1 --policy round_robin
+head -c 40 "$T/te.json" | grep -q '"traceEvents"' && grep -q '"name":"route"' "$T/te.json" &&
+	grep -q '"name":"decode"' "$T/te.json" && grep -q '"name":"kv transfer"' "$T/te.json" &&
+	tail -c 80 "$T/te.json" | grep -q '"truncated":false}}' && ok || bad "trace events incomplete"
+expect 2 "belongs to 'kvsim run'" compare "$T/small.json" --policies round_robin --trace-events "$T/x.json"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
