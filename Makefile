@@ -1,7 +1,7 @@
 # kvsim: build, run, test, benchmark. `make help` lists the targets.
 CC      ?= cc
 PKGS    := gsl libcjson check
-APT_PKGS := libgsl-dev libcjson-dev check gnuplot-nox pkg-config
+APT_PKGS := libgsl-dev libcjson-dev check gnuplot-nox pkg-config parallel
 VERSION := 0.1.0$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "+g$$(git rev-parse --short HEAD)")
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
@@ -38,8 +38,8 @@ help:
 
 deps:
 	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $(PKGS) && \
-	    command -v gnuplot >/dev/null 2>&1; then \
-		echo "deps: gsl, libcjson, check, gnuplot present"; \
+	    command -v gnuplot >/dev/null 2>&1 && command -v parallel >/dev/null 2>&1; then \
+		echo "deps: gsl, libcjson, check, gnuplot, parallel present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "deps: installing $(APT_PKGS)"; \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PKGS); \

@@ -110,6 +110,20 @@ int res_read_policies(const char *dir, char names[][48], size_t max, char *err, 
 	return n ? n : -1;
 }
 
+int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, size_t errlen)
+{
+	char plots[4200], csv[4200], col[16];
+	snprintf(plots, sizeof plots, "%s/plots", dir);
+	snprintf(csv, sizeof csv, "%s/sweep.csv", dir);
+	snprintf(col, sizeof col, "%d", xcol);
+	if (res_mkdirs(plots, err, errlen))
+		return -1;
+	const char *vars[] = {"csv", csv, "x", x, "xcol", col, NULL};
+	struct report_figs figs = {0};
+	return figure(&figs, dir, "latency_load", "Tail latency against load.",
+		      kv_plot_latency_load, vars, err, errlen);
+}
+
 int res_plot(const char *dir, const char *const *policies, size_t n, struct report_figs *figs,
 	     char *err, size_t errlen)
 {

@@ -20,6 +20,9 @@ struct report_figs {
  * the scripts built into kvsim (those of plot/). Returns 0, or -1 with err. */
 int res_plot(const char *dir, const char *const *policies, size_t n, struct report_figs *figs,
 	     char *err, size_t errlen);
+/* Draws DIR/plots/latency_load.{png,svg} from DIR/sweep.csv, the load in
+ * column xcol (1-based) named x. */
+int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, size_t errlen);
 /* Reads the policy names from DIR/comparison.csv. Returns the count, or -1. */
 int res_read_policies(const char *dir, char names[][48], size_t max, char *err, size_t errlen);
 /* Writes DIR/report.md and a self-contained DIR/report.html (figures

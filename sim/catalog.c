@@ -15,12 +15,13 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 		     size_t errlen)
 {
 	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_bytes", "hbm_bytes_per_s",
-					   "tdp_w",      "link",      NULL};
+					   "tdp_w",      "link",      "price_per_hour", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
 		return -1;
 	if (is_new) {
 		for (int i = 0; keys[i]; i++) {
-			if (strcmp(keys[i], "fp8_flops") && !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
+			if (strcmp(keys[i], "fp8_flops") && strcmp(keys[i], "price_per_hour") &&
+			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
 				snprintf(err, errlen, "%s.%s: missing (a new GPU needs every field)", path,
 					 keys[i]);
 				return -1;
@@ -33,6 +34,8 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 			       cfg_number(e, path, "hbm_bytes_per_s", 1e6, 1e15, &g->hbm_bytes_per_s, err,
 					  errlen) ||
 			       cfg_number(e, path, "tdp_w", 1, 1e5, &g->tdp_w, err, errlen) ||
+			       cfg_number(e, path, "price_per_hour", 0, 1e6, &g->price_per_hour, err,
+					  errlen) ||
 			       cfg_string(e, path, "link", g->link, sizeof g->link, err, errlen)
 		       ? -1
 		       : 0;

@@ -13,6 +13,7 @@ struct cat_gpu {
 	double bf16_flops, fp8_flops; /* dense peaks, FLOP/s; fp8 0 = unsupported */
 	double hbm_bytes, hbm_bytes_per_s;
 	double tdp_w;
+	double price_per_hour; /* USD per GPU-hour, for planning (0: unknown) */
 	char link[CAT_NAME_LEN]; /* scale-up link between GPUs of a server */
 };
 

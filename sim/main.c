@@ -1,5 +1,10 @@
 /* main: the kvsim command line (DESIGN 7). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +18,7 @@
 #include "results/writer.h"
 #include "sim/config.h"
 #include "sim/sim.h"
+#include "sim/sweep.h"
 #include "workloads/tracestats.h"
 #include "workloads/workload.h"
 
@@ -28,6 +34,8 @@ static const char usage_main[] =
     "  compare [SCENARIO.json]    the same request stream under several policies\n"
     "  validate SCENARIO.json     check a scenario without running it\n"
     "  list WHAT                  policies | gpus | models | links | workloads\n"
+    "  sweep [SCENARIO.json]      run a grid of scenario values (--vary), in parallel\n"
+    "  plan SCENARIO --slo ...    smallest cluster (or highest rate) that meets SLOs\n"
     "  plot DIR                   figures of a compare output folder (gnuplot)\n"
     "  diff BASE.json NEW.json    compare two results metric by metric (exit 1 on a\n"
     "                             regression)\n"
@@ -108,6 +116,47 @@ static const char usage_diff[] =
     "metric or policy that the base has and the new one lacks is a regression. perf.*\n"
     "figures (wall time, speed, memory) are compared only when --metrics names them.\n"
     "--list prints the metrics. Exit 0: no regression; 1: a regression; 2: bad input.\n";
+
+static const char usage_sweep[] =
+    "usage: kvsim sweep [SCENARIO.json] --vary PATH=v1,v2,... [--vary ...] [-j N]\n"
+    "                   [--out DIR] [--set PATH=VALUE]... [--seed N] [--catalog FILE]\n"
+    "                   [--emit-jobs FILE] [--emit-slurm FILE] [--quiet]\n"
+    "       kvsim sweep --merge DIR\n"
+    "\n"
+    "Runs every combination of the varied values (the cartesian product; the last\n"
+    "--vary changes fastest) as an ordinary run with its own seed, derived from the\n"
+    "scenario seed and the point's values, in up to N worker processes (-j, default\n"
+    "1). Each point's results go to DIR/points/pNNNNNN/ (default DIR: out/sweep);\n"
+    "DIR/sweep.csv and DIR/sweep.json have one row per point: the varied values and\n"
+    "the summary's figures. When a varied path is a rate (..._per_s), DIR/plots/\n"
+    "gets latency_load.png/svg. A point that fails is reported (error.txt in its\n"
+    "folder) and the others still run; exit 2 if any failed.\n"
+    "\n"
+    "Beyond one machine: --emit-jobs FILE writes one self-contained command per point\n"
+    "(absolute paths) instead of running them, for GNU parallel locally or across\n"
+    "hosts (parallel --jobs N < FILE, or parallel --sshloginfile HOSTS < FILE, with DIR\n"
+    "on a shared file system); --emit-slurm FILE also writes a Slurm array-job script\n"
+    "that runs line $SLURM_ARRAY_TASK_ID + 1 of the jobs file. Then 'kvsim sweep\n"
+    "--merge DIR' builds the same sweep.csv/json from whatever points have finished,\n"
+    "naming the missing ones (exit 2 while any is missing or failed).\n";
+
+static const char usage_plan[] =
+    "usage: kvsim plan [SCENARIO.json] --slo ttft_p99=S [--slo tpot_p99=S]\n"
+    "                  --search nodes|rate [--min X] [--max X] [--gpus A,B,...]\n"
+    "                  [--rate-key PATH] [--set PATH=VALUE]... [--seed N] [--policy P]\n"
+    "                  [--catalog FILE] [--out DIR] [--quiet]\n"
+    "\n"
+    "Finds the smallest cluster.nodes that meets every SLO at the scenario's load\n"
+    "(--search nodes; --min 1, --max 1024), or the highest arrival rate the cluster\n"
+    "sustains (--search rate; the rate is workload.sessions_per_s for chat, else\n"
+    "workload.rate_per_s, or --rate-key), by an exponential then a binary search,\n"
+    "printing each probe (a full run, same seed). A probe passes when TTFT p99 and\n"
+    "TPOT p99 are within the SLOs and at most 0.1% of requests were shed or failed.\n"
+    "Goodput (DistServe) is the rate of requests that met all SLOs. With --gpus, the\n"
+    "node search is repeated for each GPU type (cluster.gpu) and the answers ranked\n"
+    "by cost per hour (catalog price_per_hour x GPUs; override with --catalog) and\n"
+    "output tokens per dollar. Writes DIR/plan.json (default DIR: out/plan).\n"
+    "Exit 0 when a value meets the SLOs, 1 when none in range does, 2 bad input.\n";
 
 static const char usage_list[] =
     "usage: kvsim list policies|gpus|models|links|workloads\n"
@@ -523,13 +572,13 @@ static int cmd_list(int argc, char **argv)
 	}
 	int rc = EXIT_OK;
 	if (!strcmp(what, "gpus")) {
-		printf("%-10s %12s %12s %9s %10s %6s  %s\n", "name", "bf16 TFLOPS", "fp8 TFLOPS",
-		       "HBM GB", "HBM TB/s", "TDP W", "link");
+		printf("%-10s %12s %12s %9s %10s %6s %8s  %s\n", "name", "bf16 TFLOPS", "fp8 TFLOPS",
+		       "HBM GB", "HBM TB/s", "TDP W", "$/GPU-h", "link");
 		for (size_t i = 0; i < cat.n_gpus; i++) {
 			const struct cat_gpu *g = &cat.gpus[i];
-			printf("%-10s %12.0f %12.0f %9.0f %10.3f %6.0f  %s\n", g->name,
+			printf("%-10s %12.0f %12.0f %9.0f %10.3f %6.0f %8.2f  %s\n", g->name,
 			       g->bf16_flops / 1e12, g->fp8_flops / 1e12, g->hbm_bytes / 1e9,
-			       g->hbm_bytes_per_s / 1e12, g->tdp_w, g->link);
+			       g->hbm_bytes_per_s / 1e12, g->tdp_w, g->price_per_hour, g->link);
 		}
 	} else if (!strcmp(what, "models")) {
 		printf("%-14s %6s %7s %7s %8s %8s %9s %9s %11s %8s\n", "name", "layers", "hidden",
@@ -807,6 +856,606 @@ static int cmd_plot(int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int merge_report(const char *dir, int quiet)
+{
+	long missing = 0, failed = 0;
+	char err[1024];
+	if (swp_merge(dir, stderr, &missing, &failed, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (!quiet)
+		printf("wrote %s/sweep.csv and %s/sweep.json%s\n", dir, dir,
+		       missing || failed ? " (incomplete: see above)" : "");
+	return missing || failed ? EXIT_USAGE : EXIT_OK;
+}
+
+static int cmd_sweep(int argc, char **argv)
+{
+	struct swp sw;
+	memset(&sw, 0, sizeof sw);
+	const char *out = "out/sweep", *jobs = NULL, *slurm = NULL, *merge = NULL, *seed = NULL;
+	int workers = 1, quiet = 0, rc = EXIT_USAGE;
+	char err[1024];
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_sweep, stdout);
+			swp_free(&sw);
+			return EXIT_OK;
+		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			quiet = 1;
+		} else if (v && !strcmp(a, "--vary")) {
+			if (swp_add_axis(&sw, argv[++i], err, sizeof err)) {
+				fprintf(stderr, "kvsim sweep: %s\n", err);
+				goto out;
+			}
+		} else if (v && !strcmp(a, "-j")) {
+			char *end;
+			long j = strtol(argv[++i], &end, 10);
+			if (*end || j < 1 || j > 1024) {
+				fprintf(stderr, "kvsim sweep: -j %s: expected 1 to 1024 workers\n", v);
+				goto out;
+			}
+			workers = (int)j;
+		} else if (v && !strcmp(a, "--out")) {
+			out = argv[++i];
+		} else if (v && !strcmp(a, "--set")) {
+			if (sw.n_sets == SWP_MAX_SETS) {
+				fprintf(stderr, "kvsim sweep: too many --set\n");
+				goto out;
+			}
+			sw.sets[sw.n_sets++] = argv[++i];
+		} else if (v && !strcmp(a, "--seed")) {
+			seed = argv[++i];
+		} else if (v && !strcmp(a, "--catalog")) {
+			sw.catalog = argv[++i];
+		} else if (v && !strcmp(a, "--emit-jobs")) {
+			jobs = argv[++i];
+		} else if (v && !strcmp(a, "--emit-slurm")) {
+			slurm = argv[++i];
+		} else if (v && !strcmp(a, "--merge")) {
+			merge = argv[++i];
+		} else if (a[0] != '-' && !sw.scenario) {
+			sw.scenario = a;
+		} else {
+			fprintf(stderr, "kvsim sweep: unexpected argument %s\n%s", a, usage_sweep);
+			goto out;
+		}
+	}
+	if (merge) {
+		rc = merge_report(merge, quiet);
+		goto out;
+	}
+	if (sw.n_axes == 0) {
+		fprintf(stderr, "kvsim sweep: give at least one --vary PATH=v1,v2,...\n%s",
+			usage_sweep);
+		goto out;
+	}
+	/* The base scenario must load, so that its errors come once, not per point. */
+	struct common_opts o;
+	memset(&o, 0, sizeof o);
+	o.scenario = sw.scenario;
+	o.catalog = sw.catalog;
+	o.seed = seed;
+	for (int k = 0; k < sw.n_sets; k++)
+		o.sets[o.n_sets++] = sw.sets[k];
+	cJSON *root = load_tree_with_policy(&o);
+	if (!root)
+		goto out;
+	struct scenario base;
+	int bad = load_scenario(&o, root, &base);
+	cJSON_Delete(root);
+	if (bad)
+		goto out;
+	sw.seed = base.seed;
+	cfg_scenario_free(&base);
+	if (swp_write_spec(&sw, out, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		rc = EXIT_INTERNAL;
+		goto out;
+	}
+	if (jobs || slurm) {
+		char exe[PATH_MAX], jobs_path[4200];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n <= 0) {
+			fprintf(stderr, "kvsim: cannot find my own executable\n");
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
+		exe[n] = 0;
+		if (!jobs) {
+			snprintf(jobs_path, sizeof jobs_path, "%s/jobs.txt", out);
+			jobs = jobs_path;
+		}
+		FILE *f = fopen(jobs, "w");
+		if (!f || swp_write_jobs(&sw, exe, out, f, err, sizeof err) || fclose(f)) {
+			fprintf(stderr, "kvsim: %s: %s\n", jobs, f ? err : strerror(errno));
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
+		if (slurm) {
+			char abs_jobs[PATH_MAX], abs_out[PATH_MAX];
+			f = fopen(slurm, "w");
+			if (!f || !realpath(jobs, abs_jobs) || !realpath(out, abs_out)) {
+				fprintf(stderr, "kvsim: %s: %s\n", slurm, strerror(errno));
+				if (f)
+					fclose(f);
+				rc = EXIT_INTERNAL;
+				goto out;
+			}
+			fprintf(f,
+				"#!/bin/bash\n"
+				"# kvsim sweep: %ld points as a Slurm array job. Submit: sbatch %s\n"
+				"# then merge: kvsim sweep --merge %s\n"
+				"#SBATCH --job-name=kvsim-sweep\n"
+				"#SBATCH --array=0-%ld\n"
+				"#SBATCH --cpus-per-task=1\n"
+				"#SBATCH --output=%s/slurm-%%A_%%a.out\n"
+				"set -euo pipefail\n"
+				"sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" '%s' | bash\n",
+				sw.n_points, slurm, abs_out, sw.n_points - 1, abs_out, abs_jobs);
+			fclose(f);
+			chmod(slurm, 0755);
+		}
+		if (!quiet)
+			printf("wrote %ld jobs to %s%s%s\nrun them, e.g.: parallel --jobs 8 < %s "
+			       "(or --sshloginfile HOSTS)\nthen: kvsim sweep --merge %s\n",
+			       sw.n_points, jobs, slurm ? " and the Slurm script " : "",
+			       slurm ? slurm : "", jobs, out);
+		rc = EXIT_OK;
+		goto out;
+	}
+	/* Run here: worker k takes points k, k + N, ... */
+	if (workers > sw.n_points)
+		workers = (int)sw.n_points;
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pids[1024];
+	for (int k = 0; k < workers; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0) {
+			fprintf(stderr, "kvsim: fork: %s\n", strerror(errno));
+			rc = EXIT_INTERNAL;
+			goto out;
+		}
+		if (pids[k] == 0) {
+			for (long i = k; i < sw.n_points; i += workers) {
+				char canon[4096], perr[1024];
+				swp_point_canon(&sw, i, canon, sizeof canon);
+				int prc = swp_run_point(&sw, i, out, perr, sizeof perr);
+				if (!quiet || prc)
+					fprintf(stderr, "[%ld/%ld] %s: %s\n", i + 1, sw.n_points, canon,
+						prc ? perr : "done");
+			}
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < workers; k++) {
+		int st;
+		while (waitpid(pids[k], &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	rc = merge_report(out, quiet);
+	for (int k = 0; k < sw.n_axes; k++) {
+		size_t pl = strlen(sw.ax[k].path);
+		if (pl > 6 && !strcmp(sw.ax[k].path + pl - 6, "_per_s")) {
+			if (res_plot_latency_load(out, k + 1, sw.ax[k].path, err, sizeof err))
+				fprintf(stderr, "kvsim: %s\n", err);
+			else if (!quiet)
+				printf("figure: %s/plots/latency_load.png (and .svg)\n", out);
+			break;
+		}
+	}
+out:
+	swp_free(&sw);
+	return rc;
+}
+
+struct plan {
+	struct common_opts o;
+	double slo_ttft, slo_tpot; /* <= 0: not constrained */
+	int by_rate;
+	double min, max;
+	const char *rate_key;
+	cJSON *probes;
+};
+
+/* Runs the scenario with path=value and extra (path=value or NULL). Returns
+ * 1 pass, 0 fail, -1 error (reported). */
+static int probe(struct plan *p, const char *label, const char *path, double value,
+		 const char *extra, struct met_summary *out)
+{
+	cJSON *root = load_tree_with_policy(&p->o);
+	if (!root)
+		return -1;
+	char set[256], err[1024];
+	snprintf(set, sizeof set, "%s=%.10g", path, value);
+	if (cfg_apply_set(root, set, err, sizeof err) ||
+	    (extra && cfg_apply_set(root, extra, err, sizeof err))) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		cJSON_Delete(root);
+		return -1;
+	}
+	struct scenario sc;
+	int bad = load_scenario(&p->o, root, &sc);
+	cJSON_Delete(root);
+	if (bad)
+		return -1;
+	struct sim_opts so = {NULL, 0, NULL, NULL, NULL};
+	int rc = sim_run(&sc, &so, out, err, sizeof err);
+	cfg_scenario_free(&sc);
+	if (rc) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return -1;
+	}
+	uint64_t lost = out->shed + out->failed;
+	int pass = out->completed > 0 && (p->slo_ttft <= 0 || out->ttft.p99 <= p->slo_ttft) &&
+		   (p->slo_tpot <= 0 || out->tpot.n == 0 || out->tpot.p99 <= p->slo_tpot) &&
+		   (double)lost <= 0.001 * (double)out->arrived;
+	if (!p->o.quiet)
+		printf("  probe %-9s %s=%-10.6g TTFT p99 %8.3f s  TPOT p99 %7.4f s  shed+failed %6llu  "
+		       "goodput %8.2f req/s  %s\n",
+		       label, path, value, out->ttft.p99, out->tpot.p99, (unsigned long long)lost,
+		       out->goodput_rps, pass ? "PASS" : "fail");
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "gpu", label);
+	cJSON_AddStringToObject(j, "path", path);
+	cJSON_AddNumberToObject(j, "value", value);
+	cJSON_AddNumberToObject(j, "ttft_p99_s", out->ttft.p99);
+	cJSON_AddNumberToObject(j, "tpot_p99_s", out->tpot.p99);
+	cJSON_AddNumberToObject(j, "shed_or_failed", (double)lost);
+	cJSON_AddNumberToObject(j, "goodput_rps", out->goodput_rps);
+	cJSON_AddNumberToObject(j, "output_tokens_per_s", out->output_tokens_per_s);
+	cJSON_AddBoolToObject(j, "pass", pass);
+	cJSON_AddItemToArray(p->probes, j);
+	return pass;
+}
+
+/* Smallest passing node count in [min, max]: doubling, then bisection.
+ * Returns it, 0 if none passes, -1 on error; *best gets its summary. */
+static long search_nodes(struct plan *p, const char *label, const char *extra,
+			 struct met_summary *best)
+{
+	long lo = (long)p->min - 1, n = (long)p->min, hi = -1;
+	struct met_summary m;
+	while (n <= (long)p->max) {
+		int r = probe(p, label, "cluster.nodes", (double)n, extra, &m);
+		if (r < 0)
+			return -1;
+		if (r) {
+			hi = n;
+			*best = m;
+			break;
+		}
+		met_summary_free(&m);
+		lo = n;
+		if (n == (long)p->max)
+			break;
+		n = n * 2 > (long)p->max ? (long)p->max : n * 2;
+	}
+	if (hi < 0)
+		return 0;
+	while (hi - lo > 1) {
+		long mid = lo + (hi - lo) / 2;
+		int r = probe(p, label, "cluster.nodes", (double)mid, extra, &m);
+		if (r < 0)
+			return -1;
+		if (r) {
+			hi = mid;
+			met_summary_free(best);
+			*best = m;
+		} else {
+			lo = mid;
+			met_summary_free(&m);
+		}
+	}
+	return hi;
+}
+
+/* Highest passing rate: from the scenario's rate, doubling or halving to a
+ * bracket, then bisection to 1%. Returns it, 0 if none, -1 on error. */
+static double search_rate(struct plan *p, const char *label, const char *extra, double start,
+			  struct met_summary *best)
+{
+	struct met_summary m;
+	double pass_at = -1, fail_at = -1, r = start;
+	int got = probe(p, label, p->rate_key, r, extra, &m);
+	if (got < 0)
+		return -1;
+	if (got) {
+		pass_at = r;
+		*best = m;
+		while (r * 2 <= p->max) {
+			r *= 2;
+			got = probe(p, label, p->rate_key, r, extra, &m);
+			if (got < 0)
+				return -1;
+			if (!got) {
+				fail_at = r;
+				met_summary_free(&m);
+				break;
+			}
+			met_summary_free(best);
+			*best = m;
+			pass_at = r;
+		}
+		if (fail_at < 0)
+			return pass_at; /* passes up to --max */
+	} else {
+		met_summary_free(&m);
+		fail_at = r;
+		while (r / 2 >= p->min) {
+			r /= 2;
+			got = probe(p, label, p->rate_key, r, extra, &m);
+			if (got < 0)
+				return -1;
+			if (got) {
+				pass_at = r;
+				*best = m;
+				break;
+			}
+			met_summary_free(&m);
+			fail_at = r;
+		}
+		if (pass_at < 0)
+			return 0;
+	}
+	while ((fail_at - pass_at) / pass_at > 0.01) {
+		double mid = (pass_at + fail_at) / 2;
+		got = probe(p, label, p->rate_key, mid, extra, &m);
+		if (got < 0)
+			return -1;
+		if (got) {
+			pass_at = mid;
+			met_summary_free(best);
+			*best = m;
+		} else {
+			fail_at = mid;
+			met_summary_free(&m);
+		}
+	}
+	return pass_at;
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+	struct plan p;
+	memset(&p, 0, sizeof p);
+	char *filtered[512];
+	int nf = 0;
+	const char *search = NULL, *gpus = NULL, *min = NULL, *max = NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_plan, stdout);
+			return EXIT_OK;
+		}
+		if (v && !strcmp(a, "--slo")) {
+			i++;
+			double x;
+			char *end;
+			if (!strncmp(v, "ttft_p99=", 9) && (x = strtod(v + 9, &end)) > 0 && !*end)
+				p.slo_ttft = x;
+			else if (!strncmp(v, "tpot_p99=", 9) && (x = strtod(v + 9, &end)) > 0 && !*end)
+				p.slo_tpot = x;
+			else {
+				fprintf(stderr, "kvsim plan: --slo %s: expected ttft_p99=SECONDS or "
+						"tpot_p99=SECONDS\n", v);
+				return EXIT_USAGE;
+			}
+		} else if (v && !strcmp(a, "--search")) {
+			search = argv[++i];
+		} else if (v && !strcmp(a, "--gpus")) {
+			gpus = argv[++i];
+		} else if (v && !strcmp(a, "--min")) {
+			min = argv[++i];
+		} else if (v && !strcmp(a, "--max")) {
+			max = argv[++i];
+		} else if (v && !strcmp(a, "--rate-key")) {
+			p.rate_key = argv[++i];
+		} else if (nf < 510) {
+			filtered[nf++] = argv[i];
+		}
+	}
+	if (parse_common(nf, filtered, &p.o, usage_plan))
+		return EXIT_USAGE;
+	if (!search || (strcmp(search, "nodes") && strcmp(search, "rate"))) {
+		fprintf(stderr, "kvsim plan: give --search nodes or --search rate\n%s", usage_plan);
+		return EXIT_USAGE;
+	}
+	if (p.slo_ttft <= 0 && p.slo_tpot <= 0) {
+		fprintf(stderr, "kvsim plan: give at least one --slo ttft_p99=S or tpot_p99=S\n");
+		return EXIT_USAGE;
+	}
+	p.by_rate = !strcmp(search, "rate");
+	p.min = p.by_rate ? 0 : 1;
+	p.max = p.by_rate ? 0 : 1024;
+	char *end;
+	if ((min && ((p.min = strtod(min, &end)) <= 0 || *end)) ||
+	    (max && ((p.max = strtod(max, &end)) <= 0 || *end)) ||
+	    (!p.by_rate && (p.min != (long)p.min || p.max != (long)p.max)) ||
+	    (p.max && p.min > p.max)) {
+		fprintf(stderr, "kvsim plan: --min/--max: expected positive numbers, min <= max "
+				"(whole numbers for nodes)\n");
+		return EXIT_USAGE;
+	}
+	/* The scenario as given: its rate and its GPU. */
+	cJSON *root = load_tree_with_policy(&p.o);
+	if (!root)
+		return EXIT_USAGE;
+	struct scenario base;
+	if (load_scenario(&p.o, root, &base)) {
+		cJSON_Delete(root);
+		return EXIT_USAGE;
+	}
+	double start = 0;
+	if (p.by_rate) {
+		const cJSON *w = base.workload;
+		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(w, "kind");
+		const char *k = cJSON_IsString(kind) ? kind->valuestring : "chat";
+		if (!p.rate_key)
+			p.rate_key = !strcmp(k, "chat") ? "workload.sessions_per_s"
+				     : (!strcmp(k, "open") || !strcmp(k, "rag") || !strcmp(k, "agent"))
+					 ? "workload.rate_per_s"
+					 : NULL;
+		if (!p.rate_key) {
+			fprintf(stderr, "kvsim plan: a %s workload has no rate key; give --rate-key PATH\n",
+				k);
+			cfg_scenario_free(&base);
+			cJSON_Delete(root);
+			return EXIT_USAGE;
+		}
+		const char *leaf = strrchr(p.rate_key, '.');
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(w, leaf ? leaf + 1 : p.rate_key);
+		start = cJSON_IsNumber(v) ? v->valuedouble
+			: !strcmp(k, "chat") ? 4 : !strcmp(k, "agent") ? 2 : 10;
+		if (p.min > 0 && start < p.min)
+			start = p.min;
+		if (p.max <= 0)
+			p.max = start * 1024;
+		if (p.min <= 0)
+			p.min = start / 1024;
+	}
+	cJSON_Delete(root);
+	char gpu_list[1024];
+	snprintf(gpu_list, sizeof gpu_list, "%s", gpus ? gpus : base.cluster.gpu->name);
+	const char *names[32];
+	int ng = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(gpu_list, ",", &save); t && ng < 32; t = strtok_r(NULL, ",", &save)) {
+		const struct cat_gpu *g = catalog_gpu(&base.cat, t);
+		if (!g) {
+			char known[512];
+			catalog_names(&base.cat, "gpus", known, sizeof known);
+			fprintf(stderr, "kvsim plan: --gpus: unknown GPU \"%s\" (known: %s)\n", t,
+				known);
+			cfg_scenario_free(&base);
+			return EXIT_USAGE;
+		}
+		names[ng++] = t;
+	}
+	p.probes = cJSON_CreateArray();
+	cJSON *answers = cJSON_CreateArray();
+	struct {
+		const char *gpu;
+		double value, cost, tokens_per_dollar, goodput;
+		int ok;
+	} res[32];
+	int rc = EXIT_OK, any = 0;
+	for (int g = 0; g < ng && rc == EXIT_OK; g++) {
+		char extra[128];
+		snprintf(extra, sizeof extra, "cluster.gpu=%s", names[g]);
+		if (!p.o.quiet) {
+			printf("%s: searching %s for", names[g], p.by_rate ? p.rate_key : "cluster.nodes");
+			if (p.slo_ttft > 0)
+				printf(" TTFT p99 <= %g s", p.slo_ttft);
+			if (p.slo_tpot > 0)
+				printf("%s TPOT p99 <= %g s", p.slo_ttft > 0 ? "," : "", p.slo_tpot);
+			printf("\n");
+		}
+		struct met_summary best;
+		memset(&best, 0, sizeof best);
+		double v = p.by_rate ? search_rate(&p, names[g], extra, start, &best)
+				     : (double)search_nodes(&p, names[g], extra, &best);
+		if (v < 0) {
+			rc = EXIT_USAGE;
+			break;
+		}
+		const struct cat_gpu *gp = catalog_gpu(&base.cat, names[g]);
+		double nodes = p.by_rate ? base.cluster.nodes : v;
+		double cost = nodes * base.cluster.tp * gp->price_per_hour;
+		res[g].gpu = names[g];
+		res[g].value = v;
+		res[g].ok = v > 0;
+		res[g].cost = cost;
+		res[g].goodput = best.goodput_rps;
+		res[g].tokens_per_dollar = cost > 0 ? best.output_tokens_per_s * 3600 / cost : 0;
+		any |= res[g].ok;
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "gpu", names[g]);
+		cJSON_AddBoolToObject(a, "met", res[g].ok);
+		if (res[g].ok) {
+			cJSON_AddNumberToObject(a, p.by_rate ? "rate" : "nodes", v);
+			cJSON_AddNumberToObject(a, "gpus", nodes * base.cluster.tp);
+			cJSON_AddNumberToObject(a, "cost_per_hour", cost);
+			cJSON_AddNumberToObject(a, "output_tokens_per_dollar", res[g].tokens_per_dollar);
+			cJSON_AddNumberToObject(a, "goodput_rps", best.goodput_rps);
+		}
+		cJSON_AddItemToArray(answers, a);
+		met_summary_free(&best);
+		if (!p.o.quiet) {
+			if (res[g].ok)
+				printf("%s: %s %.6g (%.0f GPUs, $%.2f/h, %.0f output tokens per $)\n\n",
+				       names[g], p.by_rate ? "highest rate" : "smallest cluster",
+				       v, nodes * base.cluster.tp, cost, res[g].tokens_per_dollar);
+			else
+				printf("%s: no %s in [%g, %g] meets the SLOs\n\n", names[g],
+				       p.by_rate ? "rate" : "node count", p.min, p.max);
+		}
+	}
+	if (rc == EXIT_OK && ng > 1 && !p.o.quiet) {
+		/* Rank: cheapest (nodes) or most tokens per dollar (rate). */
+		int order[32];
+		for (int i = 0; i < ng; i++)
+			order[i] = i;
+		for (int i = 1; i < ng; i++)
+			for (int j = i; j > 0; j--) {
+				int a = order[j - 1], b = order[j];
+				int worse = !res[a].ok && res[b].ok;
+				if (res[a].ok && res[b].ok)
+					worse = p.by_rate ? res[a].tokens_per_dollar < res[b].tokens_per_dollar
+							  : res[a].cost > res[b].cost;
+				if (!worse)
+					break;
+				order[j - 1] = b;
+				order[j] = a;
+			}
+		printf("%-4s %-10s %10s %10s %16s %14s\n", "rank", "gpu", p.by_rate ? "rate" : "nodes",
+		       "$/hour", "out tokens / $", "goodput req/s");
+		for (int i = 0; i < ng; i++) {
+			int k = order[i];
+			if (res[k].ok)
+				printf("%-4d %-10s %10.6g %10.2f %16.0f %14.2f\n", i + 1, res[k].gpu,
+				       res[k].value, res[k].cost, res[k].tokens_per_dollar, res[k].goodput);
+			else
+				printf("%-4s %-10s %10s\n", "-", res[k].gpu, "none");
+		}
+	}
+	if (rc == EXIT_OK) {
+		const char *out = p.o.out ? p.o.out : "out/plan";
+		char path[4200], err[1024];
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "scenario", base.name);
+		cJSON_AddStringToObject(j, "search", p.by_rate ? p.rate_key : "cluster.nodes");
+		cJSON *slo = cJSON_AddObjectToObject(j, "slo");
+		if (p.slo_ttft > 0)
+			cJSON_AddNumberToObject(slo, "ttft_p99_s", p.slo_ttft);
+		if (p.slo_tpot > 0)
+			cJSON_AddNumberToObject(slo, "tpot_p99_s", p.slo_tpot);
+		cJSON_AddNumberToObject(j, "seed", (double)base.seed);
+		cJSON_AddStringToObject(j, "kvsim_version", kvsim_version());
+		cJSON_AddItemToObject(j, "answers", answers);
+		cJSON_AddItemToObject(j, "probes", p.probes);
+		answers = p.probes = NULL;
+		snprintf(path, sizeof path, "%s/plan.json", out);
+		if (res_mkdirs(out, err, sizeof err) || res_write_json(path, j, err, sizeof err)) {
+			fprintf(stderr, "kvsim: %s\n", err);
+			rc = EXIT_INTERNAL;
+		} else if (!p.o.quiet) {
+			printf("wrote %s\n", path);
+		}
+		cJSON_Delete(j);
+		if (rc == EXIT_OK && !any)
+			rc = 1;
+	}
+	cJSON_Delete(answers);
+	cJSON_Delete(p.probes);
+	cfg_scenario_free(&base);
+	return rc;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
 	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
@@ -854,6 +1503,10 @@ int main(int argc, char **argv)
 		return cmd_diff(argc - 2, argv + 2);
 	if (!strcmp(cmd, "plot"))
 		return cmd_plot(argc - 2, argv + 2);
+	if (!strcmp(cmd, "sweep"))
+		return cmd_sweep(argc - 2, argv + 2);
+	if (!strcmp(cmd, "plan"))
+		return cmd_plan(argc - 2, argv + 2);
 	fprintf(stderr, "kvsim: unknown command \"%s\"\n\n%s", cmd, usage_main);
 	return EXIT_USAGE;
 }

@@ -213,5 +213,49 @@ head -c 40 "$T/te.json" | grep -q '"traceEvents"' && grep -q '"name":"route"' "$
 	tail -c 80 "$T/te.json" | grep -q '"truncated":false}}' && ok || bad "trace events incomplete"
 expect 2 "belongs to 'kvsim run'" compare "$T/small.json" --policies round_robin --trace-events "$T/x.json"
 
+# sweep: -j 1 and -j 2 agree; emitted jobs run by GNU parallel merge to the
+# same table; a partial merge names what is missing; a failing point is
+# reported while the others finish
+V="--vary workload.sessions_per_s=1,3 --vary cluster.nodes=1,2"
+expect 0 "" sweep "$T/small.json" $V -j 1 --out "$T/sw1" --quiet
+expect 0 "wrote" sweep "$T/small.json" $V -j 2 --out "$T/sw2"
+cmp -s "$T/sw1/sweep.csv" "$T/sw2/sweep.csv" && ok || bad "sweep -j 1 and -j 2 differ"
+[ "$(wc -l <"$T/sw1/sweep.csv")" -eq 5 ] && head -1 "$T/sw1/sweep.csv" | grep -q "^workload.sessions_per_s,cluster.nodes,point,seed," && ok ||
+	bad "sweep.csv is not one row per point"
+[ -s "$T/sw1/plots/latency_load.png" ] && [ -s "$T/sw1/plots/latency_load.svg" ] && ok || bad "no latency_load plot for a rate sweep"
+expect 0 "wrote 4 jobs" sweep "$T/small.json" $V --out "$T/sw3" --emit-jobs "$T/jobs.txt" --emit-slurm "$T/job.slurm"
+head -n 2 "$T/jobs.txt" | parallel --will-cite --jobs 2
+expect 2 "point 2 (workload.sessions_per_s=3;cluster.nodes=1) missing" sweep --merge "$T/sw3"
+SLURM_ARRAY_TASK_ID=2 bash "$T/job.slurm" && ok || bad "the Slurm array script failed"
+tail -n 1 "$T/jobs.txt" | parallel --will-cite --jobs 2
+expect 0 "wrote" sweep --merge "$T/sw3"
+cmp -s "$T/sw1/sweep.csv" "$T/sw3/sweep.csv" && ok || bad "GNU parallel + merge differs from the -j run"
+expect 2 "point 0 (cluster.nodes=0): " sweep "$T/small.json" --vary cluster.nodes=0,2 --out "$T/sw4" --quiet
+[ "$(wc -l <"$T/sw4/sweep.csv")" -eq 2 ] && [ -s "$T/sw4/points/p000000/error.txt" ] && ok || bad "a failing point stopped the sweep"
+expect 2 "--vary" sweep "$T/small.json"
+
+# plan: a fixed-cost single-server queue per node at 350 req/s of 10 ms each
+# needs ceil(350 * 0.01) = 4 nodes (3 are overloaded); the answer meets the SLO
+# and one node fewer does not, both re-run here
+cat >"$T/md1.json" <<'JSON'
+{"duration_s": 200, "cluster": {"nodes": 1, "engine": {"max_num_seqs": 1, "prefix_caching": false},
+ "cost_model": {"kind": "fixed", "base_ms": 2, "per_token_ms": 0.08}},
+ "router": {"policy": "random", "params": {}, "max_queue_per_node": 100000000},
+ "workload": {"kind": "open", "rate_per_s": 350, "max_requests": 70000,
+ "input_tokens": {"dist": "constant", "value": 100}, "output_tokens": {"dist": "constant", "value": 1}}}
+JSON
+expect 0 "smallest cluster 4" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --out "$T/plan"
+grep -q '"nodes":	4' "$T/plan/plan.json" && ok || bad "plan.json lacks the answer"
+p99() { sed -n '/"ttft_s"/,/}/s/.*"p99":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$1"; }
+"$KVSIM" run "$T/md1.json" --set cluster.nodes=4 --out "$T/n4" --quiet
+"$KVSIM" run "$T/md1.json" --set cluster.nodes=3 --out "$T/n3" --quiet
+awk -v a="$(p99 "$T/n4/summary.json")" -v b="$(p99 "$T/n3/summary.json")" 'BEGIN { exit !(a <= 1 && b > 1) }' && ok ||
+	bad "plan's answer does not meet the SLO or one node fewer does"
+expect 1 "no node count in [1, 2] meets the SLOs" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --max 2 --out "$T/plan2"
+expect 0 "rank" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --gpus H100-SXM,L40S --out "$T/plan3"
+expect 0 "highest rate" plan "$T/md1.json" --slo ttft_p99=1 --search rate --set cluster.nodes=4 --out "$T/plan4"
+expect 2 "--search nodes or --search rate" plan "$T/md1.json" --slo ttft_p99=1
+expect 2 "unknown GPU" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --gpus H900
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

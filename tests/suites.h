@@ -12,5 +12,6 @@ Suite *config_suite(void);
 Suite *workload_suite(void);
 Suite *sim_suite(void);
 Suite *trace_suite(void);
+Suite *sweep_suite(void);
 
 #endif

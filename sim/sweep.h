@@ -1,0 +1,57 @@
+/* sweep: parameter sweeps (cartesian products of scenario values) and their merge. */
+#ifndef KVSIM_SWEEP_H
+#define KVSIM_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct cJSON;
+
+#define SWP_MAX_AXES 8
+#define SWP_MAX_SETS 256
+
+struct swp_axis {
+	char path[128];
+	int n;
+	char **values; /* as given: JSON when it parses, else a string */
+};
+
+/* A sweep: the base scenario (file, or NULL for the embedded default, plus
+ * the user's --set assignments), the base seed and the varied axes. Point i
+ * takes value (i / stride_k) % n_k of axis k, the last axis fastest. */
+struct swp {
+	const char *scenario;  /* the scenario file as given, or NULL */
+	const char *catalog;   /* --catalog FILE, or NULL */
+	const char *sets[SWP_MAX_SETS];
+	int n_sets;
+	uint64_t seed;
+	struct swp_axis ax[SWP_MAX_AXES];
+	int n_axes;
+	long n_points;
+};
+
+/* Adds an axis from "PATH=v1,v2,...". 0, or -1 with err. */
+int swp_add_axis(struct swp *s, const char *arg, char *err, size_t errlen);
+void swp_free(struct swp *s);
+/* "path=value;path=value" for point i (its identity). */
+void swp_point_canon(const struct swp *s, long i, char *buf, size_t len);
+/* A point's seed: a hash of the base seed and the point's identity, so it
+ * is the same whatever else the sweep holds, and distinct per point. */
+uint64_t swp_point_seed(uint64_t base_seed, const char *canon);
+/* Writes DIR/sweep.spec.json (everything merge needs). */
+int swp_write_spec(const struct swp *s, const char *dir, char *err, size_t errlen);
+/* Runs point i into DIR/points/pNNNNNN (an ordinary run). 0, 2 (bad
+ * scenario at that point) or 3; on failure err says why and the point's
+ * folder holds error.txt. */
+int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_t errlen);
+/* One shell command per point (kvsim run ... --out DIR/points/pNNNNNN) into
+ * f, with kvsim as exe; absolute paths, single-quoted. */
+int swp_write_jobs(const struct swp *s, const char *exe, const char *dir, FILE *f, char *err,
+		   size_t errlen);
+/* Builds DIR/sweep.csv and DIR/sweep.json from DIR/sweep.spec.json and
+ * the points' results, wherever they were run. Reports points missing or
+ * failed on out. *missing and *failed get their counts. 0, or -1 with err. */
+int swp_merge(const char *dir, FILE *out, long *missing, long *failed, char *err, size_t errlen);
+
+#endif
