@@ -5,16 +5,17 @@ APT_PKGS := libgsl-dev libcjson-dev check gnuplot-nox pkg-config parallel
 VERSION := 0.1.0$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "+g$$(git rev-parse --short HEAD)")
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I. -Ibuild \
+B       ?= build
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I. -I$(B) \
              $(shell pkg-config --cflags gsl libcjson 2>/dev/null)
 LIBS     = $(shell pkg-config --libs gsl libcjson 2>/dev/null) -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
 LIB_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard policies/*.c) \
             $(wildcard workloads/*.c) $(wildcard results/*.c)
-LIB_OBJ  := $(patsubst %.c,build/obj/%.o,$(LIB_SRC)) build/obj/embedded.o
+LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(B)/obj/embedded.o
 TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
-TEST_OBJ := $(patsubst %.c,build/obj/%.o,$(TEST_SRC))
+TEST_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(TEST_SRC))
 EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalog/models.json \
             kv_embedded_links=sim/catalog/links.json \
             kv_embedded_default_scenario=workloads/scenarios/default.json \
@@ -22,8 +23,8 @@ EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalo
             kv_plot_node_timeline=plot/node_timeline.gp kv_plot_tokens=plot/tokens.gp \
             kv_plot_counts=plot/counts.gp kv_plot_latency_load=plot/latency_load.gp
 
-.PHONY: all deps run check test bench clean help regress rebaseline plot FORCE
-all: build/kvsim
+.PHONY: all deps run check test bench clean help regress rebaseline plot check-asan check-valgrind FORCE
+all: $(B)/kvsim
 
 help:
 	@echo "make deps    install GSL, cJSON, Check, gnuplot (apt, as root) if missing"
@@ -34,6 +35,8 @@ help:
 	@echo "make regress re-run the scenarios and diff against results/baselines/"
 	@echo "make rebaseline  rewrite results/baselines/ from a fresh run"
 	@echo "make plot OUT=DIR  figures for a 'kvsim compare' output folder"
+	@echo "make check-asan     the tests under ASan + UBSan"
+	@echo "make check-valgrind the tests under valgrind"
 	@echo "make clean   remove build/ and out/"
 
 deps:
@@ -50,36 +53,36 @@ deps:
 		exit 1; \
 	fi
 
-build/tools/embed: sim/tools/embed.c
+$(B)/tools/embed: sim/tools/embed.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 $(WARN) -o $@ $<
 
-build/embedded.c: build/tools/embed sim/catalog/gpus.json sim/catalog/models.json \
+$(B)/embedded.c: $(B)/tools/embed sim/catalog/gpus.json sim/catalog/models.json \
                   sim/catalog/links.json workloads/scenarios/default.json $(wildcard plot/*.gp)
-	build/tools/embed $@ $(EMBED)
+	$(B)/tools/embed $@ $(EMBED)
 
-build/obj/embedded.o: build/embedded.c
+$(B)/obj/embedded.o: $(B)/embedded.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(CFLAGS) -c -o $@ $<
 
 # Rewritten only when the version changes, so it rebuilds only what uses it.
-build/version.h: FORCE
+$(B)/version.h: FORCE
 	@mkdir -p $(@D)
 	@echo '#define KVSIM_VERSION "$(VERSION)"' >$@.new
 	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
 
-build/obj/%.o: %.c | build/version.h
+$(B)/obj/%.o: %.c | $(B)/version.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-build/kvsim: build/obj/sim/main.o $(LIB_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+$(B)/kvsim: $(B)/obj/sim/main.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-build/check_kvsim: $(TEST_OBJ) $(LIB_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+$(B)/check_kvsim: $(TEST_OBJ) $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
-build/bench: build/obj/sim/tools/bench.o $(LIB_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+$(B)/bench: $(B)/obj/sim/tools/bench.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 run: deps
 	@$(MAKE) --no-print-directory build/kvsim
@@ -89,13 +92,25 @@ run: deps
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: build/kvsim build/check_kvsim
-	build/check_kvsim
-	KVSIM=build/kvsim sh tests/cli.sh
+test: $(B)/kvsim $(B)/check_kvsim
+	$(B)/check_kvsim
+	KVSIM=$(B)/kvsim sh tests/cli.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory build/bench
 	build/bench
+
+# The suite under AddressSanitizer + UndefinedBehaviorSanitizer (leaks too),
+# built apart in build/asan. CI runs it.
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+check-asan: deps
+	@$(MAKE) --no-print-directory B=build/asan CFLAGS="$(SAN_FLAGS)" test
+
+# The suite under valgrind (memcheck, leaks): slow, not in CI.
+check-valgrind: deps
+	@$(MAKE) --no-print-directory build/kvsim build/check_kvsim
+	CK_FORK=no valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/check_kvsim
+	KVSIM=tests/valgrind-kvsim.sh sh tests/cli.sh
 
 # CI regression benchmarks: every scenario under four policies against the
 # committed results/baselines/ (zero tolerance); rebaseline rewrites them.
@@ -115,4 +130,4 @@ rebaseline: deps
 clean:
 	rm -rf build out
 
--include $(shell find build/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -509,6 +509,18 @@ static void progress(const struct sim *s, double started)
 
 static void teardown(struct sim *s)
 {
+	/* After an error, requests may still sit in nodes: hand them back. */
+	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++) {
+		struct node *n = &s->nodes[i];
+		for (struct request *r = n->wait_head, *next; r; r = next) {
+			next = r->qnext;
+			req_put(s, r);
+		}
+		for (uint32_t k = 0; n->running && k < n->n_running; k++)
+			req_put(s, n->running[k]);
+		n->wait_head = NULL;
+		n->n_running = 0;
+	}
 	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
 		node_free(&s->nodes[i]);
 	free(s->nodes);
