@@ -370,33 +370,54 @@ uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint
 	return m.blocks + want;
 }
 
-int kv_check(const struct kv_pool *p)
+int kv_audit(const struct kv_pool *p, uint64_t *locked_out, const char **why)
 {
 	uint64_t cached = 0, locked = 0;
+	*why = NULL;
 	for (uint32_t i = 0; i < p->n_runs; i++) {
 		const struct kv_run *r = &p->runs[i];
 		if (!r->alive)
 			continue;
-		if (r->len == 0)
+		if (r->len == 0) {
+			*why = "a live run with no blocks";
 			return -1;
+		}
 		if (r->lock)
 			locked += r->len;
 		else
 			cached += r->len;
 		const uint64_t *v = hmap_get(&p->first, r->hashes[0]);
-		if (!v || *v != i)
+		if (!v || *v != i) {
+			*why = "a run missing from the first-hash index";
 			return -1;
+		}
 		if (r->parent != KV_NONE) {
 			const struct kv_run *pr = &p->runs[r->parent];
-			if (!pr->alive || pr->depth + pr->len != r->depth || pr->lock < r->lock)
+			if (!pr->alive || pr->depth + pr->len != r->depth) {
+				*why = "a run that does not continue its parent";
 				return -1;
+			}
+			if (pr->lock < r->lock) {
+				*why = "a run locked more often than its parent";
+				return -1;
+			}
 		} else if (r->depth != 0) {
+			*why = "a root run that does not start at block 0";
 			return -1;
 		}
 	}
-	if (cached != p->n_cached || locked > p->n_used)
+	*locked_out = locked;
+	if (cached != p->n_cached) {
+		*why = "unlocked run blocks differ from n_cached";
 		return -1;
-	if ((uint64_t)p->n_free + p->n_cached + p->n_used != p->n_blocks)
+	}
+	if (locked > p->n_used) {
+		*why = "locked run blocks exceed n_used";
 		return -1;
+	}
+	if ((uint64_t)p->n_free + p->n_cached + p->n_used != p->n_blocks) {
+		*why = "free + cached + used blocks differ from the pool size";
+		return -1;
+	}
 	return 0;
 }

@@ -105,7 +105,14 @@ void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own);
  * prefix is no longer cached or space ran out). */
 uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint32_t hi);
 /* Checks the invariants (counters, tree links, locks) in O(runs); returns 0
- * or -1. For tests and audits. */
-int kv_check(const struct kv_pool *p);
+ * or -1 with why (a static string). *locked gets the blocks of locked runs.
+ * For tests and audits. */
+int kv_audit(const struct kv_pool *p, uint64_t *locked, const char **why);
+static inline int kv_check(const struct kv_pool *p)
+{
+	uint64_t locked;
+	const char *why;
+	return kv_audit(p, &locked, &why);
+}
 
 #endif

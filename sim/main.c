@@ -62,6 +62,9 @@ static const char usage_run[] =
     "  --out DIR          output directory (default: out)\n"
     "  --catalog FILE     merge {\"gpus\":{..},\"models\":{..},\"links\":{..}} over the\n"
     "                     built-in catalogs\n"
+    "  --audit            check invariants after every event (KV accounting, capacity,\n"
+    "                     clock, token conservation, request states); stop at the first\n"
+    "                     violation with exit 3 (slow; for tests and debugging)\n"
     "  --trace-events F   write a Chrome/Perfetto trace (chrome://tracing, ui.perfetto.dev)\n"
     "                     of iterations, KV transfers and routing decisions (short runs;\n"
     "                     at most 2,000,000 events)\n"
@@ -176,6 +179,7 @@ struct common_opts {
 	int quiet;
 	int no_perf;
 	int plot, report;
+	int audit;
 };
 
 static int want_help(int argc, char **argv)
@@ -198,6 +202,10 @@ static int parse_common(int argc, char **argv, struct common_opts *o, const char
 		}
 		if (!strcmp(a, "--no-perf")) {
 			o->no_perf = 1;
+			continue;
+		}
+		if (!strcmp(a, "--audit")) {
+			o->audit = 1;
 			continue;
 		}
 		if (!strcmp(a, "--plot") || !strcmp(a, "--report")) {
@@ -348,7 +356,8 @@ static int run_one(const struct common_opts *o, const cJSON *root, const char *o
 	char err[1024];
 	if (load_scenario(o, root, &s))
 		return EXIT_USAGE;
-	struct sim_opts so = {out_dir, !o->quiet, o->trace_events, NULL, NULL};
+	struct sim_opts so = {.out_dir = out_dir, .progress = !o->quiet,
+			      .trace_events = o->trace_events, .audit = o->audit};
 	int rc = sim_run(&s, &so, sum, err, sizeof err);
 	cfg_scenario_free(&s);
 	if (rc) {
@@ -1083,7 +1092,7 @@ static int probe(struct plan *p, const char *label, const char *path, double val
 	cJSON_Delete(root);
 	if (bad)
 		return -1;
-	struct sim_opts so = {NULL, 0, NULL, NULL, NULL};
+	struct sim_opts so = {0};
 	int rc = sim_run(&sc, &so, out, err, sizeof err);
 	cfg_scenario_free(&sc);
 	if (rc) {

@@ -3,6 +3,7 @@
 #include "sim/sim.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -489,6 +490,94 @@ static void sample(struct sim *s)
 		fail(s, "out of memory");
 }
 
+static void audit_fail(struct sim *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void audit_fail(struct sim *s, const char *fmt, ...)
+{
+	char what[600], msg[800];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof msg, "audit: at t=%.9f s: %s", (double)s->now * 1e-9, what);
+	fail_with(s, 3, msg);
+}
+
+static int audit_request(struct sim *s, const struct request *r)
+{
+	if (r->accounted && (uint64_t)r->cached + r->reloaded + r->migrated + r->recomputed +
+				    r->fresh != r->prompt_tokens) {
+		audit_fail(s, "request %llu: prompt split %u+%u+%u+%u+%u != %u tokens",
+			   (unsigned long long)r->id, r->cached, r->reloaded, r->migrated,
+			   r->recomputed, r->fresh, r->prompt_tokens);
+		return -1;
+	}
+	if (r->num_computed > r->num_tokens || r->generated > r->output_tokens ||
+	    r->num_tokens != r->prompt_tokens + r->generated) {
+		audit_fail(s, "request %llu: computed %u, known %u, generated %u of %u (prompt %u)",
+			   (unsigned long long)r->id, r->num_computed, r->num_tokens, r->generated,
+			   r->output_tokens, r->prompt_tokens);
+		return -1;
+	}
+	return 0;
+}
+
+/* A node's invariants: its KV tree and counters; blocks in use equal the
+ * locked cached blocks plus the running requests' own; each request where
+ * its state says. O(runs + requests on the node). */
+static void audit_node(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	uint64_t locked = 0, own = 0;
+	const char *why = NULL;
+	if (kv_audit(&n->kv, &locked, &why)) {
+		audit_fail(s, "node %u: KV cache: %s", i, why);
+		return;
+	}
+	uint32_t waiting = 0;
+	for (const struct request *r = n->wait_head; r; r = r->qnext) {
+		waiting++;
+		if (r->state != REQ_WAITING || r->node != (int32_t)i || r->n_blocks != 0) {
+			audit_fail(s, "node %u: waiting request %llu has state %d, node %d, %u blocks", i,
+				   (unsigned long long)r->id, r->state, r->node, r->n_blocks);
+			return;
+		}
+		if (audit_request(s, r))
+			return;
+	}
+	if (waiting != n->n_waiting) {
+		audit_fail(s, "node %u: %u requests in the waiting queue, counted %u", i, waiting,
+			   n->n_waiting);
+		return;
+	}
+	if (n->n_running > n->max_seqs) {
+		audit_fail(s, "node %u: %u running > max_num_seqs %u", i, n->n_running, n->max_seqs);
+		return;
+	}
+	for (uint32_t k = 0; k < n->n_running; k++) {
+		const struct request *r = n->running[k];
+		if (r->state != REQ_RUNNING || r->node != (int32_t)i || r->n_own > r->n_blocks) {
+			audit_fail(s, "node %u: running request %llu has state %d, node %d", i,
+				   (unsigned long long)r->id, r->state, r->node);
+			return;
+		}
+		if (audit_request(s, r))
+			return;
+		own += r->n_own;
+	}
+	if (locked + own != n->kv.n_used) {
+		audit_fail(s, "node %u: %llu blocks in use, but locked cached blocks (%llu) + running "
+			      "requests' own blocks (%llu) = %llu",
+			   i, (unsigned long long)n->kv.n_used, (unsigned long long)locked,
+			   (unsigned long long)own, (unsigned long long)(locked + own));
+		return;
+	}
+	if (n->kv.n_used > n->kv.n_blocks)
+		audit_fail(s, "node %u: %u blocks in use > capacity %u", i, n->kv.n_used,
+			   n->kv.n_blocks);
+}
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -701,6 +790,10 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	while (!s.error && evq_pop(&s.q, &ev)) {
 		if (ev.kind == EV_SAMPLE && evq_size(&s.q) == 0)
 			break; /* the run is over; sampling does not extend it */
+		if (s.opts->audit && ev.time_ns < s.now) {
+			audit_fail(&s, "the clock went back to %.9f s", (double)ev.time_ns * 1e-9);
+			break;
+		}
 		s.now = ev.time_ns;
 		switch (ev.kind) {
 		case EV_ARRIVAL:
@@ -719,6 +812,14 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 			sample(&s);
 			break;
 		}
+		if (s.opts->audit && !s.error) {
+			if (ev.kind == EV_STEP || ev.kind == EV_TRANSFER_DONE)
+				audit_node(&s, (uint32_t)ev.node);
+			else if (ev.kind == EV_ARRIVAL)
+				for (uint32_t i = 0; i < s.n_nodes && !s.error; i++)
+					if (s.nodes[i].busy || s.nodes[i].n_waiting)
+						audit_node(&s, i);
+		}
 		if (show && (s.q.popped & 0xffff) == 0 && wall_now() - last_draw > 0.5) {
 			progress(&s, started);
 			last_draw = wall_now();
@@ -733,6 +834,13 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		goto done;
 	}
 
+	if (s.opts->audit && s.met.arrived != s.met.completed + s.met.shed + s.met.failed) {
+		audit_fail(&s, "after the drain %llu arrived != %llu completed + %llu shed + %llu failed",
+			   (unsigned long long)s.met.arrived, (unsigned long long)s.met.completed,
+			   (unsigned long long)s.met.shed, (unsigned long long)s.met.failed);
+		rc = s.error;
+		goto done;
+	}
 	/* The summary. */
 	double sim_s = (double)s.now * 1e-9;
 	met_summarize(&s.met, sim_s, out);

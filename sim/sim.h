@@ -15,6 +15,10 @@ struct sim_opts {
 	/* Chrome/Perfetto trace-event JSON of iterations, KV transfers and
 	 * routing decisions (for short runs); NULL: none. */
 	const char *trace_events;
+	/* Check invariants after every event (KV accounting, capacity, clock,
+	 * token conservation, request states); stop at the first violation
+	 * with a precise message (exit 3). Slow: for tests and debugging. */
+	int audit;
 	/* Called for every request as it ends (tests use it); may be NULL. */
 	void (*on_request)(void *ctx, const struct request *r);
 	void *ctx;

@@ -194,7 +194,7 @@ int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_
 	cfg_scenario_set_source(&sc, s->scenario);
 	if (sim_validate(&sc, err, errlen))
 		goto out;
-	struct sim_opts o = {pdir, 0, NULL, NULL, NULL};
+	struct sim_opts o = {.out_dir = pdir};
 	struct met_summary m;
 	rc = sim_run(&sc, &o, &m, err, errlen);
 	if (rc == 0)

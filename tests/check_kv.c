@@ -176,6 +176,30 @@ START_TEST(evictable_heap_stays_bounded_without_evictions)
 }
 END_TEST
 
+/* The audit notices corrupted accounting and says what is wrong. */
+START_TEST(audit_catches_corruption)
+{
+	struct kv_pool p;
+	kv_init(&p, 8);
+	uint64_t locked;
+	const char *why;
+	uint32_t t = KV_NONE;
+	kv_take(&p, 2);
+	kv_commit_block(&p, &t, 0, 41);
+	kv_commit_block(&p, &t, 1, 42);
+	ck_assert_int_eq(kv_audit(&p, &locked, &why), 0);
+	ck_assert_uint_eq(locked, 2);
+	p.n_cached++;
+	ck_assert_int_eq(kv_audit(&p, &locked, &why), -1);
+	ck_assert_str_eq(why, "unlocked run blocks differ from n_cached");
+	p.n_cached--;
+	p.runs[t].depth = 5;
+	ck_assert_int_eq(kv_audit(&p, &locked, &why), -1);
+	ck_assert_str_eq(why, "a root run that does not start at block 0");
+	kv_free(&p);
+}
+END_TEST
+
 Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -185,6 +209,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
+	tcase_add_test(tc, audit_catches_corruption);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -55,7 +55,7 @@ static void run(const char *json, const char *const *sets, const char *out_dir,
 {
 	struct scenario s;
 	th_scenario(json, sets, &s);
-	struct sim_opts o = {out_dir, 0, NULL, on_request, t};
+	struct sim_opts o = {.out_dir = out_dir, .on_request = on_request, .ctx = t, .audit = 1};
 	char err[1024] = "";
 	int rc = sim_run(&s, &o, sum, err, sizeof err);
 	cfg_scenario_free(&s);

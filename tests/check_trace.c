@@ -215,7 +215,7 @@ static void run_to(const char *json, const char *dir)
 {
 	struct scenario s;
 	th_scenario(json, NULL, &s);
-	struct sim_opts o = {dir, 0, NULL, NULL, NULL};
+	struct sim_opts o = {.out_dir = dir, .audit = 1};
 	struct met_summary m;
 	char err[1024] = "";
 	ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);

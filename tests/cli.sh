@@ -115,7 +115,7 @@ expect 2 "--policies a,b,c" compare "$T/small.json"
 # against the scenario's folder, wherever kvsim is started)
 for f in workloads/scenarios/*.json; do
 	name=$(basename "$f" .json)
-	expect 0 "" compare "$f" --policies round_robin,session_affinity --out "$T/sc_$name" --quiet
+	expect 0 "" compare "$f" --policies round_robin,session_affinity --out "$T/sc_$name" --quiet --audit
 	[ -s "$T/sc_$name/comparison.json" ] && ok || bad "compare $f wrote no comparison.json"
 done
 (cd /tmp && "$OLDPWD/$KVSIM" validate "$OLDPWD/workloads/scenarios/mooncake-synthetic.json" >/dev/null) && ok ||

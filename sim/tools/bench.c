@@ -30,7 +30,7 @@ static int bench(const char *label, const char *json)
 	}
 	cJSON_Delete(root);
 	struct met_summary m;
-	struct sim_opts o = {NULL, 1, NULL, NULL, NULL};
+	struct sim_opts o = {.progress = 1};
 	int rc = sim_run(&s, &o, &m, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "bench %s: %s\n", label, err);
