@@ -23,7 +23,7 @@ EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalo
             kv_plot_node_timeline=plot/node_timeline.gp kv_plot_tokens=plot/tokens.gp \
             kv_plot_counts=plot/counts.gp kv_plot_latency_load=plot/latency_load.gp
 
-.PHONY: all deps run check test bench clean help regress rebaseline plot check-asan check-valgrind FORCE
+.PHONY: all deps deps-fuzz run check test bench clean help regress rebaseline plot check-asan check-valgrind fuzz FORCE
 all: $(B)/kvsim
 
 help:
@@ -37,6 +37,7 @@ help:
 	@echo "make plot OUT=DIR  figures for a 'kvsim compare' output folder"
 	@echo "make check-asan     the tests under ASan + UBSan"
 	@echo "make check-valgrind the tests under valgrind"
+	@echo "make fuzz FUZZ_SECONDS=N  libFuzzer on the scenario parser and trace readers"
 	@echo "make clean   remove build/ and out/"
 
 deps:
@@ -95,6 +96,7 @@ check: deps
 test: $(B)/kvsim $(B)/check_kvsim
 	$(B)/check_kvsim
 	KVSIM=$(B)/kvsim sh tests/cli.sh
+	KVSIM=$(B)/kvsim sh tests/bad_inputs.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory build/bench
@@ -111,6 +113,46 @@ check-valgrind: deps
 	@$(MAKE) --no-print-directory build/kvsim build/check_kvsim
 	CK_FORK=no valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/check_kvsim
 	KVSIM=tests/valgrind-kvsim.sh sh tests/cli.sh
+	KVSIM=tests/valgrind-kvsim.sh sh tests/bad_inputs.sh
+
+# libFuzzer harnesses (clang) for the scenario parser and each trace reader,
+# FUZZ_SECONDS each, from the seed corpus in tests/fuzz/corpus (new inputs go
+# to build/fuzz/corpus). A crash leaves its input in build/fuzz/.
+FUZZ_SECONDS ?= 30
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZERS := scenario mooncake azure kvsim
+deps-fuzz:
+	@if echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+	    clang -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then \
+		echo "deps-fuzz: clang with libFuzzer present"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y clang libclang-rt-14-dev; \
+	else \
+		echo "deps-fuzz: as root run: apt-get update && apt-get install -y clang libclang-rt-14-dev"; \
+		exit 1; \
+	fi
+
+fuzz: deps deps-fuzz
+	@$(MAKE) --no-print-directory B=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" fuzzers
+	@for f in $(FUZZERS); do \
+		mkdir -p build/fuzz/corpus/$$f; \
+		echo "fuzz: $$f for $(FUZZ_SECONDS) s"; \
+		(cd build/fuzz && ./fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+		   -print_final_stats=1 corpus/$$f ../../tests/fuzz/corpus/$$f 2>&1 | \
+		   grep -E "stat::number_of_executed_units|Done|ERROR|SUMMARY|crash-|leak-|timeout-" ) ; \
+		found=$$(find build/fuzz -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \)); \
+		if [ -n "$$found" ]; then echo "fuzz: FINDING: $$found"; exit 1; fi; \
+	done; echo "fuzz: no findings"
+
+fuzzers: $(B)/fuzz_scenario $(B)/fuzz_mooncake $(B)/fuzz_azure $(B)/fuzz_kvsim
+$(B)/fuzz_scenario: tests/fuzz/fuzz_scenario.c $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+$(B)/fuzz_mooncake: tests/fuzz/fuzz_trace.c $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_FORMAT=TRACE_MOONCAKE -fsanitize=fuzzer -o $@ $^ $(LIBS)
+$(B)/fuzz_azure: tests/fuzz/fuzz_trace.c $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_FORMAT=TRACE_AZURE -fsanitize=fuzzer -o $@ $^ $(LIBS)
+$(B)/fuzz_kvsim: tests/fuzz/fuzz_trace.c $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_FORMAT=TRACE_KVSIM -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
 # CI regression benchmarks: every scenario under four policies against the
 # committed results/baselines/ (zero tolerance); rebaseline rewrites them.

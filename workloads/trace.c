@@ -211,7 +211,7 @@ static int parse_datetime(const char *s, int64_t *ns)
 	int y, mo, d, h, mi, sec, used = 0;
 	if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) != 6 ||
 	    mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || h < 0 ||
-	    mi < 0 || sec < 0)
+	    mi < 0 || sec < 0 || y < 1900 || y > 2200) /* int64 ns reach only +-292 years */
 		return -1;
 	int64_t frac = 0;
 	const char *p = s + used;
@@ -242,7 +242,9 @@ static int parse_azure(struct trace_reader *tr, char *line, struct trace_rec *re
 			   "expected 3 comma-separated fields TIMESTAMP,ContextTokens,GeneratedTokens");
 	*c1 = *c2 = 0;
 	if (parse_datetime(line, ts_ns))
-		return bad(err, errlen, tr, "TIMESTAMP \"%.40s\": expected YYYY-MM-DD HH:MM:SS.fraction",
+		return bad(err, errlen, tr,
+			   "TIMESTAMP \"%.40s\": expected YYYY-MM-DD HH:MM:SS.fraction (years "
+			   "1900 to 2200)",
 			   line);
 	char *end;
 	errno = 0;

@@ -1,0 +1,130 @@
+#!/bin/sh
+# bad_inputs.sh: the bad-input catalogue. Every case must exit 2 with one
+# message that names the file (and line) or the JSON path and says what was
+# expected, and must leave no output file behind.
+# Usage: KVSIM=build/kvsim sh tests/bad_inputs.sh
+KVSIM=${KVSIM:-build/kvsim}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+n=0
+
+# bad NAME FRAGMENT ARGS...: runs kvsim ARGS with --out $T/out_NAME appended
+# for run; expects exit 2, the fragment in stderr, and nothing written.
+bad() {
+	name=$1
+	frag=$2
+	shift 2
+	n=$((n + 1))
+	out="$T/out_$name"
+	"$KVSIM" "$@" >"$T/stdout" 2>"$T/stderr"
+	rc=$?
+	lines=$(wc -l <"$T/stderr")
+	if [ $rc -ne 2 ]; then
+		fail=$((fail + 1))
+		echo "FAIL $name: exit $rc, expected 2: $(head -c 300 "$T/stderr")"
+	elif ! grep -qF -- "$frag" "$T/stderr"; then
+		fail=$((fail + 1))
+		echo "FAIL $name: message lacks '$frag': $(head -c 300 "$T/stderr")"
+	elif [ "$lines" -ne 1 ]; then
+		fail=$((fail + 1))
+		echo "FAIL $name: $lines lines on stderr, expected one message"
+	elif [ -e "$out" ] && [ -n "$(find "$out" -type f)" ]; then
+		fail=$((fail + 1))
+		echo "FAIL $name: files left in $out: $(find "$out" -type f | head -3)"
+	else
+		pass=$((pass + 1))
+	fi
+}
+
+# scen NAME JSON FRAGMENT: a scenario file with that content, run.
+scen() {
+	printf '%s' "$2" >"$T/$1.json"
+	bad "$1" "$T/$1.json: $3" run "$T/$1.json" --out "$T/out_$1" --quiet
+}
+
+# syntax NAME JSON LINE:COL: a scenario that is not JSON; FILE:LINE:COL.
+syntax() {
+	printf '%s' "$2" >"$T/$1.json"
+	bad "$1" "$T/$1.json:$3: invalid JSON; expected a JSON object" run "$T/$1.json" --out "$T/out_$1" --quiet
+}
+
+syntax malformed '{"seed": 1,,}' 1:13
+syntax truncated '{"seed": 1,
+ "cluster": {"nodes": 4' 2:24
+scen top_array '[1, 2, 3]' "expected a JSON object at the top level"
+scen wrong_type '{"cluster": {"nodes": "eight"}}' 'cluster.nodes: expected an integer in [1, 1000000], got a string'
+scen bool_type '{"cluster": {"engine": {"prefix_caching": "yes"}}}' 'cluster.engine.prefix_caching: expected true or false, got a string'
+scen unknown_top '{"clustr": {}}' 'clustr: unknown key (expected one of: name, seed, duration_s, cluster'
+scen unknown_nested '{"router": {"polcy": "x"}}' 'router.polcy: unknown key (expected one of: policy, params'
+scen nodes_zero '{"cluster": {"nodes": 0}}' 'cluster.nodes: expected an integer in [1, 1000000], got 0'
+scen nodes_negative '{"cluster": {"nodes": -4}}' 'cluster.nodes: expected an integer in [1, 1000000], got -4'
+scen nodes_fraction '{"cluster": {"nodes": 2.5}}' 'cluster.nodes: expected an integer in [1, 1000000], got 2.5'
+scen tp_heads '{"cluster": {"tp": 3}}' "cluster.tp: expected a divisor of Llama-3-8B's 32 attention heads, got 3"
+scen mfu '{"cluster": {"cost_model": {"mfu": 1.5}}}' 'cluster.cost_model.mfu: expected a number in [0.001, 1], got 1.5'
+scen bandwidth_zero '{"catalog": {"links": {"slow": {"bytes_per_s": 0, "latency_us": 1}}}}' 'catalog.links.slow.bytes_per_s: expected a number in [1000, 1e+15], got 0'
+scen bandwidth_negative '{"catalog": {"links": {"nvlink4": {"bytes_per_s": -5}}}}' 'catalog.links.nvlink4.bytes_per_s: expected a number in [1000, 1e+15], got -5'
+scen block_zero '{"cluster": {"engine": {"kv_block_tokens": 0}}}' 'cluster.engine.kv_block_tokens: expected an integer in [1, 4096], got 0'
+scen mem_util '{"cluster": {"engine": {"gpu_memory_utilization": 1.2}}}' 'cluster.engine.gpu_memory_utilization: expected a number in [0.01, 1], got 1.2'
+scen probability '{"workload": {"kind": "rag", "follow_up_prob": 1.5}}' 'workload.follow_up_prob: expected a number in [0, 0.99], got 1.5'
+scen rate_negative '{"workload": {"kind": "chat", "sessions_per_s": -2}}' 'workload.sessions_per_s: expected a number in [1e-09, 1e+09], got -2'
+scen duration_zero '{"duration_s": 0}' 'duration_s: expected a number in [1e-06, 1e+09], got 0'
+scen huge_number '{"cluster": {"nodes": 1e400}}' 'cluster.nodes: expected an integer in [1, 1000000], got inf'
+scen huge_integer '{"cluster": {"nodes": 1e12}}' 'cluster.nodes: expected an integer in [1, 1000000], got 1e+12'
+scen unknown_gpu '{"cluster": {"gpu": "H900"}}' 'cluster.gpu: unknown GPU "H900" (known: A100-80G, H100-SXM, H200, B200, L40S)'
+scen unknown_model '{"cluster": {"model": "GPT-9"}}' 'cluster.model: unknown model "GPT-9" (known: Llama-3-8B, Llama-3-70B, Llama-3.1-8B'
+scen unknown_policy '{"router": {"policy": "magic"}}' 'router.policy: unknown policy "magic" (known: round_robin, random, least_loaded, session_affinity, prefix_affinity)'
+scen unknown_link '{"cluster": {"links": {"inter_server": "ib-xyz"}}}' 'cluster.links.inter_server: unknown link "ib-xyz" (known: nvlink3, nvlink4'
+scen unknown_workload '{"workload": {"kind": "batch"}}' 'workload.kind: unknown workload "batch" (known: open, chat, rag, agent, mix, trace)'
+scen unknown_dist '{"workload": {"turns": {"dist": "poisson", "mean": 3}}}' 'workload.turns.dist: expected one of constant, uniform, exponential, lognormal, gamma, geometric, zipf, got "poisson"'
+scen dist_param '{"workload": {"user_tokens": {"dist": "lognormal", "median": 100}}}' 'workload.user_tokens.sigma: missing (a lognormal distribution needs it)'
+scen dist_order '{"workload": {"user_tokens": {"dist": "uniform", "min": 50, "max": 10}}}' 'workload.user_tokens.max: expected max >= min (50), got 10'
+scen too_big '{"cluster": {"model": "Llama-3-70B"}}' 'cluster: Llama-3-70B needs 141.2 GB of weights (bf16); 1 x H100-SXM has 80.0 GB'
+scen fp8_a100 '{"cluster": {"gpu": "A100-80G", "dtype": "fp8"}}' 'cluster.dtype: A100-80G has no FP8 tensor cores; expected "bf16"'
+scen not_modelled '{"cluster": {"tiers": {"dram_gib_per_server": 64}}}' 'cluster.tiers.dram_gib_per_server: CPU DRAM / NVMe KV tiers are not modelled in this version'
+deep=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "["; for (i = 0; i < 3000; i++) printf "]" }')
+syntax deep_nesting "{\"x\": $deep}" 1:1006
+
+: >"$T/empty.json"
+bad empty "$T/empty.json: empty file; expected a JSON object" run "$T/empty.json" --out "$T/out_empty"
+bad missing "$T/nope.json: No such file or directory" run "$T/nope.json" --out "$T/out_missing"
+mkdir -p "$T/adir"
+bad directory "$T/adir: is a directory, expected a file" run "$T/adir" --out "$T/out_directory"
+head -c 2048 /dev/urandom >"$T/garbage.json"
+printf '\001\000\377' >>"$T/garbage.json"
+bad garbage "$T/garbage.json" run "$T/garbage.json" --out "$T/out_garbage"
+if [ "$(id -u)" != 0 ]; then
+	printf '{}' >"$T/locked.json"
+	chmod 000 "$T/locked.json"
+	bad unreadable "$T/locked.json: Permission denied" run "$T/locked.json" --out "$T/out_unreadable"
+else
+	echo "skip unreadable: root reads every file"
+fi
+printf '{}' >"$T/ok.json"
+bad set_path "--set cluster.nodes.x=1: nodes is not an object" run "$T/ok.json" --set cluster.nodes=2 --set cluster.nodes.x=1 --out "$T/out_set_path"
+
+# traces: FILE:LINE and what is wrong
+trace() {
+	printf "$2" >"$T/$1.trace"
+	printf '{"workload": {"kind": "trace", "format": "%s", "path": "%s.trace"}}' "$3" "$1" >"$T/$1.json"
+	bad "$1" "$T/$1.trace:$4" run "$T/$1.json" --out "$T/out_$1" --quiet
+}
+ok='{"timestamp": 5, "input_length": 10, "output_length": 1, "hash_ids": [1]}\n'
+trace backwards "$ok"'{"timestamp": 4, "input_length": 10, "output_length": 1, "hash_ids": [1]}\n' mooncake '2: arrival goes backwards'
+trace malformed_line "$ok"'{"timestamp": 9, "input_length": 10, \n' mooncake '2: not a JSON object (truncated line?)'
+trace missing_field "$ok"'{"timestamp": 9, "output_length": 1, "hash_ids": [1]}\n' mooncake '2: missing field "input_length"'
+trace negative_length '{"timestamp": 0, "input_length": -10, "output_length": 1, "hash_ids": [1]}\n' mooncake '1: "input_length": expected an integer in [1, 100000000], got -10'
+trace hash_count '{"timestamp": 0, "input_length": 2000, "output_length": 1, "hash_ids": [1]}\n' mooncake '1: "hash_ids" has 1 ids; input_length 2000 needs ceil(2000 / 512) = 4'
+trace azure_header 'TIME,IN,OUT\n' azure '1: expected the header TIMESTAMP,ContextTokens,GeneratedTokens'
+trace azure_time 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-13-40 10:00:00,5,5\n' azure '2: TIMESTAMP "2023-13-40 10:00:00": expected YYYY-MM-DD HH:MM:SS.fraction'
+# found by fuzzing: a year far from now overflowed the nanosecond clock
+trace azure_year 'TIMESTAMP,ContextTokens,GeneratedTokens\n-999-11-16 18:17:03.9,4808,10\n' azure '2: TIMESTAMP "-999-11-16 18:17:03.9": expected YYYY-MM-DD HH:MM:SS.fraction (years 1900 to 2200)'
+trace kvsim_blocks '{"session": 1, "turn": 1, "arrival_s": 0, "prompt_tokens": 40, "output_tokens": 8, "block_tokens": 16, "blocks": ["1"]}\n' kvsim '1: "blocks" has 1 hashes; prompt_tokens + output_tokens = 48 needs floor(48 / 16) = 3'
+printf '{"workload": {"kind": "trace", "format": "mooncake", "path": "absent.trace"}}' >"$T/absent.json"
+bad trace_missing "$T/absent.json: workload.path: $T/absent.trace: No such file or directory" run "$T/absent.json" --out "$T/out_trace_missing"
+: >"$T/empty.trace"
+bad trace_empty "$T/empty.trace: no requests in the trace (empty file?)" trace stats "$T/empty.trace" --format mooncake
+
+echo "bad inputs: $pass passed, $fail failed ($n cases)"
+[ "$fail" -eq 0 ]
