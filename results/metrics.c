@@ -20,15 +20,49 @@ void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv
 
 void met_free(struct metrics *m)
 {
-	free(m->ttft.v);
-	free(m->tpot.v);
-	free(m->e2e.v);
-	free(m->queue.v);
+	struct met_sample *all[4] = {&m->ttft, &m->tpot, &m->e2e, &m->queue};
+	for (int i = 0; i < 4; i++) {
+		free(all[i]->v);
+		free(all[i]->hist);
+	}
 	memset(m, 0, sizeof *m);
 }
 
-static int push(struct met_sample *s, double x)
+/* Histogram bins: bin 0 holds values <= 1 ns, bin b >= 1 holds
+ * (1e-9 (1.001)^(b-1), 1e-9 (1.001)^b]; the top bin takes the rest. */
+#define HIST_BINS 36900
+static const double hist_lo = 1e-9, hist_step = 1.001;
+
+static size_t hist_bin(double x)
 {
+	if (!(x > hist_lo))
+		return 0;
+	double b = ceil(log(x / hist_lo) / log(hist_step));
+	return b >= HIST_BINS - 1 ? HIST_BINS - 1 : (size_t)b;
+}
+
+int met_sample_add(struct met_sample *s, double x)
+{
+	s->count++;
+	s->sum += x;
+	if (s->count == 1 || x > s->max)
+		s->max = x;
+	if (s->hist) {
+		s->hist[hist_bin(x)]++;
+		return 0;
+	}
+	if (s->n == MET_EXACT_MAX) {
+		s->hist = calloc(HIST_BINS, sizeof *s->hist);
+		if (!s->hist)
+			return -1;
+		for (size_t i = 0; i < s->n; i++)
+			s->hist[hist_bin(s->v[i])]++;
+		s->hist[hist_bin(x)]++;
+		free(s->v);
+		s->v = NULL;
+		s->n = s->cap = 0;
+		return 0;
+	}
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 1024;
 		double *nv = realloc(s->v, cap * sizeof *nv);
@@ -39,6 +73,24 @@ static int push(struct met_sample *s, double x)
 	}
 	s->v[s->n++] = x;
 	return 0;
+}
+
+/* The f-quantile from the histogram: the bin holding rank f (count - 1),
+ * as GSL ranks a sorted sample, reported at the bin's geometric middle. */
+static double hist_quantile(const struct met_sample *s, double f)
+{
+	double rank = f * (double)(s->count - 1);
+	uint64_t seen = 0;
+	for (size_t b = 0; b < HIST_BINS; b++) {
+		seen += s->hist[b];
+		if ((double)seen > rank) {
+			if (b == 0)
+				return hist_lo;
+			double v = hist_lo * pow(hist_step, (double)b - 0.5);
+			return v > s->max ? s->max : v;
+		}
+	}
+	return s->max;
 }
 
 void met_csv_header(FILE *f)
@@ -74,11 +126,11 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 		ttft = (double)(r->first_token_ns - r->arrival_ns) * 1e-9;
 		e2e = (double)(r->finish_ns - r->arrival_ns) * 1e-9;
 		queue = (double)(r->sched_ns - r->enqueue_ns) * 1e-9;
-		rc |= push(&m->ttft, ttft) | push(&m->e2e, e2e) | push(&m->queue, queue);
+		rc |= met_sample_add(&m->ttft, ttft) | met_sample_add(&m->e2e, e2e) | met_sample_add(&m->queue, queue);
 		if (r->output_tokens > 1) {
 			tpot = (double)(r->finish_ns - r->first_token_ns) * 1e-9 /
 			       (double)(r->output_tokens - 1);
-			rc |= push(&m->tpot, tpot);
+			rc |= met_sample_add(&m->tpot, tpot);
 		}
 		int met = ttft <= m->slo_ttft_s && (tpot < 0 || tpot <= m->slo_tpot_s);
 		m->slo_met += met;
@@ -127,9 +179,17 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 void met_stats_of(struct met_sample *s, struct met_stats *out)
 {
 	memset(out, 0, sizeof *out);
-	out->n = s->n;
-	if (s->n == 0)
+	out->n = s->count;
+	if (s->count == 0)
 		return;
+	if (s->hist) {
+		out->mean = s->sum / (double)s->count;
+		out->p50 = hist_quantile(s, 0.50);
+		out->p90 = hist_quantile(s, 0.90);
+		out->p99 = hist_quantile(s, 0.99);
+		out->max = s->max;
+		return;
+	}
 	gsl_sort(s->v, 1, s->n);
 	out->mean = gsl_stats_mean(s->v, 1, s->n);
 	out->p50 = gsl_stats_quantile_from_sorted_data(s->v, 1, s->n, 0.50);
@@ -149,6 +209,7 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	met_stats_of(&m->tpot, &out->tpot);
 	met_stats_of(&m->e2e, &out->e2e);
 	met_stats_of(&m->queue, &out->queue);
+	out->percentiles_exact = !m->ttft.hist && !m->tpot.hist && !m->e2e.hist && !m->queue.hist;
 	out->tokens = m->tokens;
 	double in = (double)m->tokens.input;
 	out->prefix_hit_ratio = in > 0 ? (double)m->tokens.cached / in : 0;

@@ -8,10 +8,17 @@
 
 struct request;
 
-/* A growable sample of doubles (one figure per request). */
+/* One figure per request. Kept exactly (GSL quantiles of the sorted
+ * sample) up to MET_EXACT_MAX values; past that it becomes a histogram of
+ * 0.1% relative bins, so that memory stays flat however long the run
+ * (mean and max stay exact). */
+#define MET_EXACT_MAX ((size_t)1 << 21)
 struct met_sample {
 	double *v;
 	size_t n, cap;
+	uint32_t *hist; /* non-NULL once past MET_EXACT_MAX */
+	size_t count;
+	double sum, max;
 };
 
 /* Counts by reason (static strings), in first-seen order. */
@@ -44,6 +51,7 @@ struct met_summary {
 	double sim_time_s;
 	uint64_t arrived, completed, shed, failed;
 	struct met_stats ttft, tpot, e2e, queue;
+	int percentiles_exact; /* 0: some came from the histogram */
 	struct met_tokens tokens;
 	double prefix_hit_ratio, recompute_ratio, recompute_gpu_s;
 	uint64_t migration_count;
@@ -74,6 +82,8 @@ struct metrics {
 	FILE *csv; /* requests.csv rows, or NULL */
 };
 
+/* Adds one value (0, or -1 when memory runs out). */
+int met_sample_add(struct met_sample *s, double x);
 void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv);
 void met_free(struct metrics *m);
 /* Records a request that has ended (REQ_DONE, REQ_SHED or REQ_FAILED).

@@ -49,6 +49,8 @@ cJSON *res_summary_json(const struct met_summary *s)
 	add_stats(o, "tpot_s", &s->tpot);
 	add_stats(o, "e2e_s", &s->e2e);
 	add_stats(o, "queue_s", &s->queue);
+	cJSON_AddStringToObject(o, "percentiles",
+				s->percentiles_exact ? "exact" : "histogram (0.1% bins) past 2,097,152 samples");
 	cJSON *t = cJSON_AddObjectToObject(o, "tokens");
 	cJSON_AddNumberToObject(t, "input", (double)s->tokens.input);
 	cJSON_AddNumberToObject(t, "output", (double)s->tokens.output);

@@ -65,8 +65,10 @@ static void heap_push(struct kv_pool *p, uint32_t run)
 	if (p->heap_n == p->heap_cap) {
 		uint32_t cap = p->heap_cap ? p->heap_cap * 2 : 256;
 		struct kv_evictable *nh = realloc(p->heap, cap * sizeof *nh);
-		if (!nh)
-			abort(); /* see kv_alloc_run: memory is bounded by n_blocks */
+		if (!nh) {
+			p->oom = 1; /* the run is simply not evictable */
+			return;
+		}
 		p->heap = nh;
 		p->heap_cap = cap;
 	}
@@ -98,6 +100,7 @@ static int evictable(const struct kv_pool *p, const struct kv_evictable *e)
 
 /* --- runs --- */
 
+/* A fresh run slot, or KV_NONE (p->oom set) when memory runs out. */
 static uint32_t run_new(struct kv_pool *p)
 {
 	uint32_t id = p->free_run;
@@ -109,8 +112,10 @@ static uint32_t run_new(struct kv_pool *p)
 		if ((p->n_runs & (p->n_runs - 1)) == 0) {
 			uint32_t cap = p->n_runs ? p->n_runs * 2 : 64;
 			struct kv_run *nr = realloc(p->runs, cap * sizeof *nr);
-			if (!nr)
-				abort();
+			if (!nr) {
+				p->oom = 1;
+				return KV_NONE;
+			}
 			p->runs = nr;
 		}
 		id = p->n_runs++;
@@ -130,19 +135,23 @@ static uint32_t run_new(struct kv_pool *p)
 	return id;
 }
 
-static void run_reserve(struct kv_run *r, uint32_t want)
+static int run_reserve(struct kv_pool *p, struct kv_run *r, uint32_t want)
 {
 	if (want <= r->cap)
-		return;
+		return 0;
 	uint32_t cap = r->cap ? r->cap : 8;
 	while (cap < want)
 		cap *= 2;
 	uint64_t *nh = realloc(r->hashes, cap * sizeof *nh);
-	if (!nh)
-		abort();
+	if (!nh) {
+		p->oom = 1;
+		return -1;
+	}
 	r->hashes = nh;
 	r->cap = cap;
+	return 0;
 }
+
 
 static void run_delete(struct kv_pool *p, uint32_t id)
 {
@@ -159,9 +168,16 @@ static void run_delete(struct kv_pool *p, uint32_t id)
 static uint32_t split(struct kv_pool *p, uint32_t id, uint32_t m)
 {
 	uint32_t up = run_new(p);
+	if (up == KV_NONE)
+		return KV_NONE;
 	struct kv_run *u = &p->runs[up], *r = &p->runs[id];
 	assert(m > 0 && m < r->len);
-	run_reserve(u, m);
+	if (run_reserve(p, u, m) ||
+	    hmap_put(&p->first, r->hashes[m], id) < 0) {
+		p->oom = 1;
+		run_delete(p, up);
+		return KV_NONE;
+	}
 	memcpy(u->hashes, r->hashes, m * sizeof *u->hashes);
 	u->len = m;
 	u->depth = r->depth;
@@ -173,8 +189,7 @@ static uint32_t split(struct kv_pool *p, uint32_t id, uint32_t m)
 	r->len -= m;
 	r->depth += m;
 	r->parent = up;
-	hmap_put(&p->first, u->hashes[0], up);
-	hmap_put(&p->first, r->hashes[0], id);
+	hmap_put(&p->first, u->hashes[0], up); /* overwrites: cannot fail */
 	return up;
 }
 
@@ -233,8 +248,11 @@ uint32_t kv_acquire(struct kv_pool *p, const struct kv_match *m)
 	if (m->run == KV_NONE)
 		return KV_NONE;
 	uint32_t tail = m->run;
-	if (m->run_used < p->runs[tail].len)
-		tail = split(p, tail, m->run_used);
+	if (m->run_used < p->runs[tail].len) {
+		uint32_t up = split(p, tail, m->run_used);
+		/* Out of memory: lock the whole run (p->oom tells the owner to stop). */
+		tail = up == KV_NONE ? tail : up;
+	}
 	lock_path(p, tail);
 	return tail;
 }
@@ -274,16 +292,17 @@ int kv_take(struct kv_pool *p, uint32_t n)
 	if (n > kv_available(p))
 		return -1;
 	while (p->n_free < n) {
-		int ok = evict_one(p);
-		assert(ok == 0);
-		(void)ok;
+		if (evict_one(p)) {
+			p->oom = 1; /* cached blocks not reachable: only after an OOM */
+			return -1;
+		}
 	}
 	p->n_free -= n;
 	p->n_used += n;
 	return 0;
 }
 
-void kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
+int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 {
 	uint32_t t = *tail;
 	const uint64_t *v = hmap_get(&p->first, h);
@@ -292,8 +311,8 @@ void kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h
 		 * adopt it. Hashes chain, so a run starting with h starts at idx
 		 * right after our path. */
 		uint32_t c = (uint32_t)*v;
-		if (p->runs[c].len > 1)
-			c = split(p, c, 1);
+		if (p->runs[c].len > 1 && (c = split(p, c, 1)) == KV_NONE)
+			return -1;
 		/* The lock below covers c alone: its ancestors are our path. */
 		struct kv_run *r = &p->runs[c];
 		if (r->lock++ == 0) {
@@ -303,18 +322,25 @@ void kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h
 		p->n_used--; /* our copy */
 		p->n_free++;
 		*tail = c;
-		return;
+		return 0;
 	}
 	if (t != KV_NONE && p->runs[t].lock == 1 && p->runs[t].n_children == 0) {
 		struct kv_run *r = &p->runs[t];
 		assert(r->depth + r->len == idx);
-		run_reserve(r, r->len + 1);
+		if (run_reserve(p, r, r->len + 1))
+			return -1;
 		r->hashes[r->len++] = h;
-		return; /* the block moves from own to a locked run: n_used unchanged */
+		return 0; /* the block moves from own to a locked run: n_used unchanged */
 	}
 	uint32_t id = run_new(p);
+	if (id == KV_NONE)
+		return -1;
 	struct kv_run *r = &p->runs[id];
-	run_reserve(r, 1);
+	if (run_reserve(p, r, 1) || hmap_put(&p->first, h, id) < 0) {
+		p->oom = 1;
+		run_delete(p, id);
+		return -1;
+	}
 	r->hashes[0] = h;
 	r->len = 1;
 	r->depth = idx;
@@ -322,9 +348,8 @@ void kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h
 	r->lock = 1;
 	if (t != KV_NONE)
 		p->runs[t].n_children++;
-	if (hmap_put(&p->first, h, id) < 0)
-		abort();
 	*tail = id;
+	return 0;
 }
 
 void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own)
@@ -364,10 +389,11 @@ uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint
 			kv_release(p, tail, 0);
 		return m.blocks;
 	}
-	for (uint32_t i = 0; i < want; i++)
-		kv_commit_block(p, &tail, m.blocks + i, hashes[m.blocks + i]);
-	kv_release(p, tail, 0);
-	return m.blocks + want;
+	uint32_t done = 0;
+	while (done < want && kv_commit_block(p, &tail, m.blocks + done, hashes[m.blocks + done]) == 0)
+		done++;
+	kv_release(p, tail, want - done); /* blocks that found no place are freed */
+	return m.blocks + done;
 }
 
 int kv_audit(const struct kv_pool *p, uint64_t *locked_out, const char **why)

@@ -68,6 +68,9 @@ struct kv_pool {
 	uint32_t heap_n, heap_cap;
 	uint64_t seq;
 	uint64_t evictions;
+	/* Set when memory for the index ran out: the pool stays usable but
+	 * its owner must stop (kvsim reports "out of memory", exit 3). */
+	int oom;
 };
 
 /* Returns 0, or -1 when memory runs out. Caller frees with kv_free. */
@@ -94,8 +97,9 @@ int kv_take(struct kv_pool *p, uint32_t n);
  * path (ending at *tail) covers exactly blocks 0..idx-1. The block becomes
  * cached (appended to the tail run, or a new run) and stays locked by the
  * request, or, if h is already cached there, the request adopts that block
- * and its own copy is freed. *tail is updated. O(1) expected. */
-void kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h);
+ * and its own copy is freed. *tail is updated. O(1) expected. Returns 0, or
+ * -1 (p->oom set; the block stays the request's own) when memory ran out. */
+int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h);
 /* Releases a request's hold: the runs from tail to the root (tail first, so
  * the tail is evicted first) and its n_own own blocks (freed). */
 void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own);

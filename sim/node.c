@@ -175,10 +175,9 @@ static void computed_upto(struct node *n, struct request *r, uint32_t old)
 		/* A block enters the cache when full, if the request's cached path
 		 * reaches it (blocks before a hit's recomputed last token are
 		 * cached already). */
-		if (n->prefix_caching && b == r->n_blocks - r->n_own) {
-			kv_commit_block(&n->kv, &r->kv_tail, b, r->hashes[b]);
+		if (n->prefix_caching && b == r->n_blocks - r->n_own &&
+		    kv_commit_block(&n->kv, &r->kv_tail, b, r->hashes[b]) == 0)
 			r->n_own--;
-		}
 		n->hooks.on_block_computed(n->hooks.ctx, r, b);
 	}
 }
@@ -190,9 +189,10 @@ static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 	uint32_t add = ended - n->span_ended;
 	for (uint32_t i = 0; i < n->n_batch; i++) {
 		struct request *r = n->batch[i].r;
-		int ok = grow_to(n, r, n->batch[i].c0 + started);
-		assert(ok == 0); /* room was checked when the span was planned */
-		(void)ok;
+		if (grow_to(n, r, n->batch[i].c0 + started)) {
+			n->kv.oom = 1; /* room was checked when the span was planned */
+			return;
+		}
 		if (add) {
 			uint32_t old = r->num_computed;
 			r->num_computed += add;
@@ -337,9 +337,8 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		r->kv_tail = kv_acquire(&n->kv, &m);
 		r->n_blocks = hit;
 		r->n_own = 0;
-		int ok = grow_to(n, r, computed + want);
-		assert(ok == 0);
-		(void)ok;
+		if (grow_to(n, r, computed + want))
+			n->kv.oom = 1; /* room was checked above: only after an OOM */
 		if (!r->accounted)
 			account_prompt(n, r, computed);
 		if (r->sched_ns < 0)

@@ -113,9 +113,15 @@ double dist_sample(const struct dist *d, gsl_rng *r)
 	case DIST_CONSTANT:
 		return d->a;
 	case DIST_UNIFORM: {
-		/* Inclusive integers when both bounds are integral (token counts). */
-		if (floor(d->a) == d->a && floor(d->b) == d->b)
-			return d->a + (double)gsl_rng_uniform_int(r, (unsigned long)(d->b - d->a) + 1);
+		/* Inclusive integers when both bounds are integral (token counts).
+		 * gsl_rng_uniform_int only reaches the generator's range (2^32):
+		 * wider ranges scale a uniform double instead. */
+		if (floor(d->a) == d->a && floor(d->b) == d->b) {
+			double span = d->b - d->a + 1;
+			if (span <= (double)gsl_rng_max(r))
+				return d->a + (double)gsl_rng_uniform_int(r, (unsigned long)span);
+			return d->a + floor(span * gsl_rng_uniform(r));
+		}
 		return d->a + (d->b - d->a) * gsl_rng_uniform(r);
 	}
 	case DIST_EXPONENTIAL:

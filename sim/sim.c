@@ -812,6 +812,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 			sample(&s);
 			break;
 		}
+		if (ev.node >= 0 && ev.kind != EV_ARRIVAL && s.nodes[ev.node].kv.oom)
+			fail(&s, "out of memory (KV cache index)");
 		if (s.opts->audit && !s.error) {
 			if (ev.kind == EV_STEP || ev.kind == EV_TRANSFER_DONE)
 				audit_node(&s, (uint32_t)ev.node);

@@ -45,6 +45,25 @@ START_TEST(distribution_means)
 }
 END_TEST
 
+/* Found by fuzzing: an integer uniform range wider than the generator's
+ * (2^32) made GSL abort the process. */
+START_TEST(wide_uniform_ranges_sample)
+{
+	struct dist d;
+	ck_assert_int_eq(dist_make(&d, DIST_UNIFORM, 0, 1e12), 0);
+	gsl_rng *r = rng_stream(1, 1);
+	double sum = 0;
+	for (int i = 0; i < 10000; i++) {
+		double x = dist_sample(&d, r);
+		ck_assert(x >= 0 && x <= 1e12 && floor(x) == x);
+		sum += x;
+	}
+	ck_assert_double_lt(fabs(sum / 10000 / 5e11 - 1), 0.03);
+	gsl_rng_free(r);
+	dist_free(&d);
+}
+END_TEST
+
 START_TEST(bad_distributions_name_the_path)
 {
 	cJSON *o = cJSON_Parse("{\"d\": {\"dist\": \"lognormal\", \"median\": 100}}");
@@ -335,6 +354,7 @@ Suite *workload_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, distribution_means);
 	tcase_add_test(tc, bad_distributions_name_the_path);
+	tcase_add_test(tc, wide_uniform_ranges_sample);
 	tcase_add_test(tc, chat_turn_extends_previous_prompt_and_answer);
 	tcase_add_test(tc, chat_sessions_share_system_prompts_not_history);
 	tcase_add_test(tc, chat_truncates_at_the_context_limit);

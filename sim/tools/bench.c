@@ -5,8 +5,11 @@
 
 #include <cjson/cJSON.h>
 
+#include <unistd.h>
+
 #include "results/metrics.h"
 #include "sim/config.h"
+#include "sim/request.h"
 #include "sim/sim.h"
 
 /* 64 H100s serving Llama-3-8B; 250,000 chat sessions of 4 turns on average
@@ -18,7 +21,40 @@ static const char bench_chat[] =
     " \"router\": {\"policy\": \"session_affinity\", \"params\": {\"threshold\": 32}},"
     " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 48, \"max_sessions\": 250000}}";
 
-static int bench(const char *label, const char *json)
+/* 10,000,000 requests of the same kind, to show memory staying flat. */
+static const char bench_chat_10m[] =
+    "{\"name\": \"bench-chat-10m\", \"seed\": 1, \"duration_s\": 1000000,"
+    " \"cluster\": {\"nodes\": 64, \"gpu\": \"H100-SXM\", \"model\": \"Llama-3-8B\"},"
+    " \"router\": {\"policy\": \"session_affinity\", \"params\": {\"threshold\": 32}},"
+    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 48, \"max_sessions\": 2500000}}";
+
+struct rss_trace {
+	uint64_t done;
+	double mib[16];
+	int n;
+};
+
+static double rss_mib(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
+}
+
+static void on_request(void *ctx, const struct request *r)
+{
+	struct rss_trace *t = ctx;
+	(void)r;
+	if (++t->done % 1000000 == 0 && t->n < 16)
+		t->mib[t->n++] = rss_mib();
+}
+
+static int bench(const char *label, const char *json, int rss_curve)
 {
 	cJSON *root = cJSON_Parse(json);
 	struct scenario s;
@@ -30,7 +66,12 @@ static int bench(const char *label, const char *json)
 	}
 	cJSON_Delete(root);
 	struct met_summary m;
+	struct rss_trace rt = {0};
 	struct sim_opts o = {.progress = 1};
+	if (rss_curve) {
+		o.on_request = on_request;
+		o.ctx = &rt;
+	}
 	int rc = sim_run(&s, &o, &m, err, sizeof err);
 	if (rc) {
 		fprintf(stderr, "bench %s: %s\n", label, err);
@@ -52,6 +93,12 @@ static int bench(const char *label, const char *json)
 	printf("  TTFT p50 / p99    %8.4f / %.4f s\n", m.ttft.p50, m.ttft.p99);
 	printf("  TPOT p50 / p99    %8.4f / %.4f s\n", m.tpot.p50, m.tpot.p99);
 	printf("  prefix hit ratio  %12.3f\n", m.prefix_hit_ratio);
+	if (rss_curve) {
+		printf("  RSS after each million requests (MiB):");
+		for (int i = 0; i < rt.n; i++)
+			printf(" %.0f", rt.mib[i]);
+		printf("\n  percentiles       %s\n", m.percentiles_exact ? "exact" : "histogram (0.1%)");
+	}
 	met_summary_free(&m);
 	cfg_scenario_free(&s);
 	return 0;
@@ -60,10 +107,17 @@ static int bench(const char *label, const char *json)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: bench\n\nRuns the 1,000,000-request chat benchmark (64 H100 nodes, "
-		       "Llama-3-8B,\nsession_affinity) on one core and prints simulator speed.\n");
+		printf("usage: bench [--quick]\n\nRuns the 1,000,000-request chat benchmark (64 H100 "
+		       "nodes, Llama-3-8B,\nsession_affinity) on one core and prints simulator speed;\n"
+		       "then (unless --quick) a 10,000,000-request run printing resident memory\n"
+		       "after each million requests, which stays flat after warm-up.\n");
 		return 0;
 	}
 	printf("kvsim %s benchmark (one core)\n", kvsim_version());
-	return bench("chat-1m", bench_chat);
+	if (bench("chat-1m", bench_chat, 0))
+		return 1;
+	if (argc > 1 && !strcmp(argv[1], "--quick"))
+		return 0;
+	printf("\n");
+	return bench("chat-10m", bench_chat_10m, 1);
 }
