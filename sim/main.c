@@ -1123,6 +1123,17 @@ static int probe(struct plan *p, const char *label, const char *path, double val
 	return pass;
 }
 
+/* A probe's summary becomes the best so far if it passed, else is dropped. */
+static void keep_if_pass(int pass, struct met_summary *best, struct met_summary *m)
+{
+	if (pass) {
+		met_summary_free(best);
+		*best = *m;
+	} else {
+		met_summary_free(m);
+	}
+}
+
 /* Smallest passing node count in [min, max]: doubling, then bisection.
  * Returns it, 0 if none passes, -1 on error; *best gets its summary. */
 static long search_nodes(struct plan *p, const char *label, const char *extra,
@@ -1152,14 +1163,8 @@ static long search_nodes(struct plan *p, const char *label, const char *extra,
 		int r = probe(p, label, "cluster.nodes", (double)mid, extra, &m);
 		if (r < 0)
 			return -1;
-		if (r) {
-			hi = mid;
-			met_summary_free(best);
-			*best = m;
-		} else {
-			lo = mid;
-			met_summary_free(&m);
-		}
+		keep_if_pass(r, best, &m);
+		*(r ? &hi : &lo) = mid;
 	}
 	return hi;
 }
@@ -1182,13 +1187,11 @@ static double search_rate(struct plan *p, const char *label, const char *extra, 
 			got = probe(p, label, p->rate_key, r, extra, &m);
 			if (got < 0)
 				return -1;
+			keep_if_pass(got, best, &m);
 			if (!got) {
 				fail_at = r;
-				met_summary_free(&m);
 				break;
 			}
-			met_summary_free(best);
-			*best = m;
 			pass_at = r;
 		}
 		if (fail_at < 0)
@@ -1217,14 +1220,8 @@ static double search_rate(struct plan *p, const char *label, const char *extra, 
 		got = probe(p, label, p->rate_key, mid, extra, &m);
 		if (got < 0)
 			return -1;
-		if (got) {
-			pass_at = mid;
-			met_summary_free(best);
-			*best = m;
-		} else {
-			fail_at = mid;
-			met_summary_free(&m);
-		}
+		keep_if_pass(got, best, &m);
+		*(got ? &pass_at : &fail_at) = mid;
 	}
 	return pass_at;
 }
