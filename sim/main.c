@@ -45,8 +45,9 @@ static const char usage_main[] =
     "  version                    print the version\n"
     "\n"
     "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n"
-    "'kvsim COMMAND --help' describes each command. Exit codes: 0 ok, 2 bad usage or\n"
-    "bad input (the message names the file, line or JSON path), 3 internal error.\n";
+    "'kvsim COMMAND --help' describes each command. Exit codes: 0 ok; 1 a regression\n"
+    "(diff) or nothing meeting the SLOs (plan); 2 bad usage or bad input (the message\n"
+    "names the file, line or JSON path); 3 internal error (out of memory, I/O).\n";
 
 static const char usage_run[] =
     "usage: kvsim run [SCENARIO.json] [--policy P] [--set PATH=VALUE]... [--seed N]\n"
