@@ -351,6 +351,18 @@ static int load_scenario(const struct common_opts *o, const cJSON *root, struct 
 	return 0;
 }
 
+/* The scenario the options name (file, --set, --seed, --policy), loaded and
+ * validated; 0, or -1 after reporting. Caller frees with cfg_scenario_free. */
+static int load_from_opts(const struct common_opts *o, struct scenario *s)
+{
+	cJSON *root = load_tree_with_policy(o);
+	if (!root)
+		return -1;
+	int bad = load_scenario(o, root, s);
+	cJSON_Delete(root);
+	return bad;
+}
+
 static int run_one(const struct common_opts *o, const cJSON *root, const char *out_dir,
 		   struct met_summary *sum)
 {
@@ -533,13 +545,8 @@ static int cmd_validate(int argc, char **argv)
 		fprintf(stderr, "kvsim validate: give a scenario file\n%s", usage_validate);
 		return EXIT_USAGE;
 	}
-	cJSON *root = load_tree_with_policy(&o);
-	if (!root)
-		return EXIT_USAGE;
 	struct scenario s;
-	int bad = load_scenario(&o, root, &s);
-	cJSON_Delete(root);
-	if (bad)
+	if (load_from_opts(&o, &s))
 		return EXIT_USAGE;
 	printf("%s: valid: scenario \"%s\", %d x %s (tp %d) serving %s, %lld KV blocks of %d "
 	       "tokens per node, policy %s\n",
@@ -741,13 +748,8 @@ static int cmd_trace_gen(int argc, char **argv)
 			usage_trace);
 		return EXIT_USAGE;
 	}
-	cJSON *root = load_tree_with_policy(&o);
-	if (!root)
-		return EXIT_USAGE;
 	struct scenario s;
-	int bad = load_scenario(&o, root, &s);
-	cJSON_Delete(root);
-	if (bad)
+	if (load_from_opts(&o, &s))
 		return EXIT_USAGE;
 	uint64_t n = 0;
 	char err[1024];
@@ -952,13 +954,8 @@ static int cmd_sweep(int argc, char **argv)
 	o.seed = seed;
 	for (int k = 0; k < sw.n_sets; k++)
 		o.sets[o.n_sets++] = sw.sets[k];
-	cJSON *root = load_tree_with_policy(&o);
-	if (!root)
-		goto out;
 	struct scenario base;
-	int bad = load_scenario(&o, root, &base);
-	cJSON_Delete(root);
-	if (bad)
+	if (load_from_opts(&o, &base))
 		goto out;
 	sw.seed = base.seed;
 	cfg_scenario_free(&base);
@@ -1290,14 +1287,9 @@ static int cmd_plan(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* The scenario as given: its rate and its GPU. */
-	cJSON *root = load_tree_with_policy(&p.o);
-	if (!root)
-		return EXIT_USAGE;
 	struct scenario base;
-	if (load_scenario(&p.o, root, &base)) {
-		cJSON_Delete(root);
+	if (load_from_opts(&p.o, &base))
 		return EXIT_USAGE;
-	}
 	double start = 0;
 	if (p.by_rate) {
 		const cJSON *w = base.workload;
@@ -1312,7 +1304,6 @@ static int cmd_plan(int argc, char **argv)
 			fprintf(stderr, "kvsim plan: a %s workload has no rate key; give --rate-key PATH\n",
 				k);
 			cfg_scenario_free(&base);
-			cJSON_Delete(root);
 			return EXIT_USAGE;
 		}
 		const char *leaf = strrchr(p.rate_key, '.');
@@ -1326,7 +1317,6 @@ static int cmd_plan(int argc, char **argv)
 		if (p.min <= 0)
 			p.min = start / 1024;
 	}
-	cJSON_Delete(root);
 	char gpu_list[1024];
 	snprintf(gpu_list, sizeof gpu_list, "%s", gpus ? gpus : base.cluster.gpu->name);
 	const char *names[32];

@@ -122,23 +122,10 @@ START_TEST(preemption_under_kv_pressure_conserves_tokens)
 }
 END_TEST
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
 
 static char *summary_without_perf(const char *path)
 {
-	char *text = slurp(path);
+	char *text = th_slurp(path);
 	cJSON *j = cJSON_Parse(text);
 	free(text);
 	ck_assert_ptr_nonnull(j);
@@ -158,8 +145,8 @@ START_TEST(same_seed_gives_identical_outputs)
 		run(chat_small, NULL, dirs[i], &m, &t);
 		met_summary_free(&m);
 	}
-	char *a = slurp("/tmp/kvsim_check_det_a/requests.csv");
-	char *b = slurp("/tmp/kvsim_check_det_b/requests.csv");
+	char *a = th_slurp("/tmp/kvsim_check_det_a/requests.csv");
+	char *b = th_slurp("/tmp/kvsim_check_det_b/requests.csv");
 	ck_assert_uint_gt(strlen(a), 10000);
 	ck_assert(strcmp(a, b) == 0);
 	free(a);
@@ -212,8 +199,8 @@ START_TEST(decode_spans_do_not_change_results)
 		met_summary_free(&m);
 	}
 	ck_assert_uint_lt(events[1], events[0]);
-	char *a = slurp("/tmp/kvsim_check_span_1/requests.csv");
-	char *b = slurp("/tmp/kvsim_check_span_256/requests.csv");
+	char *a = th_slurp("/tmp/kvsim_check_span_1/requests.csv");
+	char *b = th_slurp("/tmp/kvsim_check_span_256/requests.csv");
 	ck_assert(strcmp(a, b) == 0);
 	free(a);
 	free(b);

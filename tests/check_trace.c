@@ -197,19 +197,6 @@ START_TEST(stats_by_hand)
 }
 END_TEST
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
 
 static void run_to(const char *json, const char *dir)
 {
@@ -252,8 +239,8 @@ START_TEST(gen_then_replay_is_the_same_run)
 			 "\"workload\": {\"kind\": \"trace\", \"format\": \"kvsim\", "
 			 "\"path\": \"/tmp/kvsim_check_gen.jsonl\"}}");
 		run_to(replay, "/tmp/kvsim_check_gen_b");
-		char *a = slurp("/tmp/kvsim_check_gen_a/requests.csv");
-		char *b = slurp("/tmp/kvsim_check_gen_b/requests.csv");
+		char *a = th_slurp("/tmp/kvsim_check_gen_a/requests.csv");
+		char *b = th_slurp("/tmp/kvsim_check_gen_b/requests.csv");
 		ck_assert_msg(strcmp(a, b) == 0, "workload %d: replay differs", i);
 		free(a);
 		free(b);

@@ -2,6 +2,8 @@
 #include "tests/helpers.h"
 
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
@@ -25,4 +27,18 @@ int th_scenario_err(const char *json, struct scenario *s, char *err, size_t errl
 	int rc = cfg_scenario_load(s, root, NULL, err, errlen);
 	cJSON_Delete(root);
 	return rc;
+}
+
+char *th_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
 }

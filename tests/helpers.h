@@ -10,4 +10,8 @@ void th_scenario(const char *json, const char *const *sets, struct scenario *s);
 /* Like th_scenario but returns the loader's status and error text. */
 int th_scenario_err(const char *json, struct scenario *s, char *err, size_t errlen);
 
+/* The whole file as a NUL-terminated string (fails the test if unreadable);
+ * caller frees. */
+char *th_slurp(const char *path);
+
 #endif
