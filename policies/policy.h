@@ -13,19 +13,35 @@ struct request;
 /* What a policy may see of one node: the router's figures, never engine
  * internals. */
 struct pol_node_view {
-	uint32_t outstanding;   /* routed here and not yet finished */
+	/* The router's own record, always current for this router replica. */
+	uint32_t outstanding;   /* routed here by this router and not yet finished */
+	uint32_t routed_since;  /* routed here since the last load report */
+	/* The node's load report: exact when router.load_report_interval_ms is
+	 * 0, else as of the last report. */
 	uint32_t queued;        /* waiting for admission */
 	uint32_t running;       /* admitted (prefill or decode) */
 	uint64_t queued_tokens; /* prompt tokens still to prefill in the queue */
 	double kv_util;         /* referenced KV blocks / all blocks */
+	uint32_t kv_used_blocks; /* referenced KV blocks (active requests' KV) */
+	uint32_t kv_blocks;      /* the node's KV capacity in blocks */
+	double temperature_c;    /* 0 without the thermal model */
+	int throttled;           /* 1 while thermal throttling slows it */
+	int closed;              /* above router.kv_watermark: no new sessions */
 	int server;
-	int up;
+	int up;                  /* 0 while crashed */
 };
 
 struct pol_view {
 	uint32_t n_nodes;
 	const struct pol_node_view *nodes;
 	int64_t now_ns;
+	uint32_t n_up; /* nodes with up set */
+	uint64_t total_outstanding; /* sum of outstanding over the nodes up */
+	/* Full blocks of r's prompt cached in node's HBM right now: the exact
+	 * cluster-wide index (what KV events give a router). NULL when the
+	 * caller offers none (policies then treat every node as 0). */
+	uint32_t (*cached_prefix)(void *ctx, uint32_t node, const struct request *r);
+	void *ctx;
 };
 
 enum pol_action { POL_ROUTE, POL_SHED };
@@ -41,6 +57,10 @@ struct pol_decision {
 	int32_t node;       /* POL_ROUTE: the node */
 	enum pol_kv kv;
 	const char *reason; /* POL_SHED: a static string, e.g. "capacity" */
+	/* What the decision cost the router (added to the request's TTFT):
+	 * prompt tokens hashed, and reads/writes of the affinity store. */
+	uint32_t hashed_tokens;
+	uint32_t store_reads, store_writes;
 };
 
 struct pol_env {
@@ -66,10 +86,32 @@ struct pol_ops {
 	 * r's session will come again, so per-session state can go. */
 	void (*on_complete)(void *st, const struct request *r, int32_t node, int session_done);
 	void (*destroy)(void *st);
-	/* 1 if route reads kv_util, which then must be exact at every routing
-	 * (it costs a pass over all nodes). NULL: it does not. */
+	/* 1 if route reads KV figures (kv_util, kv_used_blocks, cached_prefix),
+	 * which then must be current at every routing (it costs a pass over
+	 * all nodes). NULL: it does not. */
 	int (*reads_kv_util)(const void *st);
 };
+
+/* Helpers shared by the policies. */
+/* Full prompt blocks of r that have hashes. */
+uint32_t pol_prompt_blocks(const struct request *r, uint32_t block_tokens);
+/* Bounded-load capacity (consistent hashing with bounded loads): the most
+ * outstanding requests a node may hold after taking one more, given c. */
+uint32_t pol_bounded_cap(const struct pol_view *v, double c);
+/* Number of nodes up. */
+uint32_t pol_up_count(const struct pol_view *v);
+/* The load metrics least_loaded and power_of_two compare. */
+enum pol_metric { POL_M_OUTSTANDING, POL_M_QUEUED_TOKENS, POL_M_KV_UTIL };
+/* Reads params.metric ("outstanding" default, "queued_tokens", "kv_util"). */
+int pol_metric_param(const struct cJSON *params, const char *path, enum pol_metric *m, char *err,
+		     size_t errlen);
+double pol_metric_of(enum pol_metric m, const struct pol_node_view *n);
+/* A policy's state that only holds a metric. */
+struct pol_metric_st {
+	enum pol_metric metric;
+	gsl_rng *rng;
+};
+int pol_metric_reads_kv(const void *st);
 
 /* The registry: NULL if no policy has that name. */
 const struct pol_ops *pol_find(const char *name);

@@ -60,6 +60,8 @@ static void pa_route(void *st, const struct pol_view *v, const struct request *r
 {
 	struct pa *s = st;
 	sticky_route(&s->map, v, key_of(s, r), d);
+	uint32_t full = pol_prompt_blocks(r, s->block_tokens);
+	d->hashed_tokens = (full < s->key_blocks ? full : s->key_blocks) * s->block_tokens;
 }
 
 static void pa_dispatch(void *st, const struct request *r, int32_t node)

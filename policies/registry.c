@@ -5,7 +5,9 @@
 #include "policies/registry.h"
 
 static const struct pol_ops *const all[] = {
-    &pol_round_robin, &pol_random, &pol_least_loaded, &pol_session_affinity, &pol_prefix_affinity,
+    &pol_round_robin,	  &pol_random,	    &pol_least_loaded, &pol_power_of_two,
+    &pol_session_affinity, &pol_prefix_affinity, &pol_consistent_hash, &pol_cache_aware,
+    &pol_kv_cost,	  &pol_weighted_scorer, &pol_precise_prefix,
 };
 
 const struct pol_ops *pol_find(const char *name)

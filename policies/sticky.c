@@ -51,6 +51,8 @@ void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, stru
 	int32_t home = lookup(s, key);
 	d->kv = POL_KV_DEFAULT;
 	d->reason = NULL;
+	d->store_reads = 1; /* the lookup; a move or a new key also writes */
+	d->store_writes = 0;
 	if (home >= 0 && (uint32_t)home < v->n_nodes && v->nodes[home].up &&
 	    v->nodes[home].outstanding < s->threshold) {
 		d->action = POL_ROUTE;
@@ -78,6 +80,7 @@ void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, stru
 	}
 	d->action = POL_ROUTE;
 	d->node = best;
+	d->store_writes = 1;
 }
 
 void sticky_set(struct sticky *s, uint64_t key, int32_t node)

@@ -157,33 +157,6 @@ int cfg_apply_set(cJSON *root, const char *assignment, char *err, size_t errlen)
 	return -1;
 }
 
-/* Keys that name features not modelled in this version: accepted only at
- * their default so that a scenario never silently asks for physics kvsim
- * does not do. */
-static int only_default_number(const cJSON *obj, const char *path, const char *key, double def,
-			       const char *why, char *err, size_t errlen)
-{
-	const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-	if (!v || (cJSON_IsNumber(v) && v->valuedouble == def))
-		return 0;
-	char p[256];
-	snprintf(err, errlen, "%s: %s; only the default %g is accepted",
-		 cfg_join(p, sizeof p, path, key), why, def);
-	return -1;
-}
-
-static int only_default_string(const cJSON *obj, const char *path, const char *key,
-			       const char *def, const char *why, char *err, size_t errlen)
-{
-	const cJSON *v = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-	if (!v || (cJSON_IsString(v) && !strcmp(v->valuestring, def)))
-		return 0;
-	char p[256];
-	snprintf(err, errlen, "%s: %s; only the default \"%s\" is accepted",
-		 cfg_join(p, sizeof p, path, key), why, def);
-	return -1;
-}
-
 static const cJSON *sub(const cJSON *obj, const char *key)
 {
 	return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
@@ -212,7 +185,8 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
 					   "nodes_per_server", "links", "engine", "cost_model",
 					   "tiers", "thermal", NULL};
-	static const char *const link_keys[] = {"intra_server", "inter_server", "host", NULL};
+	static const char *const link_keys[] = {"intra_server", "inter_server", "host", "nvme",
+						NULL};
 	static const char *const engine_keys[] = {
 	    "kv_block_tokens", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens",
 	    "prefix_caching",  "preemption",             "activation_reserve_gib",
@@ -221,7 +195,7 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 						"base_ms", "per_token_ms", NULL};
 	static const char *const dtypes[] = {"bf16", "fp8", NULL};
 	static const char *const cost_kinds[] = {"roofline", "fixed", NULL};
-	static const char *const preempt_modes[] = {"recompute", NULL};
+	static const char *const preempt_modes[] = {"recompute", "swap", NULL};
 	struct cluster_cfg *cl = &s->cluster;
 	if (cfg_check_keys(c, "cluster", keys, err, errlen))
 		return -1;
@@ -273,7 +247,8 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	    pick_link(&s->cat, links, "intra_server", cl->gpu->link, &cl->intra_server, err,
 		      errlen) ||
 	    pick_link(&s->cat, links, "inter_server", "ib-ndr", &cl->inter_server, err, errlen) ||
-	    pick_link(&s->cat, links, "host", "pcie5", &cl->host, err, errlen))
+	    pick_link(&s->cat, links, "host", "pcie5", &cl->host, err, errlen) ||
+	    pick_link(&s->cat, links, "nvme", "nvme-gen5", &cl->nvme, err, errlen))
 		return -1;
 
 	const cJSON *e = sub(c, "engine");
@@ -333,23 +308,42 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 		return -1;
 	}
 
+	en->preempt_swap = preempt == 1;
 	static const char *const tier_keys[] = {"dram_gib_per_server", "nvme_gib_per_server", NULL};
-	static const char *const thermal_keys[] = {"enabled", NULL};
+	static const char *const thermal_keys[] = {"enabled",	  "ambient_c",	"tau_s",
+						   "c_per_w",	  "idle_power_frac", "throttle_c",
+						   "resume_c",	  "throttle_factor", NULL};
 	const cJSON *tiers = sub(c, "tiers"), *th = sub(c, "thermal");
-	const char *no_tiers = "CPU DRAM / NVMe KV tiers are not modelled in this version";
+	double dram = 0, nvme = 0;
 	if (cfg_check_keys(tiers, "cluster.tiers", tier_keys, err, errlen) ||
-	    only_default_number(tiers, "cluster.tiers", "dram_gib_per_server", 0, no_tiers, err,
-				errlen) ||
-	    only_default_number(tiers, "cluster.tiers", "nvme_gib_per_server", 0, no_tiers, err,
-				errlen) ||
+	    cfg_number(tiers, "cluster.tiers", "dram_gib_per_server", 0, 1e9, &dram, err, errlen) ||
+	    cfg_number(tiers, "cluster.tiers", "nvme_gib_per_server", 0, 1e9, &nvme, err, errlen) ||
 	    cfg_check_keys(th, "cluster.thermal", thermal_keys, err, errlen))
 		return -1;
-	int thermal = 0;
-	if (cfg_bool(th, "cluster.thermal", "enabled", &thermal, err, errlen))
+	cl->tiers.dram_bytes = dram * 1073741824.0;
+	cl->tiers.nvme_bytes = nvme * 1073741824.0;
+	if (en->preempt_swap && dram <= 0) {
+		snprintf(err, errlen, "cluster.engine.preemption: \"swap\" moves preempted requests' "
+				      "KV to CPU DRAM; set cluster.tiers.dram_gib_per_server above 0");
 		return -1;
-	if (thermal) {
-		snprintf(err, errlen, "cluster.thermal.enabled: the thermal model is not in this "
-				      "version; expected false");
+	}
+	struct thermal_cfg *t = &cl->thermal;
+	*t = (struct thermal_cfg){0, 25, 60, 0.08, 0.2, 85, 80, 0.6};
+	if (cfg_bool(th, "cluster.thermal", "enabled", &t->enabled, err, errlen) ||
+	    cfg_number(th, "cluster.thermal", "ambient_c", -50, 200, &t->ambient_c, err, errlen) ||
+	    cfg_number(th, "cluster.thermal", "tau_s", 1e-3, 1e6, &t->tau_s, err, errlen) ||
+	    cfg_number(th, "cluster.thermal", "c_per_w", 0, 10, &t->c_per_w, err, errlen) ||
+	    cfg_number(th, "cluster.thermal", "idle_power_frac", 0, 1, &t->idle_power_frac, err,
+		       errlen) ||
+	    cfg_number(th, "cluster.thermal", "throttle_c", -50, 500, &t->throttle_c, err, errlen) ||
+	    cfg_number(th, "cluster.thermal", "resume_c", -50, 500, &t->resume_c, err, errlen) ||
+	    cfg_number(th, "cluster.thermal", "throttle_factor", 0.01, 1, &t->throttle_factor, err,
+		       errlen))
+		return -1;
+	if (t->resume_c > t->throttle_c) {
+		snprintf(err, errlen, "cluster.thermal.resume_c: expected at most throttle_c (%g), "
+				      "got %g",
+			 t->throttle_c, t->resume_c);
 		return -1;
 	}
 
@@ -388,7 +382,9 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 					   "migration",  "kv_watermark",
 					   "max_queue_per_node", "load_report_interval_ms",
 					   "store",      "replicas",
-					   "max_retries", "policy_params", NULL};
+					   "max_retries", "policy_params",
+					   "new_session_queue_frac", "store_read_ms",
+					   "store_write_ms", "hash_ns_per_token", NULL};
 	static const char *const migs[] = {"auto", "transfer", "recompute", NULL};
 	struct router_cfg *rc = &s->router;
 	if (cfg_check_keys(r, "router", keys, err, errlen))
@@ -421,23 +417,110 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 		if (cfg_expect_object(c, p, err, errlen))
 			return -1;
 	}
-	if (only_default_number(r, "router", "kv_watermark", 0.85,
-				"preemptive migration at a KV watermark is not modelled in this "
-				"version",
-				err, errlen) ||
-	    only_default_number(r, "router", "load_report_interval_ms", 0,
-				"stale load reports are not modelled in this version", err,
-				errlen) ||
-	    only_default_string(r, "router", "store", "local",
-				"remote affinity stores are not modelled in this version", err,
-				errlen) ||
-	    only_default_number(r, "router", "replicas", 1,
-				"several router replicas are not modelled in this version", err,
-				errlen) ||
-	    only_default_number(r, "router", "max_retries", 3,
-				"faults (and so retries) are not modelled in this version", err,
-				errlen))
+	static const char *const stores[] = {"local", "redis", "etcd", NULL};
+	/* Typical figures: a Redis GET/SET in the same data centre ~0.2 ms;
+	 * an etcd linearizable read ~1 ms, a write (raft commit) ~2 ms. */
+	static const double store_read_ms[] = {0, 0.2, 1.0}, store_write_ms[] = {0, 0.2, 2.0};
+	int store = STORE_LOCAL;
+	int64_t replicas = 1, retries = 3;
+	double report_ms = 0, hash_ns = 5;
+	rc->kv_watermark = 0.85;
+	rc->new_session_queue_frac = 0.75;
+	if (cfg_number(r, "router", "kv_watermark", 0.01, 1, &rc->kv_watermark, err, errlen) ||
+	    cfg_number(r, "router", "new_session_queue_frac", 0, 1, &rc->new_session_queue_frac,
+		       err, errlen) ||
+	    cfg_number(r, "router", "load_report_interval_ms", 0, 1e9, &report_ms, err, errlen) ||
+	    cfg_enum(r, "router", "store", stores, &store, err, errlen) ||
+	    cfg_int(r, "router", "replicas", 1, 1024, &replicas, err, errlen) ||
+	    cfg_int(r, "router", "max_retries", 0, 1000, &retries, err, errlen) ||
+	    cfg_number(r, "router", "hash_ns_per_token", 0, 1e9, &hash_ns, err, errlen))
 		return -1;
+	double rd = store_read_ms[store], wr = store_write_ms[store];
+	if (cfg_number(r, "router", "store_read_ms", 0, 1e9, &rd, err, errlen) ||
+	    cfg_number(r, "router", "store_write_ms", 0, 1e9, &wr, err, errlen))
+		return -1;
+	rc->store = (enum store_kind)store;
+	rc->store_read_s = rd * 1e-3;
+	rc->store_write_s = wr * 1e-3;
+	rc->load_report_interval_s = report_ms * 1e-3;
+	rc->hash_s_per_token = hash_ns * 1e-9;
+	rc->replicas = (int)replicas;
+	rc->max_retries = (int)retries;
+	return 0;
+}
+
+/* faults: [{kind, node|server, at_s, ...}], checked against the cluster. */
+static int load_faults(struct scenario *s, const cJSON *f, char *err, size_t errlen)
+{
+	static const char *const kinds[] = {"crash", "slow", "link", "cooling", NULL};
+	static const char *const crash_keys[] = {"kind", "node", "at_s", "recover_after_s", NULL};
+	static const char *const slow_keys[] = {"kind", "node", "at_s", "duration_s", "factor", NULL};
+	static const char *const link_keys[] = {"kind", "server", "at_s", "duration_s", "factor",
+						NULL};
+	static const char *const cool_keys[] = {"kind", "server", "at_s", "duration_s", "ambient_c",
+						NULL};
+	static const char *const *const keys[] = {crash_keys, slow_keys, link_keys, cool_keys};
+	if (!f)
+		return 0;
+	if (!cJSON_IsArray(f)) {
+		snprintf(err, errlen, "faults: expected an array of fault objects");
+		return -1;
+	}
+	int n = cJSON_GetArraySize(f);
+	s->faults = calloc(n > 0 ? (size_t)n : 1, sizeof *s->faults);
+	if (!s->faults) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int servers = (s->cluster.nodes + s->cluster.nodes_per_server - 1) / s->cluster.nodes_per_server;
+	int k = 0;
+	for (const cJSON *e = f->child; e; e = e->next, k++) {
+		char p[64];
+		snprintf(p, sizeof p, "faults[%d]", k);
+		struct fault_cfg *fc = &s->faults[k];
+		int kind = -1;
+		if (cfg_expect_object(e, p, err, errlen))
+			return -1;
+		if (!cJSON_GetObjectItemCaseSensitive(e, "kind")) {
+			snprintf(err, errlen, "%s.kind: missing (expected crash, slow, link or cooling)", p);
+			return -1;
+		}
+		if (cfg_enum(e, p, "kind", kinds, &kind, err, errlen) ||
+		    cfg_check_keys(e, p, keys[kind], err, errlen))
+			return -1;
+		fc->kind = (enum fault_kind)kind;
+		const char *tkey = kind <= FAULT_SLOW ? "node" : "server";
+		int64_t hi = kind <= FAULT_SLOW ? s->cluster.nodes - 1 : servers - 1, target = -1;
+		if (!cJSON_GetObjectItemCaseSensitive(e, tkey) ||
+		    !cJSON_GetObjectItemCaseSensitive(e, "at_s")) {
+			snprintf(err, errlen, "%s: a %s fault needs \"%s\" and \"at_s\"", p,
+				 kinds[kind], tkey);
+			return -1;
+		}
+		fc->duration_s = -1;
+		fc->factor = 1;
+		fc->ambient_c = s->cluster.thermal.ambient_c;
+		if (cfg_int(e, p, tkey, 0, hi, &target, err, errlen) ||
+		    cfg_number(e, p, "at_s", 0, 1e9, &fc->at_s, err, errlen) ||
+		    cfg_number(e, p, kind == FAULT_CRASH ? "recover_after_s" : "duration_s", 0, 1e9,
+			       &fc->duration_s, err, errlen) ||
+		    cfg_number(e, p, "factor", 1e-6, 1, &fc->factor, err, errlen) ||
+		    cfg_number(e, p, "ambient_c", -50, 200, &fc->ambient_c, err, errlen))
+			return -1;
+		fc->target = (int)target;
+		if (kind != FAULT_CRASH && fc->duration_s < 0) {
+			snprintf(err, errlen, "%s.duration_s: missing (a %s fault needs how long it lasts)",
+				 p, kinds[kind]);
+			return -1;
+		}
+		if (kind == FAULT_COOLING && !s->cluster.thermal.enabled) {
+			snprintf(err, errlen, "%s: a cooling fault acts through the thermal model; set "
+					      "cluster.thermal.enabled to true",
+				 p);
+			return -1;
+		}
+	}
+	s->n_faults = n;
 	return 0;
 }
 
@@ -488,12 +571,8 @@ int cfg_scenario_load(struct scenario *s, const cJSON *root, const char *catalog
 		goto fail;
 	}
 
-	const cJSON *faults = sub(root, "faults");
-	if (faults && (!cJSON_IsArray(faults) || cJSON_GetArraySize(faults) > 0)) {
-		snprintf(err, errlen, "faults: node faults are not modelled in this version; "
-				      "expected an empty array");
+	if (load_faults(s, sub(root, "faults"), err, errlen))
 		goto fail;
-	}
 	static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", NULL};
 	static const char *const out_keys[] = {"timeseries_interval_s", NULL};
 	const cJSON *slo = sub(root, "slo"), *out = sub(root, "output");
@@ -518,6 +597,8 @@ void cfg_scenario_free(struct scenario *s)
 	catalog_free(&s->cat);
 	cJSON_Delete(s->router.params);
 	cJSON_Delete(s->workload);
+	free(s->faults);
+	s->faults = NULL;
 	s->router.params = NULL;
 	s->workload = NULL;
 }

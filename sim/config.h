@@ -21,6 +21,33 @@ struct engine_cfg {
 	int prefix_caching;
 	double activation_reserve_gib; /* per GPU, held back from the KV cache */
 	int max_span_iterations;       /* simulator speed: decode span length (1 = off) */
+	int preempt_swap;              /* preemption "swap": to the DRAM tier, not recompute */
+};
+
+struct tier_cfg {
+	double dram_bytes, nvme_bytes; /* per server; 0 = no such tier */
+};
+
+struct thermal_cfg {
+	int enabled;
+	double ambient_c;       /* inlet air */
+	double tau_s;           /* first-order time constant */
+	double c_per_w;         /* steady-state rise per watt of GPU power */
+	double idle_power_frac; /* idle power / TDP */
+	double throttle_c;      /* throttling starts at this temperature */
+	double resume_c;        /* and stops below this one */
+	double throttle_factor; /* compute speed while throttled (0.5 = half) */
+};
+
+enum fault_kind { FAULT_CRASH, FAULT_SLOW, FAULT_LINK, FAULT_COOLING };
+
+struct fault_cfg {
+	enum fault_kind kind;
+	int target;        /* node (crash, slow) or server (link, cooling) */
+	double at_s;
+	double duration_s; /* crash: recover_after_s; < 0: stays down */
+	double factor;     /* slow, link */
+	double ambient_c;  /* cooling */
 };
 
 struct cost_cfg {
@@ -34,16 +61,28 @@ struct cluster_cfg {
 	enum dtype_kind dtype;
 	const struct cat_gpu *gpu;     /* points into scenario.cat */
 	const struct cat_model *model; /* points into scenario.cat */
-	const struct cat_link *intra_server, *inter_server, *host;
+	const struct cat_link *intra_server, *inter_server, *host, *nvme;
 	struct engine_cfg engine;
 	struct cost_cfg cost;
+	struct tier_cfg tiers;
+	struct thermal_cfg thermal;
 };
+
+enum store_kind { STORE_LOCAL, STORE_REDIS, STORE_ETCD };
 
 struct router_cfg {
 	char policy[48];
 	struct cJSON *params; /* the policy's own params object (owned), or NULL */
 	enum migration_mode migration;
 	int max_queue_per_node;
+	double new_session_queue_frac; /* new sessions are shed at this share of the bound */
+	double kv_watermark;           /* 1: off */
+	double load_report_interval_s; /* 0: exact views */
+	enum store_kind store;
+	double store_read_s, store_write_s;
+	double hash_s_per_token;
+	int replicas;
+	int max_retries;
 };
 
 struct scenario {
@@ -56,6 +95,8 @@ struct scenario {
 	struct cJSON *workload; /* the workload object (owned); read by workloads/ */
 	double slo_ttft_p99_s, slo_tpot_p99_s;
 	double timeseries_interval_s;
+	struct fault_cfg *faults;
+	int n_faults;
 	char base_dir[4096]; /* the scenario file's folder: workload paths start here */
 	/* derived */
 	int64_t kv_blocks_per_node;

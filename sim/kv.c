@@ -268,6 +268,8 @@ static int evict_one(struct kv_pool *p)
 		uint32_t id = p->heap[0].run;
 		struct kv_run *r = &p->runs[id];
 		r->len--;
+		if (p->on_evict)
+			p->on_evict(p->evict_ctx, r->hashes[r->len]);
 		p->n_cached--;
 		p->n_free++;
 		p->evictions++;
@@ -285,6 +287,14 @@ static int evict_one(struct kv_pool *p)
 		return 0;
 	}
 	return -1;
+}
+
+uint32_t kv_evict(struct kv_pool *p, uint32_t n)
+{
+	uint32_t k = 0;
+	while (k < n && p->n_cached > 0 && evict_one(p) == 0)
+		k++;
+	return k;
 }
 
 int kv_take(struct kv_pool *p, uint32_t n)

@@ -71,6 +71,10 @@ struct kv_pool {
 	/* Set when memory for the index ran out: the pool stays usable but
 	 * its owner must stop (kvsim reports "out of memory", exit 3). */
 	int oom;
+	/* Called with each evicted block's hash (KV tiers write it down); may
+	 * be NULL. Set after kv_init. */
+	void (*on_evict)(void *ctx, uint64_t hash);
+	void *evict_ctx;
 };
 
 /* Returns 0, or -1 when memory runs out. Caller frees with kv_free. */
@@ -93,6 +97,9 @@ uint32_t kv_acquire(struct kv_pool *p, const struct kv_match *m);
  * free ones are left. Returns 0, or -1 (nothing taken) when fewer than n
  * are available. */
 int kv_take(struct kv_pool *p, uint32_t n);
+/* Evicts up to n cached (unlocked) blocks, least recently released first,
+ * as kv_take would; returns how many went. */
+uint32_t kv_evict(struct kv_pool *p, uint32_t n);
 /* A request's block idx, one of its own blocks, is full and has hash h; its
  * path (ending at *tail) covers exactly blocks 0..idx-1. The block becomes
  * cached (appended to the tail run, or a new run) and stays locked by the

@@ -2,6 +2,7 @@
 #include "sim/node.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,14 +25,17 @@ int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const stru
 		while ((1u << n->block_shift) < n->block_tokens)
 			n->block_shift++;
 	n->prefix_caching = ec->prefix_caching;
+	n->time_scale = 1.0;
+	n->swap = ec->preempt_swap;
 	n->running_cap = n->max_seqs;
 	n->max_span = (uint32_t)ec->max_span_iterations;
 	n->running = malloc(n->running_cap * sizeof *n->running);
 	n->batch = malloc(n->running_cap * sizeof *n->batch);
 	n->done = malloc(n->running_cap * sizeof *n->done);
+	n->swapped = malloc(n->running_cap * sizeof *n->swapped);
 	n->span_end = malloc(n->max_span * sizeof *n->span_end);
 	n->span_used = malloc(n->max_span * sizeof *n->span_used);
-	if (!n->running || !n->batch || !n->done || !n->span_end || !n->span_used ||
+	if (!n->running || !n->batch || !n->done || !n->swapped || !n->span_end || !n->span_used ||
 	    kv_init(&n->kv, kv_blocks)) {
 		node_free(n);
 		return -1;
@@ -45,6 +49,8 @@ void node_free(struct node *n)
 	free(n->running);
 	free(n->batch);
 	free(n->done);
+	free(n->swapped);
+	n->swapped = NULL;
 	free(n->span_end);
 	free(n->span_used);
 	n->span_end = NULL;
@@ -115,13 +121,29 @@ static int grow_to(struct node *n, struct request *r, uint32_t tokens)
 	return 0;
 }
 
+static int64_t iteration_ns(const struct node *n, const struct cost_batch *cb)
+{
+	int64_t t = cost_iteration_ns(n->cost, cb);
+	if (n->time_scale != 1.0)
+		t = (int64_t)llround((double)t * n->time_scale);
+	return t > 0 ? t : 1;
+}
+
+/* Preempts r: recompute mode frees its blocks (the full ones stay cached)
+ * and puts it back at the head of the queue to compute again; swap mode
+ * hands it to the owner, which writes its KV to DRAM and returns it. */
 static void preempt(struct node *n, struct request *r)
 {
 	release_blocks(n, r);
-	r->num_computed = 0;
-	r->state = REQ_WAITING;
 	r->preemptions++;
 	n->preemptions++;
+	r->num_computed = 0;
+	if (n->swap && n->hooks.on_swap_out) {
+		r->state = REQ_TRANSFER;
+		n->swapped[n->n_swapped++] = r;
+		return;
+	}
+	r->state = REQ_WAITING;
 	wait_push_front(n, r);
 }
 
@@ -135,15 +157,20 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 	uint32_t B = n->block_tokens, P = r->prompt_tokens;
 	uint32_t hit = hit_tokens < P ? hit_tokens : P;
 	uint32_t hit_blocks = (hit + B - 1) / B;
-	uint32_t mig_blocks = 0;
+	uint32_t mig_blocks = 0, rel_blocks = 0;
 	for (uint32_t b = r->mig_lo; b < r->mig_hi && b < hit_blocks; b++)
 		mig_blocks++;
-	uint32_t mig = mig_blocks * B;
+	for (uint32_t b = r->rel_lo; b < r->rel_hi && b < hit_blocks; b++)
+		rel_blocks++;
+	uint32_t mig = mig_blocks * B, rel = rel_blocks * B;
 	if (mig > hit)
 		mig = hit;
+	if (rel > hit - mig)
+		rel = hit - mig;
 	r->migrated = mig;
-	r->cached = hit - mig;
-	r->recomputed = r->fresh = r->reloaded = 0;
+	r->reloaded = rel;
+	r->cached = hit - mig - rel;
+	r->recomputed = r->fresh = 0;
 	for (uint32_t t = hit; t < P;) {
 		uint32_t b = t / B, end = (b + 1) * B;
 		if (end > P)
@@ -275,9 +302,18 @@ static void plan_span(struct node *n, const struct cost_batch *cb0)
 		n->span_used[j] += n->span_used[j - 1];
 		cb.attn_pairs = cb0->attn_pairs + j * d;
 		cb.kv_tokens = cb0->kv_tokens + j * d;
-		n->span_end[j] = n->span_end[j - 1] + cost_iteration_ns(n->cost, &cb);
+		n->span_end[j] = n->span_end[j - 1] + iteration_ns(n, &cb);
 	}
 	n->span_len = k;
+}
+
+/* Hands requests preempted in swap mode to the owner, once the step's
+ * state is consistent. */
+static void swap_out(struct node *n, int64_t now_ns)
+{
+	for (uint32_t i = 0; i < n->n_swapped; i++)
+		n->hooks.on_swap_out(n->hooks.ctx, n->swapped[i], now_ns);
+	n->n_swapped = 0;
 }
 
 int64_t node_start_step(struct node *n, int64_t now_ns)
@@ -354,6 +390,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 
 	if (n->n_batch == 0) {
 		n->busy = 0;
+		swap_out(n, now_ns);
 		return 0;
 	}
 	n->busy = 1;
@@ -361,11 +398,12 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	n->span_len = 1;
 	n->span_started = 1;
 	n->span_ended = 0;
-	n->span_end[0] = now_ns + cost_iteration_ns(n->cost, &cb);
+	n->span_end[0] = now_ns + iteration_ns(n, &cb);
 	n->span_used[0] = n->kv.n_used;
 	if (all_decode && !preempted && !n->wait_head && n->max_span > 1)
 		plan_span(n, &cb);
 	n->step_end_ns = n->span_end[n->span_len - 1];
+	swap_out(n, now_ns);
 	return n->step_end_ns - now_ns;
 }
 
@@ -422,4 +460,49 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	n->span_len = 0;
 	for (uint32_t i = 0; i < n->n_done; i++)
 		n->hooks.on_done(n->hooks.ctx, n->done[i], now_ns);
+}
+
+int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns)
+{
+	r->state = REQ_WAITING;
+	r->node = n->id;
+	wait_push_front(n, r);
+	if (!n->busy || n->span_len <= 1)
+		return 0;
+	node_sync(n, now_ns);
+	if (n->span_len == n->span_started)
+		return 0;
+	n->span_len = n->span_started;
+	n->step_end_ns = n->span_end[n->span_len - 1];
+	return 1;
+}
+
+uint32_t node_evacuate(struct node *n, struct request **out)
+{
+	uint32_t k = 0;
+	while (n->wait_head) {
+		struct request *r = n->wait_head;
+		wait_pop_front(n);
+		out[k++] = r;
+	}
+	for (uint32_t i = 0; i < n->n_running; i++) {
+		struct request *r = n->running[i];
+		r->kv_tail = KV_NONE;
+		r->n_blocks = r->n_own = 0;
+		out[k++] = r;
+	}
+	n->n_running = 0;
+	n->n_batch = 0;
+	n->busy = 0;
+	n->span_len = 0;
+	n->n_swapped = 0;
+	uint32_t blocks = n->kv.n_blocks;
+	void (*cb)(void *, uint64_t) = n->kv.on_evict;
+	void *ctx = n->kv.evict_ctx;
+	kv_free(&n->kv);
+	if (kv_init(&n->kv, blocks))
+		n->kv.oom = 1;
+	n->kv.on_evict = cb;
+	n->kv.evict_ctx = ctx;
+	return k;
 }

@@ -20,6 +20,10 @@ struct node_hooks {
 	void (*on_block_computed)(void *ctx, struct request *r, uint32_t idx);
 	/* 1 if some node has computed block idx of r before. */
 	int (*computed_before)(void *ctx, const struct request *r, uint32_t idx);
+	/* r was preempted in swap mode: it is out of the node (not in any
+	 * queue, no blocks held, num_computed kept at what it had computed);
+	 * the owner writes its KV down and brings it back later. */
+	void (*on_swap_out)(void *ctx, struct request *r, int64_t now_ns);
 };
 
 struct batch_entry {
@@ -36,6 +40,14 @@ struct node {
 	uint32_t block_tokens, max_seqs, max_batched;
 	uint32_t block_shift; /* log2(block_tokens) when a power of two, else 0 */
 	int prefix_caching;
+	/* Iteration time multiplier: 1, or more while slowed down (a straggler
+	 * fault, thermal throttling); read when an iteration is planned. */
+	double time_scale;
+	/* Preemption "swap": a preempted request leaves the node through
+	 * hooks.on_swap_out instead of waiting to be recomputed. */
+	int swap;
+	struct request **swapped; /* preempted in swap mode during a step start */
+	uint32_t n_swapped;
 	/* waiting queue (FIFO; preempted requests go back to the front) */
 	struct request *wait_head, *wait_tail;
 	uint32_t n_waiting;
@@ -77,6 +89,12 @@ void node_free(struct node *n);
 /* Appends r to the waiting queue (state REQ_WAITING). Returns 1 when this
  * cut a decode span short, so the step now ends earlier, at step_end_ns. */
 int node_enqueue(struct node *n, struct request *r, int64_t now_ns);
+/* As node_enqueue, at the head of the queue (a swapped-in request). */
+int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns);
+/* Takes every request off the node (a crash): waiting ones in queue order,
+ * then running ones, into out (room for n_waiting + n_running); the KV
+ * cache is emptied and the node is idle. Returns how many. */
+uint32_t node_evacuate(struct node *n, struct request **out);
 /* Brings a decode span's requests and KV cache up to time now (what one
  * event per iteration would have done by then). Call before reading or
  * changing the node's KV cache from outside. O(batch). */

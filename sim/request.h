@@ -43,6 +43,12 @@ struct request {
 	uint32_t kv_tail;
 	uint32_t n_blocks, n_own;
 	uint32_t mig_lo, mig_hi; /* blocks [lo, hi) arrived by migration */
+	uint32_t rel_lo, rel_hi; /* blocks [lo, hi) reloaded from a DRAM/NVMe tier */
+	uint32_t pending;        /* transfers it waits for */
+	uint32_t retries;        /* re-routings after its node failed */
+	uint32_t replica;        /* the router replica that routed it */
+	int swapped;             /* 1 while swapped out (returns to its node's front) */
+	int64_t xfer_start_ns;   /* when its migration began */
 	int accounted;           /* the prompt split below is final */
 	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;
 	/* Disjoint split of prompt_tokens (DESIGN 6), plus preemption recompute. */

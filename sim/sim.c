@@ -19,8 +19,10 @@
 #include "sim/config.h"
 #include "sim/cost.h"
 #include "sim/evq.h"
+#include "sim/flow.h"
 #include "sim/hmap.h"
 #include "sim/node.h"
+#include "sim/prefix_index.h"
 #include "sim/request.h"
 #include "sim/rng.h"
 #include "workloads/trace.h"
@@ -33,7 +35,18 @@ const char *kvsim_version(void)
 	return KVSIM_VERSION;
 }
 
-enum { EV_ARRIVAL, EV_TRANSFER_DONE, EV_STEP, EV_SAMPLE };
+enum {
+	EV_ARRIVAL,
+	EV_STEP,
+	EV_SAMPLE,
+	EV_DISPATCH, /* the routing decision's latency has passed */
+	EV_FLOW,     /* a flow's last byte left (node = flow id) */
+	EV_DELIVER,  /* a flow's data arrived (node = kind | target << 3) */
+	EV_REPORT,   /* nodes send their load reports */
+	EV_FAULT,    /* node = fault index * 2 + (0 start, 1 end) */
+};
+/* What a flow is for. */
+enum { FLOW_MIGRATE, FLOW_RELOAD, FLOW_SWAP_OUT, FLOW_WRITE_DOWN };
 enum { STREAM_ROUTING = 101 };
 
 /* What the simulator remembers of a live session: where it last ran (the
@@ -56,6 +69,22 @@ struct session_rec {
 	struct session_rec *free_next;
 };
 
+/* A node's health: temperature (thermal model), faults. */
+struct health {
+	double temp_c, ambient_c;
+	int busy;          /* busy since t_ns (the thermal model's input) */
+	int throttled;
+	int64_t t_ns;      /* temperature is as of this time */
+	double slow;       /* straggler factor: compute speed x slow */
+	double throttled_s;
+};
+
+/* The ctx of a node's KV eviction callback. */
+struct evict_ctx {
+	struct sim *s;
+	uint32_t server;
+};
+
 struct sim {
 	const struct scenario *sc;
 	const struct sim_opts *opts;
@@ -64,10 +93,31 @@ struct sim {
 	struct cost_model cost;
 	struct node *nodes;
 	uint32_t n_nodes;
-	struct pol_node_view *view;
+	struct pol_node_view *view; /* replica 0's view; views[k] for replica k */
+	struct pol_node_view **views;
+	uint64_t *total_out;        /* per replica: outstanding over nodes up */
+	uint32_t n_replicas, n_pol_st, n_up;
+	uint64_t replica_next;
 	const struct pol_ops *pol;
-	void *pol_st;
+	void *pol_st;   /* replica 0's (or the shared) policy state */
+	void **pol_sts; /* n_pol_st states: one per replica with a local store */
 	int pol_reads_kv_util;
+	int64_t report_ns; /* load report interval; 0 = exact views */
+	/* links and tiers */
+	struct flownet net;
+	uint32_t n_servers;
+	double block_bytes;
+	int has_dram, has_nvme;
+	struct pidx dram, nvme;   /* owners: servers */
+	double *wd_host, *wd_nvme; /* per server: write-down bytes not yet sent */
+	uint32_t *dirty, n_dirty;
+	uint8_t *is_dirty;
+	struct evict_ctx *ectx;
+	uint32_t *changed; /* scratch for flow_update */
+	uint32_t changed_cap;
+	double offload_out, offload_in;
+	struct health *hl;
+	struct request **evac; /* scratch for a crash */
 	gsl_rng *r_route;
 	const struct wl_ops *wl;
 	void *wl_st;
@@ -76,7 +126,8 @@ struct sim {
 	struct session_rec *free_sessions;
 	struct request *free_reqs;
 	struct metrics met;
-	uint64_t next_id, migrations;
+	uint64_t next_id, migrations, retries;
+	uint64_t pending_arrivals; /* arrival events in the queue */
 	double migration_bytes, migration_s;
 	FILE *ts;               /* timeseries.csv (temporary name), or NULL */
 	FILE *te;               /* trace events (temporary name), or NULL */
@@ -210,15 +261,105 @@ static void session_end(struct sim *s, struct session_rec *rec)
 	s->free_sessions = rec;
 }
 
+/* --- health: the thermal model and slow-downs ---------------------------- */
+
+/* First-order thermal model per node: the GPUs' temperature moves towards
+ * ambient + c_per_w * P with time constant tau, P = TDP x (idle fraction,
+ * or 1 while an iteration runs). Exact between busy/idle changes, which is
+ * when this is called. Crossing throttle_c starts throttling (compute at
+ * throttle_factor); falling below resume_c ends it. */
+static void thermal_advance(struct sim *s, uint32_t i)
+{
+	struct health *h = &s->hl[i];
+	const struct thermal_cfg *t = &s->sc->cluster.thermal;
+	if (s->now <= h->t_ns)
+		return;
+	double dt = (double)(s->now - h->t_ns) * 1e-9;
+	if (h->throttled)
+		h->throttled_s += dt;
+	h->t_ns = s->now;
+	if (!t->enabled)
+		return;
+	double frac = h->busy ? 1.0 : t->idle_power_frac;
+	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * frac;
+	h->temp_c = steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
+	if (!h->throttled && h->temp_c >= t->throttle_c)
+		h->throttled = 1;
+	else if (h->throttled && h->temp_c < t->resume_c)
+		h->throttled = 0;
+}
+
+/* The temperature now, without advancing the model (sampling must not
+ * change results). */
+static double thermal_peek(const struct sim *s, uint32_t i)
+{
+	const struct health *h = &s->hl[i];
+	const struct thermal_cfg *t = &s->sc->cluster.thermal;
+	double dt = (double)(s->now - h->t_ns) * 1e-9;
+	double frac = h->busy ? 1.0 : t->idle_power_frac;
+	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * frac;
+	return steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
+}
+
+static void apply_speed(struct sim *s, uint32_t i)
+{
+	const struct health *h = &s->hl[i];
+	double speed = h->slow * (h->throttled ? s->sc->cluster.thermal.throttle_factor : 1.0);
+	s->nodes[i].time_scale = speed == 1.0 ? 1.0 : 1.0 / speed;
+}
+
+/* --- views ---------------------------------------------------------------- */
+
 static void refresh_view(struct sim *s, uint32_t i)
 {
 	const struct node *n = &s->nodes[i];
-	struct pol_node_view *v = &s->view[i];
-	v->queued = n->n_waiting;
-	v->running = n->n_running;
-	v->queued_tokens = n->waiting_tokens;
-	v->kv_util = (double)n->kv.n_used / (double)n->kv.n_blocks;
+	const struct health *h = &s->hl[i];
+	uint32_t used = n->kv.n_used;
+	for (uint32_t k = 0; k < s->n_replicas; k++) {
+		struct pol_node_view *v = &s->views[k][i];
+		v->queued = n->n_waiting;
+		v->running = n->n_running;
+		v->queued_tokens = n->waiting_tokens;
+		v->kv_used_blocks = used;
+		v->kv_util = (double)used / (double)n->kv.n_blocks;
+		v->closed = (double)used > s->sc->router.kv_watermark * n->kv.n_blocks;
+		v->temperature_c = h->temp_c;
+		v->throttled = h->throttled;
+		v->routed_since = 0;
+	}
 }
+
+static void set_up(struct sim *s, uint32_t i, int up)
+{
+	for (uint32_t k = 0; k < s->n_replicas; k++) {
+		struct pol_node_view *v = &s->views[k][i];
+		if (v->up && !up)
+			s->total_out[k] -= v->outstanding;
+		else if (!v->up && up)
+			s->total_out[k] += v->outstanding;
+		v->up = up;
+	}
+	s->n_up += up ? 1 : -1;
+}
+
+static void count_dispatch(struct sim *s, const struct request *r, uint32_t node)
+{
+	struct pol_node_view *v = &s->views[r->replica][node];
+	v->outstanding++;
+	v->routed_since++;
+	if (v->up)
+		s->total_out[r->replica]++;
+}
+
+static void count_done(struct sim *s, const struct request *r, uint32_t node)
+{
+	struct pol_node_view *v = &s->views[r->replica][node];
+	v->outstanding--;
+	if (v->up)
+		s->total_out[r->replica]--;
+}
+
+/* --- node stepping -------------------------------------------------------- */
 
 static void schedule_step(struct sim *s, uint32_t i)
 {
@@ -228,20 +369,31 @@ static void schedule_step(struct sim *s, uint32_t i)
 		fail(s, "out of memory");
 }
 
+static void offload_cold(struct sim *s, uint32_t i);
+
 static void kick(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
-	if (!n->busy && node_start_step(n, s->now) > 0)
-		schedule_step(s, i);
-	refresh_view(s, i);
+	if (!n->busy) {
+		thermal_advance(s, i);
+		apply_speed(s, i);
+		if (node_start_step(n, s->now) > 0)
+			schedule_step(s, i);
+		s->hl[i].busy = n->busy;
+	}
+	offload_cold(s, i);
+	if (s->report_ns == 0)
+		refresh_view(s, i);
 }
 
-/* Enqueues r on node i; an arrival cuts a decode span short, which moves
- * the node's step-end event earlier. */
+/* Enqueues r on node i (at the head for a swapped-in request); an arrival
+ * cuts a decode span short, which moves the node's step-end event earlier. */
 static void enqueue(struct sim *s, uint32_t i, struct request *r)
 {
 	struct node *n = &s->nodes[i];
-	if (node_enqueue(n, r, s->now)) {
+	int front = r->swapped;
+	r->swapped = 0;
+	if (front ? node_enqueue_front(n, r, s->now) : node_enqueue(n, r, s->now)) {
 		if (evq_cancel(&s->q, n->step_seq))
 			fail(s, "out of memory");
 		schedule_step(s, i);
@@ -251,6 +403,7 @@ static void enqueue(struct sim *s, uint32_t i, struct request *r)
 
 static void schedule_arrival(struct sim *s, struct request *r, int from_source)
 {
+	s->pending_arrivals++;
 	if (!evq_push(&s->q, r->arrival_ns, EV_ARRIVAL, from_source, r))
 		fail(s, "out of memory");
 }
@@ -275,7 +428,12 @@ static double recompute_cost_s(const struct sim *s, const struct request *r)
 	uint32_t n = r->recomputed + r->preempt_recomputed;
 	if (n == 0)
 		return 0;
-	return s->cost.tp * cost_prefill_s(&s->cost, n, r->cached + r->migrated);
+	return s->cost.tp * cost_prefill_s(&s->cost, n, r->cached + r->migrated + r->reloaded);
+}
+
+static void *pol_state(const struct sim *s, const struct request *r)
+{
+	return s->pol_sts[r->replica < s->n_pol_st ? r->replica : 0];
 }
 
 /* A request has ended: record it, let the policy and the workload know, and
@@ -302,7 +460,7 @@ static void finish(struct sim *s, struct request *r)
 		}
 	}
 	if (s->pol->on_complete)
-		s->pol->on_complete(s->pol_st, r, completed ? r->node : -1, session_done);
+		s->pol->on_complete(pol_state(s, r), r, completed ? r->node : -1, session_done);
 	if (session_done && r->session_rec)
 		session_end(s, r->session_rec);
 	req_put(s, r);
@@ -315,6 +473,182 @@ static void reject(struct sim *s, struct request *r, enum req_state st, const ch
 	finish(s, r);
 }
 
+/* --- links: flows, ports, tiers --------------------------------------------- */
+
+/* Ports: node i has its NVLink port (2i) and its NIC (2i + 1); server k
+ * has its PCIe path to host DRAM (2N + 2k) and its NVMe device (+1). */
+static uint32_t port_nvlink(const struct sim *s, uint32_t i) { (void)s; return 2 * i; }
+static uint32_t port_nic(const struct sim *s, uint32_t i) { (void)s; return 2 * i + 1; }
+static uint32_t port_host(const struct sim *s, uint32_t k) { return 2 * s->n_nodes + 2 * k; }
+static uint32_t port_nvme(const struct sim *s, uint32_t k) { return 2 * s->n_nodes + 2 * k + 1; }
+
+/* Reschedules the end events of flows whose rates changed. */
+static void flows_changed(struct sim *s)
+{
+	if (s->changed_cap < s->net.n_active) {
+		uint32_t cap = s->net.cap_f;
+		uint32_t *c = realloc(s->changed, cap * sizeof *c);
+		if (!c) {
+			fail(s, "out of memory");
+			return;
+		}
+		s->changed = c;
+		s->changed_cap = cap;
+	}
+	uint32_t n = flow_update(&s->net, s->now, s->changed);
+	for (uint32_t k = 0; k < n; k++) {
+		struct flow *f = &s->net.f[s->changed[k]];
+		if (f->ev_seq && evq_cancel(&s->q, f->ev_seq))
+			fail(s, "out of memory");
+		int64_t end = flow_end_ns(&s->net, s->changed[k], s->now);
+		f->ev_seq = end == INT64_MAX ? 0
+					     : evq_push(&s->q, end, EV_FLOW, (int32_t)s->changed[k], NULL);
+	}
+}
+
+static int start_flow(struct sim *s, int kind, struct request *r, int32_t target,
+		      const uint32_t *ports, uint32_t n_ports, double bytes, double latency_s)
+{
+	uint32_t id = flow_add(&s->net, s->now, ports, n_ports, bytes,
+			       (int64_t)llround(latency_s * 1e9));
+	if (id == UINT32_MAX) {
+		fail(s, "out of memory");
+		return -1;
+	}
+	struct flow *f = &s->net.f[id];
+	f->kind = kind;
+	f->ptr = r;
+	f->a = target;
+	if (r)
+		r->pending++;
+	flows_changed(s);
+	return 0;
+}
+
+/* The time a transfer over these ports would take if it started now. */
+static double estimate_s(const struct sim *s, const uint32_t *ports, uint32_t n, double bytes,
+			 double latency_s)
+{
+	return latency_s + bytes / flow_estimate_rate(&s->net, ports, n);
+}
+
+/* HBM evicted a cached block: write it down to the server's DRAM (or NVMe)
+ * tier. The copy is batched per server and sent after the event. */
+static void mark_dirty(struct sim *s, uint32_t k)
+{
+	if (!s->is_dirty[k]) {
+		s->is_dirty[k] = 1;
+		s->dirty[s->n_dirty++] = k;
+	}
+}
+
+static void on_hbm_evict(void *ctx, uint64_t hash)
+{
+	struct evict_ctx *e = ctx;
+	struct sim *s = e->s;
+	if (s->has_dram) {
+		if (pidx_insert(&s->dram, e->server, &hash, 1))
+			fail(s, "out of memory");
+		s->wd_host[e->server] += s->block_bytes;
+	} else {
+		if (pidx_insert(&s->nvme, e->server, &hash, 1))
+			fail(s, "out of memory");
+		s->wd_nvme[e->server] += s->block_bytes;
+	}
+	s->offload_out += s->block_bytes;
+	mark_dirty(s, e->server);
+}
+
+/* DRAM is full: its least recently written block moves on to NVMe. */
+static void on_dram_evict(void *ctx, uint32_t server, uint64_t hash)
+{
+	struct sim *s = ctx;
+	if (!s->has_nvme)
+		return;
+	if (pidx_insert(&s->nvme, server, &hash, 1))
+		fail(s, "out of memory");
+	s->wd_nvme[server] += s->block_bytes;
+	mark_dirty(s, server);
+}
+
+static void flush_write_downs(struct sim *s)
+{
+	for (uint32_t j = 0; j < s->n_dirty; j++) {
+		uint32_t k = s->dirty[j];
+		s->is_dirty[k] = 0;
+		if (s->wd_host[k] > 0) {
+			uint32_t p = port_host(s, k);
+			start_flow(s, FLOW_WRITE_DOWN, NULL, (int32_t)k, &p, 1, s->wd_host[k],
+				   s->sc->cluster.host->latency_s);
+		}
+		if (s->wd_nvme[k] > 0) {
+			uint32_t p[2] = {port_nvme(s, k), port_host(s, k)};
+			start_flow(s, FLOW_WRITE_DOWN, NULL, (int32_t)k, p, 2, s->wd_nvme[k],
+				   s->sc->cluster.nvme->latency_s);
+		}
+		s->wd_host[k] = s->wd_nvme[k] = 0;
+	}
+	s->n_dirty = 0;
+}
+
+/* Preemptive offload: while a node's KV (in use plus cached) is above
+ * router.kv_watermark, its least recently used cached blocks (cold
+ * sessions' KV) go down to the tiers, so that admissions find free blocks
+ * instead of evicting on the critical path. */
+static void offload_cold(struct sim *s, uint32_t i)
+{
+	struct kv_pool *kv = &s->nodes[i].kv;
+	if (!s->has_dram && !s->has_nvme)
+		return;
+	double mark = s->sc->router.kv_watermark * kv->n_blocks;
+	double held = (double)kv->n_used + kv->n_cached;
+	if (held <= mark || s->sc->router.kv_watermark >= 1)
+		return;
+	node_sync(&s->nodes[i], s->now);
+	uint32_t excess = (uint32_t)ceil((double)kv->n_used + kv->n_cached - mark);
+	kv_evict(kv, excess);
+}
+
+/* --- routing and state movement ---------------------------------------------- */
+
+static void route(struct sim *s, struct request *r);
+
+/* r's node failed (or was down when r got there): route it again from
+ * scratch, up to router.max_retries times; its KV is lost, so what it had
+ * computed counts as recomputed when it runs again. */
+static void retry(struct sim *s, struct request *r)
+{
+	if (r->node >= 0)
+		count_done(s, r, (uint32_t)r->node);
+	r->retries++;
+	s->retries++;
+	if (r->retries > (uint32_t)s->sc->router.max_retries) {
+		reject(s, r, REQ_FAILED, "node_failure");
+		return;
+	}
+	r->state = REQ_NEW;
+	r->node = -1;
+	r->num_tokens = r->prompt_tokens;
+	r->num_computed = r->generated = r->high_water = 0;
+	r->kv_tail = KV_NONE;
+	r->n_blocks = r->n_own = 0;
+	r->mig_lo = r->mig_hi = r->rel_lo = r->rel_hi = 0;
+	r->accounted = 0;
+	r->swapped = 0;
+	r->sched_ns = -1;
+	r->first_token_ns = 0;
+	route(s, r);
+}
+
+static const struct cat_link *link_between(const struct sim *s, uint32_t a, uint32_t b,
+					   uint32_t *ports)
+{
+	int same = s->nodes[a].server == s->nodes[b].server;
+	ports[0] = same ? port_nvlink(s, a) : port_nic(s, a);
+	ports[1] = same ? port_nvlink(s, b) : port_nic(s, b);
+	return same ? s->sc->cluster.intra_server : s->sc->cluster.inter_server;
+}
+
 /* Decides whether to bring the session's KV from the node it last ran on.
  * Returns 1 if a transfer was started (the request waits for it). */
 static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum pol_kv kv)
@@ -322,26 +656,27 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	struct session_rec *rec = r->session_rec;
 	const struct scenario *sc = s->sc;
 	if (!rec || rec->last_node < 0 || (uint32_t)rec->last_node == dst ||
-	    !sc->cluster.engine.prefix_caching)
+	    !sc->cluster.engine.prefix_caching || !s->views[0][rec->last_node].up)
 		return 0;
 	uint32_t B = (uint32_t)sc->cluster.engine.kv_block_tokens;
 	uint32_t full = r->prompt_tokens / B;
 	if (full > r->n_hashes)
 		full = r->n_hashes;
-	const struct node *src = &s->nodes[rec->last_node];
+	uint32_t src_i = (uint32_t)rec->last_node;
+	const struct node *src = &s->nodes[src_i];
 	struct kv_match m_dst, m_src;
 	node_sync(&s->nodes[dst], s->now);
-	node_sync(&s->nodes[rec->last_node], s->now);
+	node_sync(&s->nodes[src_i], s->now);
 	kv_lookup_prefix(&s->nodes[dst].kv, r->hashes, full, &m_dst);
 	kv_lookup_prefix(&src->kv, r->hashes, full, &m_src);
 	uint32_t have = m_dst.blocks, there = m_src.blocks;
 	if (there <= have)
 		return 0;
 	double tokens = (double)(there - have) * B;
-	double bytes = tokens * sc->cluster.model->kv_bytes_per_token;
-	const struct cat_link *link = src->server == s->nodes[dst].server ? sc->cluster.intra_server
-									   : sc->cluster.inter_server;
-	double t_xfer = link->latency_s + bytes / link->bytes_per_s;
+	double bytes = tokens * s->block_bytes / B;
+	uint32_t ports[2];
+	const struct cat_link *link = link_between(s, src_i, dst, ports);
+	double t_xfer = estimate_s(s, ports, 2, bytes, link->latency_s);
 	double t_recompute = cost_prefill_s(&s->cost, tokens, (double)have * B);
 	enum migration_mode mode = kv == POL_KV_TRANSFER	    ? MIG_TRANSFER
 				   : kv == POL_KV_RECOMPUTE ? MIG_RECOMPUTE
@@ -352,41 +687,145 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	r->mig_hi = there;
 	r->state = REQ_TRANSFER;
 	r->node = (int32_t)dst;
+	r->xfer_start_ns = s->now;
 	s->migrations++;
 	s->migration_bytes += bytes;
-	s->migration_s += t_xfer;
-	int64_t t_ns = (int64_t)llround(t_xfer * 1e9);
 	if (s->te) {
 		char args[160];
 		snprintf(args, sizeof args,
 			 "\"request\":%llu,\"from\":%d,\"to\":%u,\"bytes\":%.0f,\"link\":\"%s\"",
 			 (unsigned long long)r->id, rec->last_node, dst, bytes, link->name);
+		int64_t t_ns = (int64_t)llround(t_xfer * 1e9);
 		trace_event(s, "kv transfer", 'X', 2, (int)dst, s->now, t_ns > 0 ? t_ns : 1, args);
 	}
-	if (!evq_push(&s->q, s->now + (t_ns > 0 ? t_ns : 1), EV_TRANSFER_DONE, (int32_t)dst, r))
-		fail(s, "out of memory");
+	start_flow(s, FLOW_MIGRATE, r, (int32_t)dst, ports, 2, bytes, link->latency_s);
 	return 1;
 }
 
-static void on_arrival(struct sim *s, struct request *r, int from_source)
+/* Prefix blocks that dst's HBM lacks but its server's DRAM or NVMe tier
+ * holds are reloaded before prefill when that is quicker than computing
+ * them. Returns 1 if reload transfers were started. */
+static int maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 {
-	r->id = ++s->next_id;
-	s->met.arrived++;
-	if (from_source)
-		pull_source(s);
-	r->session_rec = session_get(s, r->session);
-	if (!r->session_rec)
+	if ((!s->has_dram && !s->has_nvme) || !s->sc->cluster.engine.prefix_caching)
+		return 0;
+	uint32_t B = (uint32_t)s->sc->cluster.engine.kv_block_tokens;
+	uint32_t full = r->swapped ? r->high_water / B : r->prompt_tokens / B;
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	struct node *n = &s->nodes[dst];
+	struct kv_match m;
+	node_sync(n, s->now);
+	kv_lookup_prefix(&n->kv, r->hashes, full, &m);
+	uint32_t server = (uint32_t)n->server, j = m.blocks, from_dram = 0, from_nvme = 0;
+	for (; j < full; j++) {
+		if (s->has_dram && pidx_has(&s->dram, server, r->hashes[j]))
+			from_dram++;
+		else if (s->has_nvme && pidx_has(&s->nvme, server, r->hashes[j]))
+			from_nvme++;
+		else
+			break;
+	}
+	if (j == m.blocks)
+		return 0;
+	uint32_t host = port_host(s, server), nv[2] = {port_nvme(s, server), host};
+	double t = 0;
+	if (from_dram)
+		t = estimate_s(s, &host, 1, from_dram * s->block_bytes, s->sc->cluster.host->latency_s);
+	if (from_nvme) {
+		double t2 = estimate_s(s, nv, 2, from_nvme * s->block_bytes,
+				       s->sc->cluster.nvme->latency_s);
+		t = t2 > t ? t2 : t;
+	}
+	if (!r->swapped && t >= cost_prefill_s(&s->cost, (double)(j - m.blocks) * B,
+					       (double)m.blocks * B))
+		return 0;
+	r->rel_lo = m.blocks;
+	r->rel_hi = j;
+	r->state = REQ_TRANSFER;
+	r->node = (int32_t)dst;
+	if (from_dram)
+		start_flow(s, FLOW_RELOAD, r, (int32_t)dst, &host, 1, from_dram * s->block_bytes,
+			   s->sc->cluster.host->latency_s);
+	if (from_nvme)
+		start_flow(s, FLOW_RELOAD, r, (int32_t)dst, nv, 2, from_nvme * s->block_bytes,
+			   s->sc->cluster.nvme->latency_s);
+	s->offload_in += (double)(j - m.blocks) * s->block_bytes;
+	return 1;
+}
+
+/* r is at its node (after the routing latency): bring its KV, or queue it. */
+static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst, enum pol_kv kv)
+{
+	if (!s->views[0][dst].up) {
+		retry(s, r);
 		return;
-	if (s->pol_reads_kv_util) {
+	}
+	int moving = maybe_migrate(s, r, dst, kv);
+	if (!moving)
+		moving = maybe_reload(s, r, dst);
+	((struct session_rec *)r->session_rec)->last_node = (int32_t)dst;
+	if (!moving)
+		enqueue(s, dst, r);
+}
+
+/* Whether node i is above the KV watermark (closed to new sessions): as
+ * of the last load report, or exactly now with exact views. */
+static int closed(struct sim *s, const struct pol_node_view *v, uint32_t i)
+{
+	if (s->report_ns > 0)
+		return v[i].closed;
+	struct node *n = &s->nodes[i];
+	node_sync(n, s->now);
+	return (double)n->kv.n_used > s->sc->router.kv_watermark * n->kv.n_blocks;
+}
+
+/* The up node with the fewest waiting requests under limit (open to new
+ * sessions when need_open), or -1. */
+static int32_t least_queued(struct sim *s, const struct pol_node_view *v, uint32_t limit,
+			    int need_open)
+{
+	int32_t best = -1;
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		if (!v[i].up || s->nodes[i].n_waiting >= limit || (need_open && closed(s, v, i)))
+			continue;
+		if (best < 0 || s->nodes[i].n_waiting < s->nodes[best].n_waiting)
+			best = (int32_t)i;
+	}
+	return best;
+}
+
+/* The exact index: r's prompt blocks in node's HBM now. */
+static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
+{
+	struct sim *s = ctx;
+	struct node *n = &s->nodes[node];
+	if (!n->prefix_caching)
+		return 0;
+	uint32_t full = node_full_blocks(n, r->prompt_tokens);
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	struct kv_match m;
+	node_sync(n, s->now);
+	kv_lookup_prefix(&n->kv, r->hashes, full, &m);
+	return m.blocks;
+}
+
+/* The router's mechanisms around the policy's choice, then dispatch. */
+static void route(struct sim *s, struct request *r)
+{
+	struct pol_node_view *view = s->views[r->replica];
+	if (s->pol_reads_kv_util && s->report_ns == 0) {
 		/* KV use grows inside decode spans; bring every node up to now. */
 		for (uint32_t i = 0; i < s->n_nodes; i++) {
 			node_sync(&s->nodes[i], s->now);
 			refresh_view(s, i);
 		}
 	}
-	struct pol_view v = {s->n_nodes, s->view, s->now};
-	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision"};
-	s->pol->route(s->pol_st, &v, r, &d);
+	struct pol_view v = {s->n_nodes, view, s->now, s->n_up, s->total_out[r->replica],
+			     cached_prefix, s};
+	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision", 0, 0, 0};
+	s->pol->route(pol_state(s, r), &v, r, &d);
 	if (s->te) {
 		char args[200];
 		snprintf(args, sizeof args,
@@ -395,46 +834,253 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 			 d.action == POL_SHED ? (d.reason ? d.reason : "shed") : "route");
 		trace_event(s, "route", 'i', 0, 0, s->now, 0, args);
 	}
-	if (d.action == POL_SHED || d.node < 0 || (uint32_t)d.node >= s->n_nodes) {
-		reject(s, r, REQ_SHED, d.reason ? d.reason : "policy");
+	if (d.action == POL_SHED || d.node < 0 || (uint32_t)d.node >= s->n_nodes ||
+	    !view[d.node].up) {
+		reject(s, r, REQ_SHED, d.action == POL_SHED && d.reason ? d.reason : "policy");
 		return;
 	}
 	uint32_t dst = (uint32_t)d.node;
-	struct node *n = &s->nodes[dst];
-	if (n->n_waiting >= (uint32_t)s->sc->router.max_queue_per_node) {
-		reject(s, r, REQ_SHED, "queue_full");
-		return;
+	const struct session_rec *rec = r->session_rec;
+	int new_session = r->turn <= 1 && rec->last_node < 0;
+	/* A node above the KV watermark takes no new sessions. */
+	if (new_session && closed(s, view, dst)) {
+		int32_t alt = least_queued(s, view, UINT32_MAX, 1);
+		if (alt < 0) {
+			reject(s, r, REQ_SHED, "kv_watermark");
+			return;
+		}
+		dst = (uint32_t)alt;
+	}
+	/* Bounded queues: past its node's bound a request goes to the node with
+	 * the shortest queue under the bound; new sessions meet a lower bound,
+	 * so under overload they are shed before continuing sessions. */
+	uint32_t bound = (uint32_t)s->sc->router.max_queue_per_node;
+	if (new_session)
+		bound = (uint32_t)floor(s->sc->router.new_session_queue_frac * bound);
+	if (s->nodes[dst].n_waiting >= bound) {
+		int32_t alt = least_queued(s, view, bound, new_session);
+		if (alt < 0) {
+			reject(s, r, REQ_SHED, new_session ? "overload_new_session" : "queue_full");
+			return;
+		}
+		dst = (uint32_t)alt;
 	}
 	r->node = (int32_t)dst;
 	if ((uint64_t)r->prompt_tokens + r->output_tokens > (uint64_t)s->sc->cluster.model->max_context) {
 		reject(s, r, REQ_FAILED, "exceeds_context");
 		return;
 	}
+	struct node *n = &s->nodes[dst];
 	if (node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens) > n->kv.n_blocks) {
 		reject(s, r, REQ_FAILED, "exceeds_kv_capacity");
 		return;
 	}
 	r->num_tokens = r->prompt_tokens;
 	if (s->pol->on_dispatch)
-		s->pol->on_dispatch(s->pol_st, r, d.node);
-	s->view[dst].outstanding++;
-	int moving = maybe_migrate(s, r, dst, d.kv);
-	((struct session_rec *)r->session_rec)->last_node = (int32_t)dst;
-	if (moving)
+		s->pol->on_dispatch(pol_state(s, r), r, (int32_t)dst);
+	count_dispatch(s, r, dst);
+	/* The decision's own latency: hashing the prompt, the affinity store. */
+	const struct router_cfg *rc = &s->sc->router;
+	double lat = d.hashed_tokens * rc->hash_s_per_token + d.store_reads * rc->store_read_s +
+		     d.store_writes * rc->store_write_s;
+	int64_t lat_ns = (int64_t)llround(lat * 1e9);
+	if (lat_ns > 0) {
+		r->state = REQ_TRANSFER;
+		r->mig_lo = (uint32_t)d.kv; /* carried to the dispatch */
+		if (!evq_push(&s->q, s->now + lat_ns, EV_DISPATCH, (int32_t)dst, r))
+			fail(s, "out of memory");
 		return;
+	}
+	arrive_at_node(s, r, dst, d.kv);
+}
+
+static void on_arrival(struct sim *s, struct request *r, int from_source)
+{
+	r->id = ++s->next_id;
+	s->met.arrived++;
+	s->pending_arrivals--;
+	if (from_source)
+		pull_source(s);
+	r->session_rec = session_get(s, r->session);
+	if (!r->session_rec)
+		return;
+	r->replica = (uint32_t)(s->replica_next++ % s->n_replicas);
+	route(s, r);
+}
+
+static void on_dispatch(struct sim *s, struct request *r, uint32_t dst)
+{
+	enum pol_kv kv = (enum pol_kv)r->mig_lo;
+	r->mig_lo = 0;
+	r->state = REQ_NEW;
+	arrive_at_node(s, r, dst, kv);
+}
+
+/* A transfer r waited for has arrived at dst. */
+static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
+{
+	if (--r->pending > 0)
+		return;
+	if (!s->views[0][dst].up) {
+		retry(s, r);
+		return;
+	}
+	struct node *n = &s->nodes[dst];
+	node_sync(n, s->now);
+	if (r->mig_hi > r->mig_lo) {
+		s->migration_s += (double)(s->now - r->xfer_start_ns) * 1e-9;
+		/* Blocks that found no room (or whose prefix was evicted
+		 * meanwhile) will be computed. */
+		uint32_t upto = kv_install(&n->kv, r->hashes, r->mig_lo, r->mig_hi);
+		if (upto < r->mig_hi)
+			r->mig_hi = upto > r->mig_lo ? upto : r->mig_lo;
+	}
+	if (r->rel_hi > r->rel_lo) {
+		uint32_t upto = kv_install(&n->kv, r->hashes, r->rel_lo, r->rel_hi);
+		if (upto < r->rel_hi)
+			r->rel_hi = upto > r->rel_lo ? upto : r->rel_lo;
+	}
+	if (r->swapped)
+		r->rel_lo = r->rel_hi = 0; /* a swap-in is no prompt reload */
 	enqueue(s, dst, r);
 }
 
-static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
+/* Swap mode: a preempted request's computed blocks go to DRAM, then come
+ * back (what HBM no longer holds) and it resumes at its queue's head. */
+static void hook_swap_out(void *ctx, struct request *r, int64_t now_ns)
 {
-	struct node *n = &s->nodes[dst];
-	/* Blocks that found no room (or whose prefix was evicted meanwhile)
-	 * will be computed. */
+	struct sim *s = ctx;
+	(void)now_ns;
+	uint32_t B = (uint32_t)s->sc->cluster.engine.kv_block_tokens;
+	uint32_t full = r->high_water / B, server = (uint32_t)s->nodes[r->node].server;
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	r->swapped = 1;
+	if (full == 0) {
+		enqueue(s, (uint32_t)r->node, r);
+		return;
+	}
+	if (pidx_insert(&s->dram, server, r->hashes, full))
+		fail(s, "out of memory");
+	double bytes = full * s->block_bytes;
+	s->offload_out += bytes;
+	uint32_t p = port_host(s, server);
+	start_flow(s, FLOW_SWAP_OUT, r, r->node, &p, 1, bytes, s->sc->cluster.host->latency_s);
+}
+
+static void on_swap_out_done(struct sim *s, struct request *r, uint32_t node)
+{
+	if (--r->pending > 0)
+		return;
+	if (!s->views[0][node].up) {
+		retry(s, r);
+		return;
+	}
+	if (!maybe_reload(s, r, node))
+		enqueue(s, node, r);
+}
+
+/* A flow's last byte has left: it frees its ports; its data arrives after
+ * the link latency. */
+static void on_flow(struct sim *s, uint32_t id)
+{
+	struct flow *f = &s->net.f[id];
+	f->ev_seq = 0;
+	int32_t code = (int32_t)((uint32_t)f->a << 3 | (uint32_t)f->kind);
+	void *ptr = f->ptr;
+	int64_t lat = f->latency_ns;
+	flow_remove(&s->net, id);
+	flows_changed(s);
+	if (!evq_push(&s->q, s->now + lat, EV_DELIVER, code, ptr))
+		fail(s, "out of memory");
+}
+
+static void on_deliver(struct sim *s, int32_t code, struct request *r)
+{
+	uint32_t target = (uint32_t)code >> 3;
+	switch (code & 7) {
+	case FLOW_MIGRATE:
+	case FLOW_RELOAD:
+		on_transfer_done(s, r, target);
+		break;
+	case FLOW_SWAP_OUT:
+		on_swap_out_done(s, r, target);
+		break;
+	default: /* write-downs: the bytes are in the tier */
+		break;
+	}
+}
+
+/* --- faults -------------------------------------------------------------------- */
+
+static void crash(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	if (!s->views[0][i].up)
+		return;
 	node_sync(n, s->now);
-	uint32_t upto = kv_install(&n->kv, r->hashes, r->mig_lo, r->mig_hi);
-	if (upto < r->mig_hi)
-		r->mig_hi = upto > r->mig_lo ? upto : r->mig_lo;
-	enqueue(s, dst, r);
+	if (n->busy && evq_cancel(&s->q, n->step_seq))
+		fail(s, "out of memory");
+	thermal_advance(s, i);
+	s->hl[i].busy = 0;
+	uint32_t k = node_evacuate(n, s->evac);
+	set_up(s, i, 0);
+	refresh_view(s, i);
+	for (uint32_t j = 0; j < k && !s->error; j++)
+		retry(s, s->evac[j]);
+}
+
+static void scale_server_ports(struct sim *s, uint32_t server, double factor)
+{
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		if ((uint32_t)s->nodes[i].server != server)
+			continue;
+		flow_scale(&s->net, port_nvlink(s, i), factor);
+		flow_scale(&s->net, port_nic(s, i), factor);
+	}
+	flow_scale(&s->net, port_host(s, server), factor);
+	flow_scale(&s->net, port_nvme(s, server), factor);
+	flows_changed(s);
+}
+
+static void on_fault(struct sim *s, int32_t code)
+{
+	const struct fault_cfg *f = &s->sc->faults[code / 2];
+	int end = code & 1;
+	uint32_t t = (uint32_t)f->target;
+	if (s->te) {
+		static const char *const names[] = {"crash", "slow", "link", "cooling"};
+		char args[120];
+		snprintf(args, sizeof args, "\"target\":%u,\"phase\":\"%s\"", t, end ? "end" : "start");
+		trace_event(s, names[f->kind], 'i', 0, 0, s->now, 0, args);
+	}
+	switch (f->kind) {
+	case FAULT_CRASH:
+		if (end) {
+			if (!s->views[0][t].up) {
+				set_up(s, t, 1);
+				refresh_view(s, t);
+			}
+		} else {
+			crash(s, t);
+		}
+		break;
+	case FAULT_SLOW:
+		thermal_advance(s, t);
+		s->hl[t].slow = end ? 1.0 : f->factor;
+		break;
+	case FAULT_LINK:
+		scale_server_ports(s, t, end ? 1.0 : f->factor);
+		break;
+	case FAULT_COOLING:
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			if ((uint32_t)s->nodes[i].server != t)
+				continue;
+			thermal_advance(s, i);
+			s->hl[i].ambient_c = end ? s->sc->cluster.thermal.ambient_c : f->ambient_c;
+		}
+		break;
+	}
 }
 
 /* node hooks */
@@ -442,7 +1088,7 @@ static void hook_done(void *ctx, struct request *r, int64_t now_ns)
 {
 	struct sim *s = ctx;
 	(void)now_ns;
-	s->view[r->node].outstanding--;
+	count_done(s, r, (uint32_t)r->node);
 	finish(s, r);
 }
 
@@ -482,11 +1128,17 @@ static void sample(struct sim *s)
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
 		struct node *n = &s->nodes[i];
 		node_sync(n, s->now);
-		fprintf(s->ts, "%.6f,%u,%.6f,%u,%u,,0\n", (double)s->now * 1e-9, i,
-			(double)n->kv.n_used / (double)n->kv.n_blocks, n->n_running, n->n_waiting);
+		if (s->sc->cluster.thermal.enabled)
+			fprintf(s->ts, "%.6f,%u,%.6f,%u,%u,%.3f,%d\n", (double)s->now * 1e-9, i,
+				(double)n->kv.n_used / (double)n->kv.n_blocks, n->n_running,
+				n->n_waiting, thermal_peek(s, i), s->hl[i].throttled);
+		else
+			fprintf(s->ts, "%.6f,%u,%.6f,%u,%u,,%d\n", (double)s->now * 1e-9, i,
+				(double)n->kv.n_used / (double)n->kv.n_blocks, n->n_running,
+				n->n_waiting, s->hl[i].throttled);
 	}
-	/* Keep sampling while anything else is pending. */
-	if (evq_size(&s->q) > 0 && !evq_push(&s->q, s->now + s->sample_ns, EV_SAMPLE, -1, NULL))
+	/* Keep sampling until the run is over. */
+	if (!evq_push(&s->q, s->now + s->sample_ns, EV_SAMPLE, -1, NULL))
 		fail(s, "out of memory");
 }
 
@@ -613,18 +1265,46 @@ static void teardown(struct sim *s)
 	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
 		node_free(&s->nodes[i]);
 	free(s->nodes);
-	free(s->view);
-	if (s->pol_st)
-		s->pol->destroy(s->pol_st);
+	for (uint32_t k = 0; s->views && k < s->n_replicas; k++)
+		free(s->views[k]);
+	free(s->views);
+	free(s->total_out);
+	for (uint32_t k = 0; s->pol_sts && k < s->n_pol_st; k++)
+		if (s->pol_sts[k])
+			s->pol->destroy(s->pol_sts[k]);
+	free(s->pol_sts);
 	if (s->wl_st)
 		s->wl->destroy(s->wl_st);
 	if (s->r_route)
 		gsl_rng_free(s->r_route);
-	/* Requests still referenced by events (only after an error). */
+	/* Requests still referenced by events or flows (only after an error);
+	 * one request may be named twice, so each is handed back once. */
 	struct event ev;
-	while (evq_pop(&s->q, &ev))
-		if (ev.ptr)
-			req_put(s, ev.ptr);
+	while (evq_pop(&s->q, &ev)) {
+		struct request *r = ev.ptr;
+		if (r && r->pending != UINT32_MAX) {
+			r->pending = UINT32_MAX;
+			req_put(s, r);
+		}
+	}
+	for (uint32_t k = 0; k < s->net.n_active; k++) {
+		struct request *r = s->net.f[s->net.active[k]].ptr;
+		if (r && r->pending != UINT32_MAX) {
+			r->pending = UINT32_MAX;
+			req_put(s, r);
+		}
+	}
+	flow_free(&s->net);
+	pidx_free(&s->dram);
+	pidx_free(&s->nvme);
+	free(s->wd_host);
+	free(s->wd_nvme);
+	free(s->dirty);
+	free(s->is_dirty);
+	free(s->ectx);
+	free(s->changed);
+	free(s->hl);
+	free(s->evac);
 	while (s->free_reqs) {
 		struct request *r = s->free_reqs;
 		s->free_reqs = r->pool_next;
@@ -666,9 +1346,21 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 	}
 	struct pol_env penv = {(uint32_t)sc->cluster.nodes, (uint32_t)sc->cluster.engine.kv_block_tokens,
 			       s->r_route};
-	s->pol_st = s->pol->create(sc->router.params, "router.params", &penv, err, errlen);
-	if (!s->pol_st)
-		return 2;
+	/* Router replicas with a local store each keep their own state; a
+	 * shared store (redis, etcd) means one map for all. */
+	s->n_replicas = (uint32_t)sc->router.replicas;
+	s->n_pol_st = sc->router.store == STORE_LOCAL ? s->n_replicas : 1;
+	s->pol_sts = calloc(s->n_pol_st, sizeof *s->pol_sts);
+	if (!s->pol_sts) {
+		snprintf(err, errlen, "out of memory");
+		return 3;
+	}
+	for (uint32_t k = 0; k < s->n_pol_st; k++) {
+		s->pol_sts[k] = s->pol->create(sc->router.params, "router.params", &penv, err, errlen);
+		if (!s->pol_sts[k])
+			return 2;
+	}
+	s->pol_st = s->pol_sts[0];
 	s->pol_reads_kv_util = s->pol->reads_kv_util && s->pol->reads_kv_util(s->pol_st);
 	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
 			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0};
@@ -685,6 +1377,129 @@ int sim_validate(const struct scenario *sc, char *err, size_t errlen)
 	int rc = build_modules(&s, err, errlen);
 	teardown(&s);
 	return rc;
+}
+
+static int has_slow_fault(const struct scenario *sc, uint32_t i)
+{
+	for (int f = 0; f < sc->n_faults; f++)
+		if (sc->faults[f].kind == FAULT_SLOW && (uint32_t)sc->faults[f].target == i)
+			return 1;
+	return 0;
+}
+
+/* Nodes, views, links, tiers, health and the fault schedule. 0, or -1
+ * with err (out of memory). */
+static int init_cluster(struct sim *s, char *err, size_t errlen)
+{
+	const struct scenario *sc = s->sc;
+	const struct cluster_cfg *cl = &sc->cluster;
+	uint32_t N = s->n_nodes;
+	s->n_servers = (N + (uint32_t)cl->nodes_per_server - 1) / (uint32_t)cl->nodes_per_server;
+	s->nodes = calloc(N, sizeof *s->nodes);
+	s->views = calloc(s->n_replicas, sizeof *s->views);
+	s->total_out = calloc(s->n_replicas, sizeof *s->total_out);
+	s->hl = calloc(N, sizeof *s->hl);
+	s->evac = malloc(((size_t)N ? 1 : 1) * sizeof *s->evac *
+			 ((size_t)cl->engine.max_num_seqs + (size_t)sc->router.max_queue_per_node + 1));
+	s->ectx = calloc(N, sizeof *s->ectx);
+	s->wd_host = calloc(s->n_servers, sizeof *s->wd_host);
+	s->wd_nvme = calloc(s->n_servers, sizeof *s->wd_nvme);
+	s->dirty = calloc(s->n_servers, sizeof *s->dirty);
+	s->is_dirty = calloc(s->n_servers, 1);
+	if (!s->nodes || !s->views || !s->total_out || !s->hl || !s->evac || !s->ectx ||
+	    !s->wd_host || !s->wd_nvme || !s->dirty || !s->is_dirty ||
+	    flow_init(&s->net, 2 * N + 2 * s->n_servers))
+		goto oom;
+	for (uint32_t k = 0; k < s->n_replicas; k++)
+		if (!(s->views[k] = calloc(N, sizeof **s->views)))
+			goto oom;
+	s->view = s->views[0];
+	s->report_ns = (int64_t)llround(sc->router.load_report_interval_s * 1e9);
+	s->block_bytes = cl->model->kv_bytes_per_token * cl->engine.kv_block_tokens;
+	uint64_t dram_blocks = (uint64_t)(cl->tiers.dram_bytes / s->block_bytes);
+	uint64_t nvme_blocks = (uint64_t)(cl->tiers.nvme_bytes / s->block_bytes);
+	s->has_dram = dram_blocks > 0;
+	s->has_nvme = nvme_blocks > 0;
+	if (pidx_init(&s->dram, s->n_servers, dram_blocks) ||
+	    pidx_init(&s->nvme, s->n_servers, nvme_blocks))
+		goto oom;
+	s->dram.on_evict = on_dram_evict;
+	s->dram.evict_ctx = s;
+	struct node_hooks hooks = {s, hook_done, hook_block, hook_before, hook_swap_out};
+	const struct thermal_cfg *th = &cl->thermal;
+	for (uint32_t i = 0; i < N; i++) {
+		int server = (int)(i / (uint32_t)cl->nodes_per_server);
+		if (node_init(&s->nodes[i], (int)i, server, (uint32_t)sc->kv_blocks_per_node,
+			      &cl->engine, &s->cost, &hooks)) {
+			snprintf(err, errlen, "out of memory for node %u's KV cache", i);
+			s->n_nodes = i + 1;
+			return -1;
+		}
+		s->ectx[i] = (struct evict_ctx){s, (uint32_t)server};
+		/* Decode spans apply a span's KV growth and its time at its end;
+		 * watermark offload, thermal throttling and slow-downs act per
+		 * iteration, so with them a node steps one iteration per event. */
+		if (s->has_dram || s->has_nvme || th->enabled || has_slow_fault(sc, i))
+			s->nodes[i].max_span = 1;
+		if (s->has_dram || s->has_nvme) {
+			s->nodes[i].kv.on_evict = on_hbm_evict;
+			s->nodes[i].kv.evict_ctx = &s->ectx[i];
+		}
+		for (uint32_t k = 0; k < s->n_replicas; k++) {
+			s->views[k][i].server = server;
+			s->views[k][i].up = 1;
+			s->views[k][i].kv_blocks = s->nodes[i].kv.n_blocks;
+		}
+		struct health *h = &s->hl[i];
+		h->ambient_c = th->ambient_c;
+		h->temp_c = th->enabled ? th->ambient_c + th->c_per_w * cl->gpu->tdp_w * th->idle_power_frac
+					: 0;
+		h->slow = 1.0;
+		flow_set_capacity(&s->net, port_nvlink(s, i), cl->intra_server->bytes_per_s);
+		flow_set_capacity(&s->net, port_nic(s, i), cl->inter_server->bytes_per_s);
+		refresh_view(s, i);
+	}
+	s->n_up = N;
+	for (uint32_t k = 0; k < s->n_servers; k++) {
+		flow_set_capacity(&s->net, port_host(s, k), cl->host->bytes_per_s);
+		flow_set_capacity(&s->net, port_nvme(s, k), cl->nvme->bytes_per_s);
+	}
+	for (int f = 0; f < sc->n_faults; f++) {
+		const struct fault_cfg *fc = &sc->faults[f];
+		int64_t at = (int64_t)llround(fc->at_s * 1e9);
+		if (!evq_push(&s->q, at, EV_FAULT, 2 * f, NULL))
+			goto oom;
+		if (fc->duration_s >= 0 &&
+		    !evq_push(&s->q, at + (int64_t)llround(fc->duration_s * 1e9), EV_FAULT, 2 * f + 1,
+			      NULL))
+			goto oom;
+	}
+	if (s->report_ns > 0 && !evq_push(&s->q, s->report_ns, EV_REPORT, -1, NULL))
+		goto oom;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory for %u nodes", N);
+	return -1;
+}
+
+/* Every arrived request has ended and none is to come: what is left in
+ * the queue (samples, load reports, write-downs, fault ends) does not
+ * extend the run. */
+static int run_over(const struct sim *s)
+{
+	return s->pending_arrivals == 0 &&
+	       s->met.arrived == s->met.completed + s->met.shed + s->met.failed;
+}
+
+/* Every node reports its load; the routers' views take it. */
+static void on_report(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		node_sync(&s->nodes[i], s->now);
+		refresh_view(s, i);
+	}
+	if (!evq_push(&s->q, s->now + s->report_ns, EV_REPORT, -1, NULL))
+		fail(s, "out of memory");
 }
 
 static FILE *open_csv(const char *dir, char *tmp, size_t tmplen, char *err, size_t errlen)
@@ -727,25 +1542,9 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	met_init(&s.met, sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, csv);
 	cost_init(&s.cost, &sc->cluster, sc->weight_bytes);
 	s.n_nodes = (uint32_t)sc->cluster.nodes;
-	s.nodes = calloc(s.n_nodes, sizeof *s.nodes);
-	s.view = calloc(s.n_nodes, sizeof *s.view);
-	if (!s.nodes || !s.view) {
-		snprintf(err, errlen, "out of memory for %u nodes", s.n_nodes);
+	if (init_cluster(&s, err, errlen)) {
 		rc = 3;
 		goto done;
-	}
-	struct node_hooks hooks = {&s, hook_done, hook_block, hook_before};
-	for (uint32_t i = 0; i < s.n_nodes; i++) {
-		int server = (int)(i / (uint32_t)sc->cluster.nodes_per_server);
-		if (node_init(&s.nodes[i], (int)i, server, (uint32_t)sc->kv_blocks_per_node,
-			      &sc->cluster.engine, &s.cost, &hooks)) {
-			snprintf(err, errlen, "out of memory for node %u's KV cache", i);
-			s.n_nodes = i + 1;
-			rc = 3;
-			goto done;
-		}
-		s.view[i].server = server;
-		s.view[i].up = 1;
 	}
 	s.end_arrivals_ns = (int64_t)llround(sc->duration_s * 1e9);
 	if (s.opts->trace_events) {
@@ -788,8 +1587,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	double last_draw = started;
 	struct event ev;
 	while (!s.error && evq_pop(&s.q, &ev)) {
-		if (ev.kind == EV_SAMPLE && evq_size(&s.q) == 0)
-			break; /* the run is over; sampling does not extend it */
+		if (run_over(&s))
+			break;
 		if (s.opts->audit && ev.time_ns < s.now) {
 			audit_fail(&s, "the clock went back to %.9f s", (double)ev.time_ns * 1e-9);
 			break;
@@ -798,9 +1597,6 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		switch (ev.kind) {
 		case EV_ARRIVAL:
 			on_arrival(&s, ev.ptr, ev.node);
-			break;
-		case EV_TRANSFER_DONE:
-			on_transfer_done(&s, ev.ptr, (uint32_t)ev.node);
 			break;
 		case EV_STEP:
 			if (s.te)
@@ -811,13 +1607,30 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		case EV_SAMPLE:
 			sample(&s);
 			break;
+		case EV_DISPATCH:
+			on_dispatch(&s, ev.ptr, (uint32_t)ev.node);
+			break;
+		case EV_FLOW:
+			on_flow(&s, (uint32_t)ev.node);
+			break;
+		case EV_DELIVER:
+			on_deliver(&s, ev.node, ev.ptr);
+			break;
+		case EV_REPORT:
+			on_report(&s);
+			break;
+		case EV_FAULT:
+			on_fault(&s, ev.node);
+			break;
 		}
-		if (ev.node >= 0 && ev.kind != EV_ARRIVAL && s.nodes[ev.node].kv.oom)
+		if (s.n_dirty)
+			flush_write_downs(&s);
+		if (ev.kind == EV_STEP && s.nodes[ev.node].kv.oom)
 			fail(&s, "out of memory (KV cache index)");
 		if (s.opts->audit && !s.error) {
-			if (ev.kind == EV_STEP || ev.kind == EV_TRANSFER_DONE)
+			if (ev.kind == EV_STEP)
 				audit_node(&s, (uint32_t)ev.node);
-			else if (ev.kind == EV_ARRIVAL)
+			else if (ev.kind != EV_SAMPLE && ev.kind != EV_REPORT)
 				for (uint32_t i = 0; i < s.n_nodes && !s.error; i++)
 					if (s.nodes[i].busy || s.nodes[i].n_waiting)
 						audit_node(&s, i);
@@ -853,6 +1666,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->migration_count = s.migrations;
 	out->migration_bytes = s.migration_bytes;
 	out->migration_s = s.migration_s;
+	out->offload_bytes_out = s.offload_out;
+	out->offload_bytes_in = s.offload_in;
 	out->nodes = calloc(s.n_nodes, sizeof *out->nodes);
 	if (!out->nodes) {
 		snprintf(err, errlen, "out of memory");
@@ -869,6 +1684,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		mn->mean_kv_util = s.now > 0 ? n->kv_used_block_ns / (double)s.now / n->kv.n_blocks : 0;
 		mn->peak_kv_util = (double)n->peak_used / n->kv.n_blocks;
 		mn->requests = n->completed;
+		thermal_advance(&s, i);
+		mn->throttled_s = s.hl[i].throttled_s;
 		double x = (double)n->completed;
 		sum += x;
 		sumsq += x * x;

@@ -74,7 +74,7 @@ scen huge_number '{"cluster": {"nodes": 1e400}}' 'cluster.nodes: expected an int
 scen huge_integer '{"cluster": {"nodes": 1e12}}' 'cluster.nodes: expected an integer in [1, 1000000], got 1e+12'
 scen unknown_gpu '{"cluster": {"gpu": "H900"}}' 'cluster.gpu: unknown GPU "H900" (known: A100-80G, H100-SXM, H200, B200, L40S)'
 scen unknown_model '{"cluster": {"model": "GPT-9"}}' 'cluster.model: unknown model "GPT-9" (known: Llama-3-8B, Llama-3-70B, Llama-3.1-8B'
-scen unknown_policy '{"router": {"policy": "magic"}}' 'router.policy: unknown policy "magic" (known: round_robin, random, least_loaded, session_affinity, prefix_affinity)'
+scen unknown_policy '{"router": {"policy": "magic"}}' 'router.policy: unknown policy "magic" (known: round_robin, random, least_loaded, power_of_two, session_affinity, prefix_affinity, consistent_hash, cache_aware, kv_cost, weighted_scorer, precise_prefix)'
 scen unknown_link '{"cluster": {"links": {"inter_server": "ib-xyz"}}}' 'cluster.links.inter_server: unknown link "ib-xyz" (known: nvlink3, nvlink4'
 scen unknown_workload '{"workload": {"kind": "batch"}}' 'workload.kind: unknown workload "batch" (known: open, chat, rag, agent, mix, trace)'
 scen unknown_dist '{"workload": {"turns": {"dist": "poisson", "mean": 3}}}' 'workload.turns.dist: expected one of constant, uniform, exponential, lognormal, gamma, geometric, zipf, got "poisson"'
@@ -82,7 +82,12 @@ scen dist_param '{"workload": {"user_tokens": {"dist": "lognormal", "median": 10
 scen dist_order '{"workload": {"user_tokens": {"dist": "uniform", "min": 50, "max": 10}}}' 'workload.user_tokens.max: expected max >= min (50), got 10'
 scen too_big '{"cluster": {"model": "Llama-3-70B"}}' 'cluster: Llama-3-70B needs 141.2 GB of weights (bf16); 1 x H100-SXM has 80.0 GB'
 scen fp8_a100 '{"cluster": {"gpu": "A100-80G", "dtype": "fp8"}}' 'cluster.dtype: A100-80G has no FP8 tensor cores; expected "bf16"'
-scen not_modelled '{"cluster": {"tiers": {"dram_gib_per_server": 64}}}' 'cluster.tiers.dram_gib_per_server: CPU DRAM / NVMe KV tiers are not modelled in this version'
+scen swap_without_dram '{"cluster": {"engine": {"preemption": "swap"}}}' 'cluster.engine.preemption: "swap" moves preempted requests'"'"' KV to CPU DRAM; set cluster.tiers.dram_gib_per_server above 0'
+scen fault_node_range '{"faults": [{"kind": "crash", "node": 99, "at_s": 5}]}' 'faults[0].node: expected an integer in [0, 7], got 99'
+scen fault_not_array '{"faults": {"kind": "crash"}}' 'faults: expected an array of fault objects'
+scen fault_no_kind '{"faults": [{"node": 1, "at_s": 5}]}' 'faults[0].kind: missing (expected crash, slow, link or cooling)'
+scen cooling_without_thermal '{"faults": [{"kind": "cooling", "server": 0, "at_s": 5, "duration_s": 10}]}' 'faults[0]: a cooling fault acts through the thermal model; set cluster.thermal.enabled to true'
+scen bad_store '{"router": {"store": "memcached"}}' 'router.store: expected one of local, redis, etcd'
 deep=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "["; for (i = 0; i < 3000; i++) printf "]" }')
 syntax deep_nesting "{\"x\": $deep}" 1:1006
 

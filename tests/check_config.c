@@ -62,8 +62,23 @@ START_TEST(errors_name_the_json_path)
 		     "A100-80G has no FP8 tensor cores");
 	expect_error("{\"router\": {\"migration\": \"teleport\"}}",
 		     "router.migration: expected one of auto, transfer, recompute");
-	expect_error("{\"cluster\": {\"tiers\": {\"dram_gib_per_server\": 64}}}",
-		     "not modelled in this version");
+	expect_error("{\"cluster\": {\"engine\": {\"preemption\": \"swap\"}}}",
+		     "set cluster.tiers.dram_gib_per_server above 0");
+	expect_error("{\"faults\": [{\"kind\": \"crash\", \"node\": 8, \"at_s\": 1}]}",
+		     "faults[0].node: expected an integer in [0, 7]");
+	expect_error("{\"faults\": [{\"kind\": \"slow\", \"node\": 1, \"at_s\": 1}]}",
+		     "faults[0].duration_s: missing");
+	expect_error("{\"faults\": [{\"kind\": \"melt\", \"node\": 1, \"at_s\": 1}]}",
+		     "faults[0].kind: expected one of crash, slow, link, cooling");
+	expect_error("{\"faults\": [{\"kind\": \"cooling\", \"server\": 0, \"at_s\": 1, "
+		     "\"duration_s\": 5}]}",
+		     "set cluster.thermal.enabled to true");
+	expect_error("{\"faults\": [{\"kind\": \"link\", \"node\": 0, \"at_s\": 1}]}",
+		     "faults[0].node: unknown key");
+	expect_error("{\"router\": {\"store\": \"zookeeper\"}}",
+		     "router.store: expected one of local, redis, etcd");
+	expect_error("{\"cluster\": {\"thermal\": {\"throttle_c\": 80, \"resume_c\": 90}}}",
+		     "cluster.thermal.resume_c: expected at most throttle_c");
 	expect_error("{\"catalog\": {\"links\": {\"mylink\": {\"bytes_per_s\": 0, \"latency_us\": 1}}}}",
 		     "catalog.links.mylink.bytes_per_s: expected a number in");
 	expect_error("[1, 2]", "expected an object");

@@ -1,5 +1,6 @@
 /* check_policy: exact routing decisions on hand-built views. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -22,6 +23,19 @@ static void *make(const char *name, const char *params_json, struct pol_env *env
 	return st;
 }
 
+/* A view over hand-built nodes, with the totals the simulator keeps. */
+static struct pol_view view_of(struct pol_node_view *nodes, uint32_t n)
+{
+	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL};
+	for (uint32_t i = 0; i < n; i++) {
+		if (!nodes[i].up)
+			continue;
+		v.n_up++;
+		v.total_outstanding += nodes[i].outstanding;
+	}
+	return v;
+}
+
 /* Routes a request of session sid and, if routed, dispatches it and adds 1
  * to the chosen node's load, as the reference case prescribes. */
 static int route_one(const struct pol_ops *ops, void *st, struct pol_node_view *nodes, uint32_t n,
@@ -30,7 +44,7 @@ static int route_one(const struct pol_ops *ops, void *st, struct pol_node_view *
 	struct request r;
 	memset(&r, 0, sizeof r);
 	r.session = sid;
-	struct pol_view v = {n, nodes, 0};
+	struct pol_view v = view_of(nodes, n);
 	ops->route(st, &v, &r, d);
 	if (d->action != POL_ROUTE)
 		return -1;
@@ -160,12 +174,15 @@ START_TEST(prefix_affinity_keys_on_first_tokens)
 	memset(&r, 0, sizeof r);
 	r.prompt_tokens = 64;
 	r.n_hashes = 4;
-	struct pol_view v = {4, nodes, 0};
+	struct pol_view v = view_of(nodes, 4);
 	struct pol_decision d;
 	r.session = 1;
 	r.hashes = h1;
 	ops->route(st, &v, &r, &d);
 	ck_assert_int_eq(d.node, 1);
+	ck_assert_uint_eq(d.hashed_tokens, 32); /* K tokens hashed */
+	ck_assert_uint_eq(d.store_reads, 1);
+	ck_assert_uint_eq(d.store_writes, 1); /* a new key */
 	ops->on_dispatch(st, &r, d.node);
 	nodes[1].outstanding = 5;
 	/* Another session sharing the first 32 tokens follows it. */
@@ -173,12 +190,340 @@ START_TEST(prefix_affinity_keys_on_first_tokens)
 	r.hashes = h2;
 	ops->route(st, &v, &r, &d);
 	ck_assert_int_eq(d.node, 1);
+	ck_assert_uint_eq(d.store_writes, 0); /* a hit: read only */
 	/* One that differs in block 1 does not. */
 	r.session = 3;
 	r.hashes = h3;
 	ops->route(st, &v, &r, &d);
 	ck_assert_int_eq(d.node, 2);
 	ops->destroy(st);
+}
+END_TEST
+
+
+START_TEST(power_of_two_picks_the_lesser_of_two)
+{
+	gsl_rng *r = rng_stream(9, 7);
+	struct pol_env env = {3, 16, r};
+	const struct pol_ops *ops;
+	void *st = make("power_of_two", NULL, &env, &ops);
+	struct pol_node_view nodes[3] = {{.outstanding = 0, .up = 1},
+					 {.outstanding = 10, .up = 1},
+					 {.outstanding = 20, .up = 1}};
+	struct pol_view v = view_of(nodes, 3);
+	int count[3] = {0};
+	struct pol_decision d;
+	struct request q;
+	memset(&q, 0, sizeof q);
+	for (int i = 0; i < 30000; i++) {
+		ops->route(st, &v, &q, &d);
+		count[d.node]++;
+	}
+	/* Node 2 loses every pair; node 0 wins whenever drawn (2/3). */
+	ck_assert_int_eq(count[2], 0);
+	ck_assert_int_lt(abs(count[0] - 20000), 500);
+	/* Two nodes: always the lesser. */
+	nodes[0].outstanding = 5;
+	nodes[1].outstanding = 1;
+	v = view_of(nodes, 2);
+	for (int i = 0; i < 100; i++) {
+		ops->route(st, &v, &q, &d);
+		ck_assert_int_eq(d.node, 1);
+	}
+	/* Only one node up. */
+	nodes[1].up = 0;
+	v = view_of(nodes, 2);
+	ops->route(st, &v, &q, &d);
+	ck_assert_int_eq(d.node, 0);
+	ops->destroy(st);
+	gsl_rng_free(r);
+}
+END_TEST
+
+static int32_t ch_owner(const struct pol_ops *ops, void *st, struct pol_node_view *nodes,
+			uint32_t n, uint64_t sid)
+{
+	struct request q;
+	memset(&q, 0, sizeof q);
+	q.session = sid;
+	struct pol_view v = view_of(nodes, n);
+	struct pol_decision d;
+	ops->route(st, &v, &q, &d);
+	return d.node;
+}
+
+START_TEST(consistent_hash_ring_is_stable_and_bounded)
+{
+	struct pol_env env8 = {8, 16, NULL}, env9 = {9, 16, NULL};
+	const struct pol_ops *ops;
+	void *a = make("consistent_hash", "{\"load_factor\": 0}", &env8, &ops);
+	void *b = make("consistent_hash", "{\"load_factor\": 0}", &env9, &ops);
+	struct pol_node_view nodes[9];
+	for (int i = 0; i < 9; i++)
+		nodes[i] = (struct pol_node_view){.up = 1};
+	int moved = 0, per_node[8] = {0};
+	for (uint64_t k = 1; k <= 10000; k++) {
+		int32_t x = ch_owner(ops, a, nodes, 8, k), y = ch_owner(ops, b, nodes, 9, k);
+		per_node[x]++;
+		if (x != y) {
+			moved++;
+			ck_assert_int_eq(y, 8); /* a key only ever moves to the new node */
+		}
+	}
+	/* ~1/9 of the keys move (100 vnodes per node). */
+	ck_assert_int_gt(moved, 800);
+	ck_assert_int_lt(moved, 1500);
+	for (int i = 0; i < 8; i++) /* 1,250 each on average */
+		ck_assert_int_lt(abs(per_node[i] - 1250), 400);
+	ops->destroy(a);
+	ops->destroy(b);
+
+	/* Bounded loads: 2 nodes, 10 outstanding, c = 1.25: cap =
+	 * ceil(1.25 x 11 / 2) = 7; an owner at 7 is passed over. */
+	struct pol_env env2 = {2, 16, NULL};
+	a = make("consistent_hash", NULL, &env2, &ops);
+	nodes[0].outstanding = 5;
+	nodes[1].outstanding = 5;
+	int32_t owner = ch_owner(ops, a, nodes, 2, 77);
+	nodes[owner].outstanding = 7;
+	nodes[1 - owner].outstanding = 3;
+	ck_assert_int_eq(ch_owner(ops, a, nodes, 2, 77), 1 - owner);
+	nodes[owner].outstanding = 6;
+	nodes[1 - owner].outstanding = 4;
+	ck_assert_int_eq(ch_owner(ops, a, nodes, 2, 77), owner);
+	/* The owner down: the next one. */
+	nodes[owner].up = 0;
+	ck_assert_int_eq(ch_owner(ops, a, nodes, 2, 77), 1 - owner);
+	ops->destroy(a);
+}
+END_TEST
+
+static int32_t route_prompt(const struct pol_ops *ops, void *st, struct pol_view *v,
+			    uint64_t *hashes, uint32_t n_blocks, int dispatch)
+{
+	struct request q;
+	memset(&q, 0, sizeof q);
+	q.session = hashes[0];
+	q.hashes = hashes;
+	q.n_hashes = n_blocks;
+	q.prompt_tokens = n_blocks * 16;
+	struct pol_decision d;
+	ops->route(st, v, &q, &d);
+	if (dispatch && d.action == POL_ROUTE && ops->on_dispatch)
+		ops->on_dispatch(st, &q, d.node);
+	return d.action == POL_ROUTE ? d.node : -1;
+}
+
+START_TEST(cache_aware_follows_sglang)
+{
+	struct pol_env env = {3, 16, NULL};
+	const struct pol_ops *ops;
+	void *st = make("cache_aware", NULL, &env, &ops);
+	struct pol_node_view nodes[3] = {{.outstanding = 1, .up = 1},
+					 {.outstanding = 0, .up = 1},
+					 {.outstanding = 1, .up = 1}};
+	struct pol_view v = view_of(nodes, 3);
+	uint64_t p1[4] = {1, 2, 3, 4}, p2[4] = {1, 2, 3, 9}, p3[4] = {1, 7, 8, 9};
+	/* Empty trees: no match, the smallest tree (all 0: lowest id). */
+	ck_assert_int_eq(route_prompt(ops, st, &v, p1, 4, 0), 0);
+	/* Record p1 on node 1. */
+	struct request q;
+	memset(&q, 0, sizeof q);
+	q.hashes = p1;
+	q.n_hashes = 4;
+	q.prompt_tokens = 64;
+	ops->on_dispatch(st, &q, 1);
+	/* 3 of 4 blocks match: 0.75 > 0.5: node 1. */
+	ck_assert_int_eq(route_prompt(ops, st, &v, p2, 4, 0), 1);
+	/* 1 of 4: 0.25: the smallest tree, node 0 (node 1 holds 4 blocks). */
+	ck_assert_int_eq(route_prompt(ops, st, &v, p3, 4, 1), 0);
+	/* p3 went to node 0 (4 blocks): now node 2's tree is the smallest. */
+	uint64_t p4[4] = {50, 51, 52, 53};
+	ck_assert_int_eq(route_prompt(ops, st, &v, p4, 4, 0), 2);
+	/* Imbalanced: max - min = 40 > 32 and 40 > 1.1 x 0: the shortest
+	 * queue, despite node 1's full match. */
+	nodes[0].outstanding = 0;
+	nodes[1].outstanding = 40;
+	nodes[2].outstanding = 10;
+	v = view_of(nodes, 3);
+	ck_assert_int_eq(route_prompt(ops, st, &v, p1, 4, 0), 0);
+	/* 40 - 10 = 30 <= 32: balanced enough, the cache wins. */
+	nodes[0].outstanding = 10;
+	v = view_of(nodes, 3);
+	ck_assert_int_eq(route_prompt(ops, st, &v, p1, 4, 0), 1);
+	ops->destroy(st);
+	/* The relative test alone (abs_threshold 2): 40 vs 37 is not above
+	 * 1.1 x 37 = 40.7, so the cache wins; 40 vs 36 is above 39.6. */
+	st = make("cache_aware", "{\"abs_threshold\": 2}", &env, &ops);
+	ops->on_dispatch(st, &q, 1);
+	nodes[0].outstanding = 37;
+	nodes[2].up = 0;
+	v = view_of(nodes, 3);
+	ck_assert_int_eq(route_prompt(ops, st, &v, p1, 4, 0), 1);
+	nodes[0].outstanding = 36;
+	v = view_of(nodes, 3);
+	ck_assert_int_eq(route_prompt(ops, st, &v, p1, 4, 0), 0);
+	ops->destroy(st);
+}
+END_TEST
+
+/* A fake exact index: hits[node] blocks of any prompt. */
+static uint32_t fake_hits[4];
+static uint32_t fake_cached(void *ctx, uint32_t node, const struct request *r)
+{
+	(void)ctx;
+	(void)r;
+	return fake_hits[node];
+}
+
+START_TEST(kv_cost_follows_dynamo)
+{
+	gsl_rng *rg = rng_stream(3, 7);
+	struct pol_env env = {3, 16, rg};
+	const struct pol_ops *ops;
+	struct pol_node_view nodes[3] = {{.kv_used_blocks = 10, .up = 1},
+					 {.kv_used_blocks = 30, .up = 1},
+					 {.kv_used_blocks = 5, .up = 1}};
+	struct pol_view v = view_of(nodes, 3);
+	v.cached_prefix = fake_cached;
+	fake_hits[0] = 0;
+	fake_hits[1] = 8;
+	fake_hits[2] = 4;
+	uint64_t h[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	/* 10 prompt blocks. w = 1: 10+10 = 20, 2+30 = 32, 6+5 = 11 -> node 2. */
+	void *st = make("kv_cost", NULL, &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
+	ops->destroy(st);
+	/* w = 5: 60, 40, 35 -> node 2; w = 10: 110, 50, 65 -> node 1. */
+	st = make("kv_cost", "{\"overlap_weight\": 5}", &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
+	ops->destroy(st);
+	st = make("kv_cost", "{\"overlap_weight\": 10}", &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 1);
+	/* A tie (nodes 0 and 2 at 20): drawn uniformly between them. */
+	fake_hits[2] = 1;
+	nodes[2].kv_used_blocks = 10;
+	nodes[0].kv_used_blocks = 0;
+	fake_hits[0] = 0;
+	fake_hits[1] = 0;
+	int c[3] = {0};
+	for (int i = 0; i < 2000; i++)
+		c[route_prompt(ops, st, &v, h, 10, 0)]++;
+	/* costs: 100, 130, 100 */
+	ck_assert_int_eq(c[1], 0);
+	ck_assert_int_gt(c[0], 850);
+	ck_assert_int_gt(c[2], 850);
+	ops->destroy(st);
+	/* Temperature: a softmax over normalised costs; the cheapest is most
+	 * likely but not certain. costs 100, 130, 100 -> p = e^0 : e^-1 : e^0
+	 * at temperature 1 (normalised 0, 1, 0): node 1 with 1/(2e+1) = 0.155. */
+	st = make("kv_cost", "{\"overlap_weight\": 10, \"temperature\": 1}", &env, &ops);
+	c[0] = c[1] = c[2] = 0;
+	for (int i = 0; i < 20000; i++)
+		c[route_prompt(ops, st, &v, h, 10, 0)]++;
+	ck_assert_int_lt(abs(c[1] - 3104), 250);
+	ops->destroy(st);
+	gsl_rng_free(rg);
+}
+END_TEST
+
+START_TEST(weighted_scorer_follows_llm_d)
+{
+	gsl_rng *rg = rng_stream(3, 7);
+	struct pol_env env = {3, 16, rg};
+	const struct pol_ops *ops;
+	struct pol_node_view nodes[3] = {{.kv_util = 0.2, .queued = 0, .up = 1},
+					 {.kv_util = 0.9, .queued = 4, .up = 1},
+					 {.kv_util = 0.5, .queued = 2, .up = 1}};
+	struct pol_view v = view_of(nodes, 3);
+	v.cached_prefix = fake_cached;
+	fake_hits[0] = 0;
+	fake_hits[1] = 10;
+	fake_hits[2] = 5;
+	uint64_t h[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	/* Weights 2, 1, 1: 0 + 0.8 + 1 = 1.8; 2 + 0.1 + 0 = 2.1; 1 + 0.5 + 0.5
+	 * = 2.0 -> node 1. */
+	void *st = make("weighted_scorer", "{\"prefix\": \"exact\"}", &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 1);
+	ops->destroy(st);
+	/* Prefix weight 1: 1.8, 1.1, 1.5 -> node 0. */
+	st = make("weighted_scorer", "{\"prefix\": \"exact\", \"prefix_weight\": 1}", &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 0);
+	ops->destroy(st);
+	/* Approximate index: what was routed, not what is cached. A prompt
+	 * routed to node 2 makes node 2 the full match: 2 + 0.5 + 0.5 = 3. */
+	st = make("weighted_scorer", NULL, &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 0); /* no record: 1.8 */
+	struct request q;
+	memset(&q, 0, sizeof q);
+	q.hashes = h;
+	q.n_hashes = 10;
+	q.prompt_tokens = 160;
+	ops->on_dispatch(st, &q, 2);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
+	ops->destroy(st);
+	gsl_rng_free(rg);
+}
+END_TEST
+
+START_TEST(precise_prefix_is_bounded)
+{
+	struct pol_env env = {3, 16, NULL};
+	const struct pol_ops *ops;
+	void *st = make("precise_prefix", NULL, &env, &ops);
+	struct pol_node_view nodes[3] = {{.outstanding = 0, .up = 1},
+					 {.outstanding = 6, .up = 1},
+					 {.outstanding = 2, .up = 1}};
+	struct pol_view v = view_of(nodes, 3);
+	v.cached_prefix = fake_cached;
+	fake_hits[0] = 3;
+	fake_hits[1] = 9;
+	fake_hits[2] = 9;
+	uint64_t h[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	/* cap = ceil(1.25 x 9 / 3) = 4: node 1 (6) is out; node 2 has 9. */
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
+	/* outstanding 0, 3, 3: cap = ceil(1.25 x 7 / 3) = 3: both 9s out. */
+	nodes[1].outstanding = 3;
+	nodes[2].outstanding = 3;
+	v = view_of(nodes, 3);
+	v.cached_prefix = fake_cached;
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 0);
+	/* Equal hits: the fewer outstanding. */
+	nodes[1].outstanding = 1;
+	nodes[2].outstanding = 0;
+	nodes[0].outstanding = 0;
+	v = view_of(nodes, 3);
+	v.cached_prefix = fake_cached;
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
+	ops->destroy(st);
+}
+END_TEST
+
+START_TEST(every_policy_is_listed_and_routes)
+{
+	size_t n;
+	const struct pol_ops *const *all = pol_all(&n);
+	ck_assert_uint_eq(n, 11);
+	gsl_rng *rg = rng_stream(1, 7);
+	struct pol_env env = {4, 16, rg};
+	struct pol_node_view nodes[4] = {{.up = 1}, {.up = 1}, {.up = 0}, {.up = 1}};
+	uint64_t h[4] = {1, 2, 3, 4};
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(all[i]->description && strlen(all[i]->description) > 20, "%s",
+			      all[i]->name);
+		const struct pol_ops *ops;
+		void *st = make(all[i]->name, NULL, &env, &ops);
+		struct pol_view v = view_of(nodes, 4);
+		v.cached_prefix = fake_cached;
+		memset(fake_hits, 0, sizeof fake_hits);
+		for (int k = 0; k < 50; k++) {
+			h[0] = (uint64_t)k + 1;
+			int32_t to = route_prompt(ops, st, &v, h, 4, 1);
+			ck_assert_msg(to >= 0 && to != 2, "%s sent a request to %d", all[i]->name, to);
+		}
+		ops->destroy(st);
+	}
+	gsl_rng_free(rg);
 }
 END_TEST
 
@@ -210,6 +555,13 @@ Suite *policy_suite(void)
 	tcase_add_test(tc, random_is_uniform);
 	tcase_add_test(tc, prefix_affinity_keys_on_first_tokens);
 	tcase_add_test(tc, bad_params_name_the_path);
+	tcase_add_test(tc, power_of_two_picks_the_lesser_of_two);
+	tcase_add_test(tc, consistent_hash_ring_is_stable_and_bounded);
+	tcase_add_test(tc, cache_aware_follows_sglang);
+	tcase_add_test(tc, kv_cost_follows_dynamo);
+	tcase_add_test(tc, weighted_scorer_follows_llm_d);
+	tcase_add_test(tc, precise_prefix_is_bounded);
+	tcase_add_test(tc, every_policy_is_listed_and_routes);
 	suite_add_tcase(s, tc);
 	return s;
 }

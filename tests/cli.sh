@@ -52,7 +52,7 @@ expect 0 "valid" validate workloads/scenarios/default.json
 printf '{"cluster": {"nodes": -3}}' >"$T/neg.json"
 expect 2 "$T/neg.json: cluster.nodes: expected an integer in [1, 1000000], got -3" validate "$T/neg.json"
 printf '{"router": {"policy": "magic"}}' >"$T/pol.json"
-expect 2 'router.policy: unknown policy "magic" (known: round_robin, random, least_loaded, session_affinity, prefix_affinity)' validate "$T/pol.json"
+expect 2 'router.policy: unknown policy "magic" (known: round_robin, random, least_loaded, power_of_two, session_affinity, prefix_affinity, consistent_hash, cache_aware, kv_cost, weighted_scorer, precise_prefix)' validate "$T/pol.json"
 printf '{"workload": {"kind": "chat", "turns": {"dist": "geometric", "mean": 0.5}}}' >"$T/wl.json"
 expect 2 "workload.turns.mean: expected a number in [1," validate "$T/wl.json"
 printf '{"workload": {"kind": "chat", "sesions_per_s": 3}}' >"$T/wk.json"

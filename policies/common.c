@@ -1,0 +1,59 @@
+/* common: small helpers the policies share. */
+#include <math.h>
+
+#include "policies/policy.h"
+#include "sim/cfg.h"
+#include "sim/request.h"
+
+uint32_t pol_prompt_blocks(const struct request *r, uint32_t block_tokens)
+{
+	uint32_t full = r->prompt_tokens / block_tokens;
+	return full < r->n_hashes ? full : r->n_hashes;
+}
+
+uint32_t pol_up_count(const struct pol_view *v)
+{
+	uint32_t up = 0;
+	for (uint32_t i = 0; i < v->n_nodes; i++)
+		up += v->nodes[i].up != 0;
+	return up;
+}
+
+/* Mirrokni et al.'s bounded loads: with the new request counted, no node
+ * may exceed ceil(c * mean). */
+uint32_t pol_bounded_cap(const struct pol_view *v, double c)
+{
+	if (v->n_up == 0)
+		return 0;
+	return (uint32_t)ceil(c * (double)(v->total_outstanding + 1) / (double)v->n_up - 1e-9);
+}
+
+int pol_metric_param(const struct cJSON *params, const char *path, enum pol_metric *m, char *err,
+		     size_t errlen)
+{
+	static const char *const metrics[] = {"outstanding", "queued_tokens", "kv_util", NULL};
+	int k = POL_M_OUTSTANDING;
+	if (cfg_enum(params, path, "metric", metrics, &k, err, errlen))
+		return -1;
+	*m = (enum pol_metric)k;
+	return 0;
+}
+
+/* queued_tokens counts what the last report said plus nothing for what was
+ * routed since (the router does not know how much of it was cached). */
+double pol_metric_of(enum pol_metric m, const struct pol_node_view *n)
+{
+	switch (m) {
+	case POL_M_QUEUED_TOKENS:
+		return (double)n->queued_tokens;
+	case POL_M_KV_UTIL:
+		return n->kv_util;
+	default:
+		return n->outstanding;
+	}
+}
+
+int pol_metric_reads_kv(const void *st)
+{
+	return ((const struct pol_metric_st *)st)->metric == POL_M_KV_UTIL;
+}

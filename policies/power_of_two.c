@@ -1,0 +1,72 @@
+/* power_of_two: two nodes drawn at random, the less loaded one. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "policies/policy.h"
+#include "policies/registry.h"
+#include "sim/cfg.h"
+
+static void *p2_create(const struct cJSON *params, const char *path, const struct pol_env *env,
+		       char *err, size_t errlen)
+{
+	static const char *const keys[] = {"metric", NULL};
+	enum pol_metric m;
+	if (cfg_check_keys(params, path, keys, err, errlen) ||
+	    pol_metric_param(params, path, &m, err, errlen))
+		return NULL;
+	struct pol_metric_st *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->metric = m;
+	s->rng = env->rng;
+	return s;
+}
+
+/* The k-th node that is up (k < up). */
+static int32_t kth_up(const struct pol_view *v, uint32_t k)
+{
+	for (uint32_t i = 0; i < v->n_nodes; i++)
+		if (v->nodes[i].up && k-- == 0)
+			return (int32_t)i;
+	return -1;
+}
+
+/* Mitzenmacher's two choices: draw a, then b != a, both uniform over the
+ * nodes that are up; the lower metric wins, a on a tie. */
+static void p2_route(void *st, const struct pol_view *v, const struct request *r,
+		     struct pol_decision *d)
+{
+	const struct pol_metric_st *s = st;
+	(void)r;
+	uint32_t up = v->n_up;
+	int all_up = up == v->n_nodes;
+	d->kv = POL_KV_DEFAULT;
+	d->reason = NULL;
+	d->action = POL_ROUTE;
+	if (up == 0) {
+		d->action = POL_SHED;
+		d->node = -1;
+		d->reason = "no_node_up";
+		return;
+	}
+	uint32_t ka = (uint32_t)gsl_rng_uniform_int(s->rng, up), kb = ka;
+	if (up > 1) {
+		kb = (uint32_t)gsl_rng_uniform_int(s->rng, up - 1);
+		kb += kb >= ka;
+	}
+	int32_t a = all_up ? (int32_t)ka : kth_up(v, ka), b = all_up ? (int32_t)kb : kth_up(v, kb);
+	d->node = pol_metric_of(s->metric, &v->nodes[b]) < pol_metric_of(s->metric, &v->nodes[a]) ? b
+												       : a;
+}
+
+const struct pol_ops pol_power_of_two = {
+    .name = "power_of_two",
+    .description = "stateless: two distinct nodes drawn at random, the one with fewer "
+		   "outstanding requests (or metric); O(1) per request",
+    .create = p2_create,
+    .route = p2_route,
+    .destroy = free,
+    .reads_kv_util = pol_metric_reads_kv,
+};

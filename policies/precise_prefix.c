@@ -1,0 +1,80 @@
+/* precise_prefix: the longest real cache hit under a load bound (an oracle). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "policies/policy.h"
+#include "policies/registry.h"
+#include "sim/cfg.h"
+#include "sim/request.h"
+
+struct pp {
+	double load_factor;
+};
+
+static void *pp_create(const struct cJSON *params, const char *path, const struct pol_env *env,
+		       char *err, size_t errlen)
+{
+	static const char *const keys[] = {"load_factor", NULL};
+	double c = 1.25;
+	(void)env;
+	if (cfg_check_keys(params, path, keys, err, errlen) ||
+	    cfg_number(params, path, "load_factor", 1, 1e9, &c, err, errlen))
+		return NULL;
+	struct pp *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->load_factor = c;
+	return s;
+}
+
+/* Among the nodes up whose outstanding requests stay within the bounded
+ * load ceil(load_factor * mean) with this one, the node holding the most
+ * of the prompt's blocks in HBM right now (the exact cluster-wide index);
+ * ties to the fewest outstanding, then the lowest id. The least-loaded
+ * node always qualifies, so nothing is shed while a node is up. */
+static void pp_route(void *st, const struct pol_view *v, const struct request *r,
+		     struct pol_decision *d)
+{
+	const struct pp *s = st;
+	uint32_t cap = pol_bounded_cap(v, s->load_factor);
+	d->kv = POL_KV_DEFAULT;
+	d->reason = NULL;
+	d->action = POL_ROUTE;
+	d->hashed_tokens = r->prompt_tokens;
+	int32_t pick = -1;
+	uint32_t best = 0;
+	for (uint32_t i = 0; i < v->n_nodes; i++) {
+		const struct pol_node_view *nv = &v->nodes[i];
+		if (!nv->up || nv->outstanding >= cap)
+			continue;
+		uint32_t hit = v->cached_prefix ? v->cached_prefix(v->ctx, i, r) : 0;
+		if (pick < 0 || hit > best ||
+		    (hit == best && nv->outstanding < v->nodes[pick].outstanding)) {
+			pick = (int32_t)i;
+			best = hit;
+		}
+	}
+	if (pick < 0) {
+		d->action = POL_SHED;
+		d->reason = "no_node_up";
+	}
+	d->node = pick;
+}
+
+static int pp_reads_kv(const void *st)
+{
+	(void)st;
+	return 1;
+}
+
+const struct pol_ops pol_precise_prefix = {
+    .name = "precise_prefix",
+    .description = "oracle: the longest prefix really cached in HBM (exact cluster-wide "
+		   "index) among nodes under load_factor x mean load",
+    .create = pp_create,
+    .route = pp_route,
+    .destroy = free,
+    .reads_kv_util = pp_reads_kv,
+};

@@ -1,0 +1,58 @@
+/* prefix_index: per-owner LRU sets of block hashes (router records, KV tiers). */
+#ifndef KVSIM_PREFIX_INDEX_H
+#define KVSIM_PREFIX_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/hmap.h"
+
+/* Owners are nodes (a router's record of routed prompts) or servers (a
+ * KV tier's contents).
+ *
+ * What SGLang's cache-aware router and llm-d's approximate prefix scorer
+ * keep: which prompt blocks were routed to which node, not what the node
+ * really caches. Each node's record is capped at cap_blocks blocks and
+ * forgets least recently routed blocks first (a prompt's tail before its
+ * head, so a record stays a set of prefixes).
+ *
+ * One map from block hash to the chain of (hash, node) entries, so a
+ * match walks the prompt once for all nodes: O(matched blocks x nodes
+ * holding them), not O(nodes). */
+struct pidx_entry {
+	uint64_t hash;
+	uint32_t node;
+	uint32_t hnext;        /* next entry with this hash, or UINT32_MAX */
+	uint32_t prev, next;   /* the node's LRU list (head = most recent) */
+};
+
+struct pidx {
+	uint32_t n_nodes;
+	size_t cap_blocks;
+	struct hmap by_hash; /* hash -> first entry + 1 */
+	struct pidx_entry *e;
+	uint32_t n_e, cap_e, free_e;
+	uint32_t *head, *tail; /* per node */
+	uint32_t *size;        /* per node: blocks recorded */
+	uint32_t *match;       /* per node: scratch for pidx_match */
+	uint32_t *touched;     /* nodes whose match is nonzero */
+	uint32_t n_touched;
+	/* Called for each block forgotten to make room (may be NULL). */
+	void (*on_evict)(void *ctx, uint32_t node, uint64_t hash);
+	void *evict_ctx;
+};
+
+int pidx_init(struct pidx *p, uint32_t n_nodes, size_t cap_blocks);
+void pidx_free(struct pidx *p);
+/* Matches hashes[0..n) against every node's record: afterwards p->match[i]
+ * is node i's longest recorded prefix (in blocks), nonzero only for the
+ * p->n_touched nodes in p->touched. Returns the longest match. */
+uint32_t pidx_match(struct pidx *p, const uint64_t *hashes, uint32_t n);
+/* Clears the scratch left by pidx_match. */
+void pidx_match_done(struct pidx *p);
+/* Records hashes[0..n) as routed to node now. Returns 0 or -1 (no memory). */
+int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t n);
+/* 1 if node's record holds hash. O(owners holding it). */
+int pidx_has(const struct pidx *p, uint32_t node, uint64_t hash);
+
+#endif
