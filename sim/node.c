@@ -252,9 +252,14 @@ int node_enqueue(struct node *n, struct request *r, int64_t now_ns)
 	r->node = n->id;
 	r->enqueue_ns = now_ns;
 	wait_push_back(n, r);
+	/* The newcomer joins after the iteration in progress. */
+	return node_cut_span(n, now_ns);
+}
+
+int node_cut_span(struct node *n, int64_t now_ns)
+{
 	if (!n->busy || n->span_len <= 1)
 		return 0;
-	/* The newcomer joins after the iteration in progress. */
 	node_sync(n, now_ns);
 	if (n->span_len == n->span_started)
 		return 0;
@@ -350,7 +355,8 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		budget -= want;
 	}
 
-	while (!preempted && n->wait_head && n->n_running < n->max_seqs && budget > 0) {
+	while (!preempted && !n->hold_admissions && n->wait_head && n->n_running < n->max_seqs &&
+	       budget > 0) {
 		struct request *r = n->wait_head;
 		uint32_t known = node_full_blocks(n, r->num_tokens);
 		if (known > r->n_hashes)
@@ -467,14 +473,7 @@ int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns)
 	r->state = REQ_WAITING;
 	r->node = n->id;
 	wait_push_front(n, r);
-	if (!n->busy || n->span_len <= 1)
-		return 0;
-	node_sync(n, now_ns);
-	if (n->span_len == n->span_started)
-		return 0;
-	n->span_len = n->span_started;
-	n->step_end_ns = n->span_end[n->span_len - 1];
-	return 1;
+	return node_cut_span(n, now_ns);
 }
 
 uint32_t node_evacuate(struct node *n, struct request **out)
@@ -496,6 +495,7 @@ uint32_t node_evacuate(struct node *n, struct request **out)
 	n->busy = 0;
 	n->span_len = 0;
 	n->n_swapped = 0;
+	n->hold_admissions = 0;
 	uint32_t blocks = n->kv.n_blocks;
 	void (*cb)(void *, uint64_t) = n->kv.on_evict;
 	void *ctx = n->kv.evict_ctx;

@@ -47,6 +47,7 @@ struct node {
 	 * hooks.on_swap_out instead of waiting to be recomputed. */
 	int swap;
 	struct request **swapped; /* preempted in swap mode during a step start */
+	int hold_admissions; /* set by the owner while swapped requests wait to return */
 	uint32_t n_swapped;
 	/* waiting queue (FIFO; preempted requests go back to the front) */
 	struct request *wait_head, *wait_tail;
@@ -89,6 +90,10 @@ void node_free(struct node *n);
 /* Appends r to the waiting queue (state REQ_WAITING). Returns 1 when this
  * cut a decode span short, so the step now ends earlier, at step_end_ns. */
 int node_enqueue(struct node *n, struct request *r, int64_t now_ns);
+/* Ends a decode span after the iteration in progress (its KV changes from
+ * outside, which the span's plan did not foresee). Returns 1 if the step
+ * now ends earlier, at step_end_ns. */
+int node_cut_span(struct node *n, int64_t now_ns);
 /* As node_enqueue, at the head of the queue (a swapped-in request). */
 int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns);
 /* Takes every request off the node (a crash): waiting ones in queue order,

@@ -118,6 +118,10 @@ struct sim {
 	double offload_out, offload_in;
 	struct health *hl;
 	struct request **evac; /* scratch for a crash */
+	struct request **swq_head, **swq_tail; /* per node: swapped out, waiting for room */
+	uint32_t *epoch; /* per node: crashes so far */
+	uint32_t *swapping_in; /* per node: swap-in reloads in flight */
+	int in_swap_in;
 	gsl_rng *r_route;
 	const struct wl_ops *wl;
 	void *wl_st;
@@ -370,6 +374,7 @@ static void schedule_step(struct sim *s, uint32_t i)
 }
 
 static void offload_cold(struct sim *s, uint32_t i);
+static void try_swap_in(struct sim *s, uint32_t i);
 
 static void kick(struct sim *s, uint32_t i)
 {
@@ -384,6 +389,8 @@ static void kick(struct sim *s, uint32_t i)
 	offload_cold(s, i);
 	if (s->report_ns == 0)
 		refresh_view(s, i);
+	if (s->swq_head[i] && !s->in_swap_in)
+		try_swap_in(s, i);
 }
 
 /* Enqueues r on node i (at the head for a swapped-in request); an arrival
@@ -546,15 +553,18 @@ static void on_hbm_evict(void *ctx, uint64_t hash)
 {
 	struct evict_ctx *e = ctx;
 	struct sim *s = e->s;
-	if (s->has_dram) {
-		if (pidx_insert(&s->dram, e->server, &hash, 1))
-			fail(s, "out of memory");
+	/* A block the tier already holds (same hash: same content) is only
+	 * marked recently used, not written again. */
+	struct pidx *tier = s->has_dram ? &s->dram : &s->nvme;
+	int had = pidx_has(tier, e->server, hash);
+	if (pidx_insert(tier, e->server, &hash, 1))
+		fail(s, "out of memory");
+	if (had)
+		return;
+	if (s->has_dram)
 		s->wd_host[e->server] += s->block_bytes;
-	} else {
-		if (pidx_insert(&s->nvme, e->server, &hash, 1))
-			fail(s, "out of memory");
+	else
 		s->wd_nvme[e->server] += s->block_bytes;
-	}
 	s->offload_out += s->block_bytes;
 	mark_dirty(s, e->server);
 }
@@ -649,6 +659,43 @@ static const struct cat_link *link_between(const struct sim *s, uint32_t a, uint
 	return same ? s->sc->cluster.intra_server : s->sc->cluster.inter_server;
 }
 
+/* Node i's KV changes from outside: a decode span in progress ends after
+ * its current iteration, so the rest is planned with the change. */
+static void cut_span(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	if (node_cut_span(n, s->now)) {
+		if (evq_cancel(&s->q, n->step_seq))
+			fail(s, "out of memory");
+		schedule_step(s, i);
+	}
+}
+
+/* Pins the prefix m of node i for r while its transfer runs, so that the
+ * blocks it arrives after are still there. */
+static void pin(struct sim *s, struct request *r, uint32_t i, const struct kv_match *m)
+{
+	cut_span(s, i); /* no change to the pool: the node is synced already */
+	r->kv_tail = kv_acquire(&s->nodes[i].kv, m);
+	r->pin_epoch = s->epoch[i];
+}
+
+/* Releases the pin; 0, or -1 if the node crashed since (the pin is gone
+ * with its cache). */
+static int unpin(struct sim *s, struct request *r, uint32_t i)
+{
+	if (r->pin_epoch != s->epoch[i]) {
+		r->kv_tail = KV_NONE;
+		return -1;
+	}
+	if (r->kv_tail != KV_NONE) {
+		cut_span(s, i);
+		kv_release(&s->nodes[i].kv, r->kv_tail, 0);
+	}
+	r->kv_tail = KV_NONE;
+	return 0;
+}
+
 /* Decides whether to bring the session's KV from the node it last ran on.
  * Returns 1 if a transfer was started (the request waits for it). */
 static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum pol_kv kv)
@@ -688,6 +735,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	r->state = REQ_TRANSFER;
 	r->node = (int32_t)dst;
 	r->xfer_start_ns = s->now;
+	pin(s, r, dst, &m_dst);
 	s->migrations++;
 	s->migration_bytes += bytes;
 	if (s->te) {
@@ -744,6 +792,7 @@ static int maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 	r->rel_hi = j;
 	r->state = REQ_TRANSFER;
 	r->node = (int32_t)dst;
+	pin(s, r, dst, &m);
 	if (from_dram)
 		start_flow(s, FLOW_RELOAD, r, (int32_t)dst, &host, 1, from_dram * s->block_bytes,
 			   s->sc->cluster.host->latency_s);
@@ -921,12 +970,12 @@ static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 {
 	if (--r->pending > 0)
 		return;
-	if (!s->views[0][dst].up) {
+	struct node *n = &s->nodes[dst];
+	node_sync(n, s->now);
+	if (unpin(s, r, dst) || !s->views[0][dst].up) {
 		retry(s, r);
 		return;
 	}
-	struct node *n = &s->nodes[dst];
-	node_sync(n, s->now);
 	if (r->mig_hi > r->mig_lo) {
 		s->migration_s += (double)(s->now - r->xfer_start_ns) * 1e-9;
 		/* Blocks that found no room (or whose prefix was evicted
@@ -940,8 +989,11 @@ static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 		if (upto < r->rel_hi)
 			r->rel_hi = upto > r->rel_lo ? upto : r->rel_lo;
 	}
-	if (r->swapped)
+	if (r->swapped) {
 		r->rel_lo = r->rel_hi = 0; /* a swap-in is no prompt reload */
+		s->swapping_in[dst]--;
+		n->hold_admissions = s->swq_head[dst] != NULL || s->swapping_in[dst] > 0;
+	}
 	enqueue(s, dst, r);
 }
 
@@ -956,6 +1008,7 @@ static void hook_swap_out(void *ctx, struct request *r, int64_t now_ns)
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	r->swapped = 1;
+	r->pin_epoch = s->epoch[r->node];
 	if (full == 0) {
 		enqueue(s, (uint32_t)r->node, r);
 		return;
@@ -968,16 +1021,50 @@ static void hook_swap_out(void *ctx, struct request *r, int64_t now_ns)
 	start_flow(s, FLOW_SWAP_OUT, r, r->node, &p, 1, bytes, s->sc->cluster.host->latency_s);
 }
 
+/* Swapped-out requests wait, in order, until their node has room for
+ * their KV (meanwhile it admits nothing new: vLLM gives the swapped queue
+ * priority); then what HBM lost is reloaded and they resume first. */
 static void on_swap_out_done(struct sim *s, struct request *r, uint32_t node)
 {
 	if (--r->pending > 0)
 		return;
-	if (!s->views[0][node].up) {
+	if (!s->views[0][node].up || r->pin_epoch != s->epoch[node]) {
 		retry(s, r);
 		return;
 	}
-	if (!maybe_reload(s, r, node))
-		enqueue(s, node, r);
+	r->qnext = NULL;
+	if (s->swq_tail[node])
+		s->swq_tail[node]->qnext = r;
+	else
+		s->swq_head[node] = r;
+	s->swq_tail[node] = r;
+	s->nodes[node].hold_admissions = 1;
+	try_swap_in(s, node);
+}
+
+static void try_swap_in(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	s->in_swap_in = 1;
+	node_sync(n, s->now);
+	while (s->swq_head[i] && !s->error) {
+		struct request *r = s->swq_head[i];
+		if (node_blocks_for(n, (uint64_t)r->high_water + 1) > kv_available(&n->kv))
+			break;
+		s->swq_head[i] = r->qnext;
+		if (!s->swq_head[i])
+			s->swq_tail[i] = NULL;
+		r->qnext = NULL;
+		/* The room it was given stays held while its blocks come back. */
+		if (maybe_reload(s, r, i)) {
+			s->swapping_in[i]++;
+		} else {
+			n->hold_admissions = s->swq_head[i] != NULL || s->swapping_in[i] > 0;
+			enqueue(s, i, r);
+		}
+	}
+	n->hold_admissions = s->swq_head[i] != NULL || s->swapping_in[i] > 0;
+	s->in_swap_in = 0;
 }
 
 /* A flow's last byte has left: it frees its ports; its data arrives after
@@ -1024,10 +1111,19 @@ static void crash(struct sim *s, uint32_t i)
 	thermal_advance(s, i);
 	s->hl[i].busy = 0;
 	uint32_t k = node_evacuate(n, s->evac);
+	s->epoch[i]++;
+	s->swapping_in[i] = 0;
 	set_up(s, i, 0);
 	refresh_view(s, i);
 	for (uint32_t j = 0; j < k && !s->error; j++)
 		retry(s, s->evac[j]);
+	while (s->swq_head[i] && !s->error) {
+		struct request *r = s->swq_head[i];
+		s->swq_head[i] = r->qnext;
+		r->qnext = NULL;
+		retry(s, r);
+	}
+	s->swq_tail[i] = NULL;
 }
 
 static void scale_server_ports(struct sim *s, uint32_t server, double factor)
@@ -1262,6 +1358,16 @@ static void teardown(struct sim *s)
 		n->wait_head = NULL;
 		n->n_running = 0;
 	}
+	for (uint32_t i = 0; s->swq_head && i < s->n_nodes; i++)
+		for (struct request *r = s->swq_head[i], *next; r; r = next) {
+			next = r->qnext;
+			r->pending = UINT32_MAX;
+			req_put(s, r);
+		}
+	free(s->swq_head);
+	free(s->swq_tail);
+	free(s->epoch);
+	free(s->swapping_in);
 	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
 		node_free(&s->nodes[i]);
 	free(s->nodes);
@@ -1402,11 +1508,16 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->evac = malloc(((size_t)N ? 1 : 1) * sizeof *s->evac *
 			 ((size_t)cl->engine.max_num_seqs + (size_t)sc->router.max_queue_per_node + 1));
 	s->ectx = calloc(N, sizeof *s->ectx);
+	s->swq_head = calloc(N, sizeof *s->swq_head);
+	s->swq_tail = calloc(N, sizeof *s->swq_tail);
+	s->epoch = calloc(N, sizeof *s->epoch);
+	s->swapping_in = calloc(N, sizeof *s->swapping_in);
 	s->wd_host = calloc(s->n_servers, sizeof *s->wd_host);
 	s->wd_nvme = calloc(s->n_servers, sizeof *s->wd_nvme);
 	s->dirty = calloc(s->n_servers, sizeof *s->dirty);
 	s->is_dirty = calloc(s->n_servers, 1);
 	if (!s->nodes || !s->views || !s->total_out || !s->hl || !s->evac || !s->ectx ||
+	    !s->swq_head || !s->swq_tail || !s->epoch || !s->swapping_in ||
 	    !s->wd_host || !s->wd_nvme || !s->dirty || !s->is_dirty ||
 	    flow_init(&s->net, 2 * N + 2 * s->n_servers))
 		goto oom;

@@ -13,5 +13,6 @@ Suite *workload_suite(void);
 Suite *sim_suite(void);
 Suite *trace_suite(void);
 Suite *sweep_suite(void);
+Suite *physics_suite(void);
 
 #endif

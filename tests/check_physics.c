@@ -1,0 +1,546 @@
+/* check_physics: links, tiers, the watermark, shedding, faults and health,
+ * router realism, and the policies' direction on real workloads. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "results/metrics.h"
+#include "sim/config.h"
+#include "sim/cost.h"
+#include "sim/flow.h"
+#include "sim/request.h"
+#include "sim/sim.h"
+#include "tests/helpers.h"
+#include "tests/suites.h"
+
+/* --- max-min fair sharing ----------------------------------------------- */
+
+START_TEST(fair_share_arithmetic)
+{
+	struct flownet n;
+	ck_assert_int_eq(flow_init(&n, 3), 0);
+	flow_set_capacity(&n, 0, 100);
+	flow_set_capacity(&n, 1, 300);
+	flow_set_capacity(&n, 2, 1000);
+	uint32_t p0 = 0;
+	/* Two equal flows alone on one port each get half: both end at 2 s. */
+	uint32_t a = flow_add(&n, 0, &p0, 1, 100, 0), b = flow_add(&n, 0, &p0, 1, 100, 0);
+	ck_assert_uint_eq(flow_update(&n, 0, NULL), 2);
+	ck_assert_double_eq(n.f[a].rate, 50);
+	ck_assert_double_eq(n.f[b].rate, 50);
+	ck_assert_int_eq(flow_end_ns(&n, a, 0), 2000000000);
+	/* 100 and 300 bytes: the first ends at 2 s; the second then has 200
+	 * left at the full 100 B/s: it ends at 4 s. */
+	n.f[b].left = n.f[b].bytes = 300;
+	ck_assert_int_eq(flow_end_ns(&n, b, 0), 6000000000); /* at 50 B/s */
+	flow_remove(&n, a);
+	flow_update(&n, 2000000000, NULL);
+	ck_assert_double_eq(n.f[b].rate, 100);
+	ck_assert_double_eq_tol(n.f[b].left, 200, 1e-9);
+	ck_assert_int_eq(flow_end_ns(&n, b, 2000000000), 4000000000);
+	flow_remove(&n, b);
+	flow_update(&n, 4000000000, NULL);
+	/* Progressive filling over two ports: A uses ports 0 and 1, B port 1,
+	 * C port 0. Port 0 (100) is the bottleneck: A = C = 50; B takes what
+	 * is left of port 1: 300 - 50 = 250. */
+	uint32_t pa[2] = {0, 1}, p1 = 1;
+	uint32_t fa = flow_add(&n, 4000000000, pa, 2, 1e6, 0);
+	uint32_t fb = flow_add(&n, 4000000000, &p1, 1, 1e6, 0);
+	uint32_t fc = flow_add(&n, 4000000000, &p0, 1, 1e6, 0);
+	flow_update(&n, 4000000000, NULL);
+	ck_assert_double_eq(n.f[fa].rate, 50);
+	ck_assert_double_eq(n.f[fb].rate, 250);
+	ck_assert_double_eq(n.f[fc].rate, 50);
+	/* A new flow's estimate: port 1 then carries 3 flows. */
+	ck_assert_double_eq(flow_estimate_rate(&n, &p1, 1), 100);
+	/* Degrading port 0 to a tenth: A = C = 5, B = 295. */
+	flow_scale(&n, 0, 0.1);
+	flow_update(&n, 4000000000, NULL);
+	ck_assert_double_eq(n.f[fa].rate, 5);
+	ck_assert_double_eq(n.f[fb].rate, 295);
+	flow_free(&n);
+}
+END_TEST
+
+/* --- running scenarios ---------------------------------------------------- */
+
+struct seen {
+	uint64_t n, retried, after_crash_on_dead, shed_new, shed_cont, no_reason;
+	uint64_t reasons_watermark, on_node[8];
+	int64_t crash_ns;
+	int dead;
+	struct request turn1, turn2;
+	int have1, have2;
+};
+
+static void on_req(void *ctx, const struct request *r)
+{
+	struct seen *t = ctx;
+	t->n++;
+	t->retried += r->retries > 0;
+	if (r->state == REQ_DONE && t->dead >= 0 && r->node == t->dead &&
+	    r->finish_ns > t->crash_ns)
+		t->after_crash_on_dead++;
+	if (r->state == REQ_SHED || r->state == REQ_FAILED) {
+		t->no_reason += r->reason == NULL;
+		if (r->reason && !strcmp(r->reason, "kv_watermark"))
+			t->reasons_watermark++;
+	}
+	if (r->state == REQ_SHED) {
+		if (r->turn <= 1)
+			t->shed_new++;
+		else
+			t->shed_cont++;
+	}
+	if (r->state == REQ_DONE && r->node >= 0 && r->node < 8)
+		t->on_node[r->node]++;
+	if (r->session == 1 && r->turn == 1) {
+		t->turn1 = *r;
+		t->have1 = 1;
+	}
+	if (r->session == 1 && r->turn == 2) {
+		t->turn2 = *r;
+		t->have2 = 1;
+	}
+}
+
+static void run_in(const char *json, const char *base_file, const char *const *sets,
+		   struct met_summary *m, struct seen *t)
+{
+	struct scenario s;
+	th_scenario(json, sets, &s);
+	if (base_file)
+		cfg_scenario_set_source(&s, base_file);
+	struct sim_opts o = {.on_request = on_req, .ctx = t, .audit = 1};
+	char err[1024] = "";
+	int rc = sim_run(&s, &o, m, err, sizeof err);
+	cfg_scenario_free(&s);
+	ck_assert_msg(rc == 0, "sim_run failed: %s", err);
+	ck_assert_uint_eq(m->arrived, m->completed + m->shed + m->failed);
+	ck_assert_uint_eq(t->n, m->arrived);
+	const struct met_tokens *k = &m->tokens;
+	ck_assert_uint_eq(k->cached + k->reloaded + k->migrated + k->recomputed + k->fresh, k->input);
+}
+
+static void fresh(struct seen *t)
+{
+	memset(t, 0, sizeof *t);
+	t->dead = -1;
+}
+
+/* One session of two long turns (8,000 + 33 tokens, then 8,000 more) on
+ * one node with a DRAM tier and a watermark of 1%: after turn 1, the
+ * node holds its 502 blocks, above 1% of the cache, so the least recently
+ * used ones (the chain's tail) are written down to DRAM until 1% is left.
+ * Turn 2 finds the head in HBM and reloads the rest over PCIe before its
+ * prefill. */
+static const char *two_long_turns =
+    "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1, \"model\": \"Llama-3.1-8B\","
+    "  \"tiers\": {\"dram_gib_per_server\": 64}},"
+    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"kv_watermark\": 0.01},"
+    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 1, \"max_sessions\": 1,"
+    "  \"turns\": {\"dist\": \"constant\", \"value\": 2},"
+    "  \"user_tokens\": {\"dist\": \"constant\", \"value\": 8000},"
+    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 33},"
+    "  \"think_time_s\": {\"dist\": \"constant\", \"value\": 3},"
+    "  \"system_prompts\": {\"count\": 0}}}";
+
+START_TEST(tier_reload_time_is_exact)
+{
+	struct met_summary m;
+	struct seen t;
+	fresh(&t);
+	run_in(two_long_turns, NULL, NULL, &m, &t);
+	ck_assert(t.have2);
+	struct scenario s;
+	th_scenario(two_long_turns, NULL, &s);
+	uint32_t blocks = (uint32_t)s.kv_blocks_per_node;
+	double mark = 0.01 * blocks;
+	/* Turn 1 computed 8,032 tokens: 502 full blocks, all cached after it. */
+	uint32_t held = 502;
+	uint32_t evicted = (uint32_t)ceil(held - mark), keep = held - evicted;
+	const struct request *r = &t.turn2;
+	ck_assert_uint_eq(r->prompt_tokens, 16033);
+	ck_assert_uint_eq(r->cached, keep * 16);
+	ck_assert_uint_eq(r->reloaded, evicted * 16);
+	ck_assert_uint_eq(r->recomputed, 0);
+	double bytes = evicted * 16.0 * 131072;
+	ck_assert_double_eq(m.offload_bytes_in, bytes);
+	/* Written down: turn 1's tail, then after turn 2 (1,004 blocks) its
+	 * tail from the same point, of which blocks 502-1003 are new to DRAM
+	 * (the rest it already holds). */
+	ck_assert_double_eq(m.offload_bytes_out, bytes + 502 * 16.0 * 131072);
+	/* TTFT = PCIe 5 reload (64 GB/s, then 2 us) + one iteration that
+	 * prefills the 8,001 new tokens after 8,032 in cache. */
+	int64_t reload_ns = (int64_t)ceil(bytes / 64e9 * 1e9) + 2000;
+	struct cost_model cm;
+	cost_init(&cm, &s.cluster, s.weight_bytes);
+	struct cost_batch b;
+	cost_batch_clear(&b);
+	cost_add_prefill(&b, 16033 - 502 * 16, 502 * 16);
+	ck_assert_int_eq(r->first_token_ns - r->arrival_ns, reload_ns + cost_iteration_ns(&cm, &b));
+	met_summary_free(&m);
+	/* Without the tier the same blocks are simply dropped: recomputed. */
+	const char *sets[] = {"cluster.tiers.dram_gib_per_server=0", "router.kv_watermark=1", NULL};
+	fresh(&t);
+	run_in(two_long_turns, NULL, sets, &m, &t);
+	ck_assert_uint_eq(t.turn2.cached, 502 * 16);
+	ck_assert_uint_eq(t.turn2.reloaded, 0);
+	met_summary_free(&m);
+	cfg_scenario_free(&s);
+}
+END_TEST
+
+/* One node, three long requests close together, watermark 1%: the first
+ * one's KV (500 blocks) closes the node; the other two are new sessions
+ * with no open node: shed with reason kv_watermark. */
+START_TEST(watermark_closes_the_node_to_new_sessions)
+{
+	const char *json =
+	    "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1, \"model\": \"Llama-3.1-8B\"},"
+	    " \"router\": {\"policy\": \"least_loaded\", \"params\": {}, \"kv_watermark\": 0.01},"
+	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 20, \"max_requests\": 3,"
+	    "  \"input_tokens\": {\"dist\": \"constant\", \"value\": 8000},"
+	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 500}}}";
+	struct met_summary m;
+	struct seen t;
+	fresh(&t);
+	run_in(json, NULL, NULL, &m, &t);
+	ck_assert_uint_eq(m.completed, 1);
+	ck_assert_uint_eq(m.shed, 2);
+	ck_assert_uint_eq(t.reasons_watermark, 2);
+	met_summary_free(&m);
+	/* With two nodes the second request goes to the open node; the third
+	 * finds both closed. */
+	const char *sets[] = {"cluster.nodes=2", NULL};
+	fresh(&t);
+	run_in(json, NULL, sets, &m, &t);
+	ck_assert_uint_eq(m.completed, 2);
+	ck_assert_uint_eq(t.on_node[0], 1);
+	ck_assert_uint_eq(t.on_node[1], 1);
+	ck_assert_uint_eq(t.reasons_watermark, 1);
+	met_summary_free(&m);
+	/* Off (1.0): all three run. */
+	const char *off[] = {"router.kv_watermark=1", NULL};
+	fresh(&t);
+	run_in(json, NULL, off, &m, &t);
+	ck_assert_uint_eq(m.completed, 3);
+	met_summary_free(&m);
+}
+END_TEST
+
+/* Overload on one single-sequence node with a short queue bound: new
+ * sessions are shed at half the bound, continuing ones only at the bound,
+ * so continuing sessions lose far fewer turns than when both share one
+ * bound; every shed request names its reason. */
+START_TEST(shedding_drops_new_sessions_first)
+{
+	const char *json =
+	    "{\"duration_s\": 120, \"cluster\": {\"nodes\": 1,"
+	    "  \"engine\": {\"max_num_seqs\": 1},"
+	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 2, \"per_token_ms\": 0}},"
+	    " \"router\": {\"policy\": \"least_loaded\", \"params\": {}, \"max_queue_per_node\": 8,"
+	    "  \"new_session_queue_frac\": 0.5},"
+	    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 4, \"max_sessions\": 100000,"
+	    "  \"turns\": {\"dist\": \"constant\", \"value\": 4},"
+	    "  \"user_tokens\": {\"dist\": \"constant\", \"value\": 50},"
+	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 100},"
+	    "  \"think_time_s\": {\"dist\": \"exponential\", \"mean\": 2}}}";
+	struct met_summary m;
+	struct seen a, b;
+	fresh(&a);
+	run_in(json, NULL, NULL, &m, &a);
+	ck_assert_uint_gt(a.shed_new, 100);
+	ck_assert_uint_eq(a.no_reason, 0);
+	met_summary_free(&m);
+	const char *same[] = {"router.new_session_queue_frac=1", NULL};
+	fresh(&b);
+	run_in(json, NULL, same, &m, &b);
+	ck_assert_uint_eq(b.no_reason, 0);
+	ck_assert_uint_gt(b.shed_cont, 10);
+	ck_assert_uint_lt(a.shed_cont * 4, b.shed_cont);
+	met_summary_free(&m);
+}
+END_TEST
+
+static const char *chat8 =
+    "{\"duration_s\": 240, \"cluster\": {\"nodes\": 8, \"nodes_per_server\": 4},"
+    " \"router\": {\"policy\": \"session_affinity\", \"params\": {\"threshold\": 24}},"
+    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 2000,"
+    "  \"think_time_s\": {\"dist\": \"exponential\", \"mean\": 5}}}";
+
+/* A crash of 1 of 8 nodes mid-run: nothing is lost, the requests on it
+ * run again elsewhere, nothing completes on it afterwards, and its
+ * sessions' context is recomputed. */
+START_TEST(crash_of_one_node_loses_nothing)
+{
+	struct met_summary base, m;
+	struct seen t;
+	fresh(&t);
+	run_in(chat8, NULL, NULL, &base, &t);
+	const char *sets[] = {"faults=[{\"kind\": \"crash\", \"node\": 3, \"at_s\": 100}]", NULL};
+	fresh(&t);
+	t.dead = 3;
+	t.crash_ns = 100000000000LL;
+	run_in(chat8, NULL, sets, &m, &t);
+	ck_assert_uint_eq(m.failed, 0);
+	ck_assert_uint_gt(t.retried, 0);
+	ck_assert_uint_eq(t.after_crash_on_dead, 0);
+	ck_assert_uint_gt(m.tokens.recomputed, base.tokens.recomputed + 10000);
+	ck_assert_double_eq(m.nodes[3].requests < base.nodes[3].requests, 1);
+	met_summary_free(&m);
+	/* Recovering after 50 s, it serves again (with an empty cache). */
+	const char *rec[] = {
+	    "faults=[{\"kind\": \"crash\", \"node\": 3, \"at_s\": 100, \"recover_after_s\": 50}]",
+	    NULL};
+	fresh(&t);
+	run_in(chat8, NULL, rec, &m, &t);
+	ck_assert_uint_gt(t.on_node[3], 0);
+	ck_assert_uint_eq(m.failed, 0);
+	met_summary_free(&m);
+	/* max_retries 0: the crashed node's requests fail, with a reason. */
+	const char *none[] = {"faults=[{\"kind\": \"crash\", \"node\": 3, \"at_s\": 100}]",
+			      "router.max_retries=0", NULL};
+	fresh(&t);
+	run_in(chat8, NULL, none, &m, &t);
+	ck_assert_uint_gt(m.failed, 0);
+	ck_assert_uint_eq(t.no_reason, 0);
+	met_summary_free(&m);
+	met_summary_free(&base);
+}
+END_TEST
+
+/* Slow-downs, link degradation and cooling failure act where they should. */
+START_TEST(health_faults_act_where_they_should)
+{
+	struct met_summary base, m;
+	struct seen t;
+	fresh(&t);
+	const char *th[] = {"cluster.thermal.enabled=true", NULL};
+	run_in(chat8, NULL, th, &base, &t);
+	for (int i = 0; i < 8; i++) /* 25 C inlet: busy steady 81 C < 85 */
+		ck_assert_double_eq(base.nodes[i].throttled_s, 0);
+	const char *cool[] = {"cluster.thermal.enabled=true",
+			      "faults=[{\"kind\": \"cooling\", \"server\": 0, \"at_s\": 20, "
+			      "\"duration_s\": 200, \"ambient_c\": 70}]",
+			      NULL};
+	fresh(&t);
+	run_in(chat8, NULL, cool, &m, &t);
+	for (int i = 0; i < 4; i++)
+		ck_assert_double_gt(m.nodes[i].throttled_s, 1);
+	for (int i = 4; i < 8; i++)
+		ck_assert_double_eq(m.nodes[i].throttled_s, 0);
+	ck_assert_double_gt(m.nodes[0].busy_ratio, base.nodes[0].busy_ratio);
+	met_summary_free(&m);
+	met_summary_free(&base);
+
+	/* A straggler at half speed is busier for the same work. */
+	fresh(&t);
+	run_in(chat8, NULL, NULL, &base, &t);
+	const char *slow[] = {
+	    "faults=[{\"kind\": \"slow\", \"node\": 2, \"at_s\": 0, \"duration_s\": 1000, "
+	    "\"factor\": 0.5}]",
+	    NULL};
+	fresh(&t);
+	run_in(chat8, NULL, slow, &m, &t);
+	/* The top TPOTs are node 2's: about twice the others'. */
+	ck_assert_double_gt(m.tpot.p99, 1.5 * base.tpot.p99);
+	met_summary_free(&m);
+	met_summary_free(&base);
+
+	/* Migrations over a NIC degraded to 1% take longer. */
+	const char *rr[] = {"router.policy=round_robin", "router.params={}",
+			    "router.migration=transfer", NULL};
+	const char *rr_link[] = {"router.policy=round_robin", "router.params={}",
+				 "router.migration=transfer",
+				 "faults=[{\"kind\": \"link\", \"server\": 0, \"at_s\": 0, "
+				 "\"duration_s\": 1000, \"factor\": 0.01}]",
+				 NULL};
+	fresh(&t);
+	run_in(chat8, NULL, rr, &base, &t);
+	fresh(&t);
+	run_in(chat8, NULL, rr_link, &m, &t);
+	ck_assert_double_gt(m.migration_s / m.migration_count,
+			    5 * base.migration_s / base.migration_count);
+	met_summary_free(&m);
+	met_summary_free(&base);
+}
+END_TEST
+
+/* The affinity store's latency is part of TTFT: with redis, a new key
+ * costs a read and a write (0.4 ms), a hit a read (0.2 ms). */
+START_TEST(store_latency_adds_to_ttft)
+{
+	const char *json =
+	    "{\"duration_s\": 100, \"cluster\": {\"nodes\": 2, \"nodes_per_server\": 1},"
+	    " \"router\": {\"policy\": \"session_affinity\", \"params\": {}},"
+	    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 1, \"max_sessions\": 1,"
+	    "  \"turns\": {\"dist\": \"constant\", \"value\": 2},"
+	    "  \"user_tokens\": {\"dist\": \"constant\", \"value\": 160},"
+	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 33},"
+	    "  \"think_time_s\": {\"dist\": \"constant\", \"value\": 3},"
+	    "  \"system_prompts\": {\"count\": 0}}}";
+	struct met_summary a, b;
+	struct seen ta, tb;
+	fresh(&ta);
+	run_in(json, NULL, NULL, &a, &ta);
+	const char *redis[] = {"router.store=redis", NULL};
+	fresh(&tb);
+	run_in(json, NULL, redis, &b, &tb);
+	ck_assert(ta.have1 && ta.have2 && tb.have1 && tb.have2);
+	int64_t t1a = ta.turn1.first_token_ns - ta.turn1.arrival_ns;
+	int64_t t1b = tb.turn1.first_token_ns - tb.turn1.arrival_ns;
+	int64_t t2a = ta.turn2.first_token_ns - ta.turn2.arrival_ns;
+	int64_t t2b = tb.turn2.first_token_ns - tb.turn2.arrival_ns;
+	ck_assert_int_eq(t1b - t1a, 400000);
+	ck_assert_int_eq(t2b - t2a, 200000);
+	met_summary_free(&a);
+	met_summary_free(&b);
+}
+END_TEST
+
+/* Router replicas with local stores each keep their own affinity map, so
+ * a session's turns (sprayed over replicas) lose their node; a shared
+ * store keeps them together. Stale load reports still conserve requests. */
+START_TEST(replicas_and_stale_views)
+{
+	struct met_summary one, local4, redis4, stale;
+	struct seen t;
+	fresh(&t);
+	run_in(chat8, NULL, NULL, &one, &t);
+	const char *l4[] = {"router.replicas=4", NULL};
+	fresh(&t);
+	run_in(chat8, NULL, l4, &local4, &t);
+	const char *r4[] = {"router.replicas=4", "router.store=redis", NULL};
+	fresh(&t);
+	run_in(chat8, NULL, r4, &redis4, &t);
+	double h1 = (double)one.tokens.cached / one.tokens.input;
+	double hl = (double)local4.tokens.cached / local4.tokens.input;
+	double hr = (double)redis4.tokens.cached / redis4.tokens.input;
+	ck_assert_double_lt(hl + 0.1, h1);
+	ck_assert_double_gt(hr, hl + 0.1);
+	const char *st[] = {"router.load_report_interval_ms=2000", "router.policy=least_loaded",
+			    "router.params={\"metric\": \"kv_util\"}", NULL};
+	fresh(&t);
+	run_in(chat8, NULL, st, &stale, &t);
+	met_summary_free(&one);
+	met_summary_free(&local4);
+	met_summary_free(&redis4);
+	met_summary_free(&stale);
+}
+END_TEST
+
+/* Swap preemption writes preempted requests' KV to DRAM and brings it
+ * back, so less is recomputed after preemptions than with recompute. */
+START_TEST(swap_preemption_recomputes_less)
+{
+	const char *base_sets[] = {"router.policy=round_robin", "router.params={}",
+				   "cluster.engine.gpu_memory_utilization=0.23",
+				   "cluster.engine.activation_reserve_gib=0",
+				   "cluster.tiers.dram_gib_per_server=256",
+				   "workload.sessions_per_s=6", NULL};
+	const char *swap_sets[] = {"router.policy=round_robin", "router.params={}",
+				   "cluster.engine.gpu_memory_utilization=0.23",
+				   "cluster.engine.activation_reserve_gib=0",
+				   "cluster.tiers.dram_gib_per_server=256",
+				   "workload.sessions_per_s=6", "cluster.engine.preemption=swap",
+				   NULL};
+	struct met_summary a, b;
+	struct seen t;
+	fresh(&t);
+	run_in(chat8, NULL, base_sets, &a, &t);
+	fresh(&t);
+	run_in(chat8, NULL, swap_sets, &b, &t);
+	ck_assert_uint_gt(a.preemptions, 0);
+	ck_assert_uint_gt(b.preemptions, 0);
+	ck_assert_uint_lt(b.tokens.preempt_recomputed * 2, a.tokens.preempt_recomputed);
+	ck_assert_double_gt(b.offload_bytes_out, a.offload_bytes_out);
+	met_summary_free(&a);
+	met_summary_free(&b);
+}
+END_TEST
+
+/* --- direction checks on real workloads ---------------------------------- */
+
+static double metric_of(const char *json, const char *base, const char *policy,
+			const char *migration, int what)
+{
+	char p[80], mg[80];
+	snprintf(p, sizeof p, "router.policy=%s", policy);
+	snprintf(mg, sizeof mg, "router.migration=%s", migration);
+	const char *sets[] = {p, "router.params={}", mg, NULL};
+	struct met_summary m;
+	struct seen t;
+	fresh(&t);
+	run_in(json, base, sets, &m, &t);
+	double in = (double)m.tokens.input;
+	double v = what == 0   ? m.tokens.recomputed / in
+		   : what == 1 ? m.tokens.cached / in
+			       : (m.tokens.recomputed + m.tokens.migrated) / in;
+	met_summary_free(&m);
+	return v;
+}
+
+START_TEST(chat_session_affinity_recomputes_less_than_round_robin)
+{
+	char *json = th_slurp("workloads/scenarios/chat.json");
+	/* A stateless balancer in front of engines that cannot fetch KV from
+	 * each other recomputes the history of every turn that lands
+	 * elsewhere; affinity keeps turns with their KV. */
+	double rr = metric_of(json, NULL, "round_robin", "recompute", 0);
+	double sa = metric_of(json, NULL, "session_affinity", "recompute", 0);
+	ck_assert_double_lt(sa * 5, rr);
+	/* With KV transfer allowed (auto), round robin pays in migration
+	 * instead: recomputed + migrated stays far above affinity's. */
+	rr = metric_of(json, NULL, "round_robin", "auto", 2);
+	sa = metric_of(json, NULL, "session_affinity", "auto", 2);
+	ck_assert_double_lt(sa * 5, rr);
+	free(json);
+}
+END_TEST
+
+START_TEST(mooncake_cache_aware_policies_hit_more_than_round_robin)
+{
+	const char *file = "workloads/scenarios/mooncake-conversation.json";
+	char *json = th_slurp(file);
+	/* The first 4,000 requests of the trace keep this test short. */
+	cJSON *root = cJSON_Parse(json);
+	cJSON *wl = cJSON_GetObjectItem(root, "workload");
+	cJSON_AddNumberToObject(wl, "max_requests", 4000);
+	char *cut = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	double rr = metric_of(cut, file, "round_robin", "auto", 1);
+	const char *better[] = {"cache_aware", "kv_cost", "precise_prefix"};
+	for (int i = 0; i < 3; i++) {
+		double h = metric_of(cut, file, better[i], "auto", 1);
+		ck_assert_msg(h > rr * 1.3, "%s: prefix hit ratio %.3f vs round_robin %.3f",
+			      better[i], h, rr);
+	}
+	free(cut);
+	free(json);
+}
+END_TEST
+
+Suite *physics_suite(void)
+{
+	Suite *s = suite_create("physics");
+	TCase *tc = tcase_create("physics");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, fair_share_arithmetic);
+	tcase_add_test(tc, tier_reload_time_is_exact);
+	tcase_add_test(tc, watermark_closes_the_node_to_new_sessions);
+	tcase_add_test(tc, shedding_drops_new_sessions_first);
+	tcase_add_test(tc, crash_of_one_node_loses_nothing);
+	tcase_add_test(tc, health_faults_act_where_they_should);
+	tcase_add_test(tc, store_latency_adds_to_ttft);
+	tcase_add_test(tc, replicas_and_stale_views);
+	tcase_add_test(tc, swap_preemption_recomputes_less);
+	tcase_add_test(tc, chat_session_affinity_recomputes_less_than_round_robin);
+	tcase_add_test(tc, mooncake_cache_aware_policies_hit_more_than_round_robin);
+	suite_add_tcase(s, tc);
+	return s;
+}
