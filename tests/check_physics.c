@@ -464,6 +464,41 @@ START_TEST(swap_preemption_recomputes_less)
 }
 END_TEST
 
+/* Decode spans stay a pure speed-up with the router's mechanisms on: a
+ * crash, a shared store with two replicas, transfers. */
+START_TEST(spans_identical_with_faults_and_replicas)
+{
+	const char *dirs[2] = {"/tmp/kvsim_phys_span_1", "/tmp/kvsim_phys_span_256"};
+	const char *spans[2] = {"cluster.engine.max_span_iterations=1",
+				"cluster.engine.max_span_iterations=256"};
+	for (int i = 0; i < 2; i++) {
+		const char *sets[] = {spans[i],
+				      "router.replicas=2",
+				      "router.store=redis",
+				      "router.migration=transfer",
+				      "router.params={\"threshold\": 4, \"when_full\": \"least_loaded\"}",
+				      "faults=[{\"kind\": \"crash\", \"node\": 5, \"at_s\": 60, "
+				      "\"recover_after_s\": 30}]",
+				      NULL};
+		struct scenario s;
+		th_scenario(chat8, sets, &s);
+		struct sim_opts o = {.out_dir = dirs[i], .audit = 1};
+		struct met_summary m;
+		char err[1024] = "";
+		int rc = sim_run(&s, &o, &m, err, sizeof err);
+		cfg_scenario_free(&s);
+		ck_assert_msg(rc == 0, "%s", err);
+		ck_assert_uint_gt(m.migration_count, 0);
+		met_summary_free(&m);
+	}
+	char *a = th_slurp("/tmp/kvsim_phys_span_1/requests.csv");
+	char *b = th_slurp("/tmp/kvsim_phys_span_256/requests.csv");
+	ck_assert(strcmp(a, b) == 0);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* --- direction checks on real workloads ---------------------------------- */
 
 static double metric_of(const char *json, const char *base, const char *policy,
@@ -539,6 +574,7 @@ Suite *physics_suite(void)
 	tcase_add_test(tc, store_latency_adds_to_ttft);
 	tcase_add_test(tc, replicas_and_stale_views);
 	tcase_add_test(tc, swap_preemption_recomputes_less);
+	tcase_add_test(tc, spans_identical_with_faults_and_replicas);
 	tcase_add_test(tc, chat_session_affinity_recomputes_less_than_round_robin);
 	tcase_add_test(tc, mooncake_cache_aware_policies_hit_more_than_round_robin);
 	suite_add_tcase(s, tc);
