@@ -154,7 +154,7 @@ $(B)/fuzz_azure: tests/fuzz/fuzz_trace.c $(LIB_OBJ)
 $(B)/fuzz_kvsim: tests/fuzz/fuzz_trace.c $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -DFUZZ_FORMAT=TRACE_KVSIM -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
-# CI regression benchmarks: every scenario under four policies against the
+# CI regression benchmarks: every scenario under every policy against the
 # committed results/baselines/ (zero tolerance); rebaseline rewrites them.
 regress: deps
 	@$(MAKE) --no-print-directory build/kvsim

@@ -73,13 +73,14 @@ static const char usage_run[] =
     "  --quiet            no progress line and no table\n";
 
 static const char usage_compare[] =
-    "usage: kvsim compare [SCENARIO.json] --policies a,b,c [--set PATH=VALUE]...\n"
+    "usage: kvsim compare [SCENARIO.json] --policies a,b,c|all [--set PATH=VALUE]...\n"
     "                     [--seed N] [--out DIR] [--catalog FILE] [--quiet] [--no-perf]\n"
     "                     [--plot] [--report]\n"
     "\n"
     "Runs the same request stream (same seed) under each policy and prints one\n"
     "table with the policies as columns. Writes DIR/<policy>/{summary.json,\n"
-    "requests.csv} and DIR/comparison.json (default DIR: out).\n"
+    "requests.csv} and DIR/comparison.json (default DIR: out). --policies all runs\n"
+    "every policy of 'kvsim list policies'.\n"
     "Policy parameters come from router.policy_params.<policy>; the scenario's own\n"
     "policy also takes router.params. --no-perf leaves the wall-clock perf block out of\n"
     "comparison.json, so that it is byte-identical between runs (for baselines).\n"
@@ -425,11 +426,14 @@ static int cmd_compare(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	char list[1024], err[1024];
-	snprintf(list, sizeof list, "%s", o.policies);
+	if (!strcmp(o.policies, "all"))
+		pol_names(list, sizeof list); /* "a, b, c": the spaces are dropped below */
+	else
+		snprintf(list, sizeof list, "%s", o.policies);
 	const char *names[64];
 	size_t n = 0;
 	char *save = NULL;
-	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
 		if (n == 64) {
 			fprintf(stderr, "kvsim compare: at most 64 policies\n");
 			return EXIT_USAGE;
@@ -661,7 +665,7 @@ static int cmd_trace_stats(int argc, char **argv)
 		char list[1024];
 		snprintf(list, sizeof list, "%s", caches);
 		char *save = NULL;
-		for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
 			char *end;
 			errno = 0;
 			unsigned long long v = strtoull(t, &end, 10);

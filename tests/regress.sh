@@ -1,10 +1,10 @@
 #!/bin/sh
 # regress.sh: re-runs every scenario in workloads/scenarios/ under the
-# baseline policies and diffs the result against results/baselines/ with zero
+# every policy and diffs the result against results/baselines/ with zero
 # tolerance (simulated figures are deterministic). Exit 1 on any regression.
 # Usage: sh tests/regress.sh [--rebaseline]   (KVSIM=build/kvsim by default)
 KVSIM=${KVSIM:-build/kvsim}
-POLICIES=${POLICIES:-round_robin,least_loaded,session_affinity,prefix_affinity}
+POLICIES=${POLICIES:-all}
 OUT=${OUT:-out/regress}
 mode=${1:-check}
 status=0
