@@ -328,7 +328,7 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 		return -1;
 	}
 	struct thermal_cfg *t = &cl->thermal;
-	*t = (struct thermal_cfg){0, 25, 60, 0.08, 0.2, 85, 80, 0.6};
+	*t = (struct thermal_cfg){0, 25, 60, 0.07, 0.2, 85, 80, 0.6};
 	if (cfg_bool(th, "cluster.thermal", "enabled", &t->enabled, err, errlen) ||
 	    cfg_number(th, "cluster.thermal", "ambient_c", -50, 200, &t->ambient_c, err, errlen) ||
 	    cfg_number(th, "cluster.thermal", "tau_s", 1e-3, 1e6, &t->tau_s, err, errlen) ||

@@ -267,9 +267,17 @@ static void session_end(struct sim *s, struct session_rec *rec)
 
 /* --- health: the thermal model and slow-downs ---------------------------- */
 
+static double power_frac(const struct thermal_cfg *t, const struct health *h)
+{
+	if (!h->busy)
+		return t->idle_power_frac;
+	return h->throttled ? t->throttle_factor : 1.0;
+}
+
 /* First-order thermal model per node: the GPUs' temperature moves towards
  * ambient + c_per_w * P with time constant tau, P = TDP x (idle fraction,
- * or 1 while an iteration runs). Exact between busy/idle changes, which is
+ * or 1 while an iteration runs, throttle_factor while it runs throttled:
+ * lower clocks, lower power). Exact between busy/idle changes, which is
  * when this is called. Crossing throttle_c starts throttling (compute at
  * throttle_factor); falling below resume_c ends it. */
 static void thermal_advance(struct sim *s, uint32_t i)
@@ -284,8 +292,7 @@ static void thermal_advance(struct sim *s, uint32_t i)
 	h->t_ns = s->now;
 	if (!t->enabled)
 		return;
-	double frac = h->busy ? 1.0 : t->idle_power_frac;
-	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * frac;
+	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * power_frac(t, h);
 	h->temp_c = steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
 	if (!h->throttled && h->temp_c >= t->throttle_c)
 		h->throttled = 1;
@@ -300,8 +307,7 @@ static double thermal_peek(const struct sim *s, uint32_t i)
 	const struct health *h = &s->hl[i];
 	const struct thermal_cfg *t = &s->sc->cluster.thermal;
 	double dt = (double)(s->now - h->t_ns) * 1e-9;
-	double frac = h->busy ? 1.0 : t->idle_power_frac;
-	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * frac;
+	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * power_frac(t, h);
 	return steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
 }
 

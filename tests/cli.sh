@@ -182,6 +182,14 @@ head -c 200 "$T/cmp/comparison.csv" | grep -q "^policy,arrived,completed" && ok 
 [ -s "$T/run1/timeseries.csv" ] && head -1 "$T/run1/timeseries.csv" | grep -q "^time_s,node,kv_util,running,queued" && ok ||
 	bad "run wrote no timeseries.csv"
 
+# every policy at once; the thermal model fills the timeseries' temperature
+printf '{"duration_s": 30, "cluster": {"nodes": 4, "thermal": {"enabled": true}}, "workload": {"kind": "chat", "sessions_per_s": 2}}' >"$T/small.json"
+expect 0 "precise_prefix" compare "$T/small.json" --policies all --out "$T/all"
+[ "$(ls "$T/all" | grep -vc '^comparison')" -eq 11 ] && ok || bad "compare --policies all did not run 11 policies"
+awk -F, 'NR > 1 && $6 == "" { e++ } END { exit e > 0 }' "$T/all/kv_cost/timeseries.csv" && ok ||
+	bad "thermal run wrote an empty temperature column"
+expect 2 'unknown policy "al"' compare "$T/small.json" --policies al --out "$T/al"
+
 # figures and report: every figure in PNG and SVG, non-empty; the report
 # names every figure and embeds each one
 expect 0 "wrote 10 figures" plot "$T/cmp"
