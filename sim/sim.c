@@ -118,6 +118,7 @@ struct sim {
 	double offload_out, offload_in;
 	struct health *hl;
 	struct request **evac; /* scratch for a crash */
+	size_t evac_cap;
 	struct request **swq_head, **swq_tail; /* per node: swapped out, waiting for room */
 	uint32_t *epoch; /* per node: crashes so far */
 	uint32_t *swapping_in; /* per node: swap-in reloads in flight */
@@ -1116,6 +1117,18 @@ static void crash(struct sim *s, uint32_t i)
 		fail(s, "out of memory");
 	thermal_advance(s, i);
 	s->hl[i].busy = 0;
+	/* Queues may exceed their bound by requests that were in transfer
+	 * when it was checked: size the scratch by what is there. */
+	size_t need = (size_t)n->n_waiting + n->n_running + 1;
+	if (need > s->evac_cap) {
+		struct request **e = realloc(s->evac, need * sizeof *e);
+		if (!e) {
+			fail(s, "out of memory");
+			return;
+		}
+		s->evac = e;
+		s->evac_cap = need;
+	}
 	uint32_t k = node_evacuate(n, s->evac);
 	s->epoch[i]++;
 	s->swapping_in[i] = 0;
@@ -1511,8 +1524,6 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->views = calloc(s->n_replicas, sizeof *s->views);
 	s->total_out = calloc(s->n_replicas, sizeof *s->total_out);
 	s->hl = calloc(N, sizeof *s->hl);
-	s->evac = malloc(((size_t)N ? 1 : 1) * sizeof *s->evac *
-			 ((size_t)cl->engine.max_num_seqs + (size_t)sc->router.max_queue_per_node + 1));
 	s->ectx = calloc(N, sizeof *s->ectx);
 	s->swq_head = calloc(N, sizeof *s->swq_head);
 	s->swq_tail = calloc(N, sizeof *s->swq_tail);
@@ -1522,7 +1533,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->wd_nvme = calloc(s->n_servers, sizeof *s->wd_nvme);
 	s->dirty = calloc(s->n_servers, sizeof *s->dirty);
 	s->is_dirty = calloc(s->n_servers, 1);
-	if (!s->nodes || !s->views || !s->total_out || !s->hl || !s->evac || !s->ectx ||
+	if (!s->nodes || !s->views || !s->total_out || !s->hl || !s->ectx ||
 	    !s->swq_head || !s->swq_tail || !s->epoch || !s->swapping_in ||
 	    !s->wd_host || !s->wd_nvme || !s->dirty || !s->is_dirty ||
 	    flow_init(&s->net, 2 * N + 2 * s->n_servers))
