@@ -15,12 +15,27 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 		     size_t errlen)
 {
 	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_bytes", "hbm_bytes_per_s",
-					   "tdp_w",      "link",      "price_per_hour", NULL};
+					   "tdp_w",      "link",      "price_per_hour", "profile",
+					   "roofline",   NULL};
+	static const char *const roof_keys[] = {"mfu", "mbu", "knee", "op_overhead_us", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
+		return -1;
+	const cJSON *roof = cJSON_GetObjectItemCaseSensitive(e, "roofline");
+	char rp[160];
+	snprintf(rp, sizeof rp, "%s.roofline", path);
+	if (roof && (cfg_expect_object(roof, rp, err, errlen) ||
+		     cfg_check_keys(roof, rp, roof_keys, err, errlen) ||
+		     cfg_number(roof, rp, "mfu", 1e-3, 1, &g->mfu, err, errlen) ||
+		     cfg_number(roof, rp, "mbu", 1e-3, 1, &g->mbu, err, errlen) ||
+		     cfg_number(roof, rp, "knee", 0, 64, &g->knee, err, errlen) ||
+		     cfg_number(roof, rp, "op_overhead_us", 0, 1e6, &g->op_overhead_us, err, errlen)))
+		return -1;
+	if (cfg_string(e, path, "profile", g->profile, sizeof g->profile, err, errlen))
 		return -1;
 	if (is_new) {
 		for (int i = 0; keys[i]; i++) {
 			if (strcmp(keys[i], "fp8_flops") && strcmp(keys[i], "price_per_hour") &&
+			    strcmp(keys[i], "profile") && strcmp(keys[i], "roofline") &&
 			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
 				snprintf(err, errlen, "%s.%s: missing (a new GPU needs every field)", path,
 					 keys[i]);
@@ -47,13 +62,13 @@ static int parse_model(const cJSON *e, const char *path, struct cat_model *m, in
 	static const char *const keys[] = {"layers",   "hidden",         "q_heads",
 					   "kv_heads", "head_dim",       "params",
 					   "active_params", "kv_dtype_bytes", "kv_bytes_per_token",
-					   "max_context",   NULL};
+					   "max_context",   "profile", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
 		return -1;
 	if (is_new) {
 		for (int i = 0; keys[i]; i++) {
 			if (strcmp(keys[i], "kv_bytes_per_token") && strcmp(keys[i], "active_params") &&
-			    strcmp(keys[i], "kv_dtype_bytes") &&
+			    strcmp(keys[i], "kv_dtype_bytes") && strcmp(keys[i], "profile") &&
 			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
 				snprintf(err, errlen, "%s.%s: missing (a new model needs it)", path,
 					 keys[i]);
@@ -64,6 +79,8 @@ static int parse_model(const cJSON *e, const char *path, struct cat_model *m, in
 	}
 	int64_t v;
 	double kvpt = -1;
+	if (cfg_string(e, path, "profile", m->profile, sizeof m->profile, err, errlen))
+		return -1;
 #define INTF(field, lo, hi)                                                                        \
 	v = m->field;                                                                              \
 	if (cfg_int(e, path, #field, lo, hi, &v, err, errlen))                                     \

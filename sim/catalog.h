@@ -15,6 +15,9 @@ struct cat_gpu {
 	double tdp_w;
 	double price_per_hour; /* USD per GPU-hour, for planning (0: unknown) */
 	char link[CAT_NAME_LEN]; /* scale-up link between GPUs of a server */
+	char profile[CAT_NAME_LEN]; /* Vidur profile folder (compute/<profile>/...), or "" */
+	/* The calibrated roofline (kvsim calibrate); mfu 0 = not calibrated. */
+	double mfu, mbu, knee, op_overhead_us;
 };
 
 struct cat_model {
@@ -24,6 +27,7 @@ struct cat_model {
 	int kv_dtype_bytes;
 	double kv_bytes_per_token; /* derived unless given (MLA) */
 	int max_context;           /* tokens */
+	char profile[96];          /* Vidur profile "<org>/<model>", or "" */
 };
 
 struct cat_link {

@@ -12,6 +12,7 @@
 
 #include "sim/cfg.h"
 #include "sim/embedded.h"
+#include "sim/profile.h"
 
 char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen)
 {
@@ -180,6 +181,48 @@ static int pick_link(const struct catalog *cat, const cJSON *links, const char *
 	return 0;
 }
 
+/* cost_model.kind "profile": the model's Vidur mlp.csv for this GPU, read
+ * at load so that a missing or bad file fails validation. */
+static int cost_profile_load(struct scenario *s, char *err, size_t errlen)
+{
+	struct cluster_cfg *cl = &s->cluster;
+	if (!cl->gpu->profile[0] || !cl->model->profile[0]) {
+		snprintf(err, errlen, "cluster.cost_model.kind: \"profile\" needs Vidur profiles of %s "
+				      "on %s; the catalog names none (kvsim list gpus|models show which "
+				      "have them)",
+			 cl->model->name, cl->gpu->name);
+		return -1;
+	}
+	if (cl->dtype != DTYPE_BF16) {
+		snprintf(err, errlen, "cluster.cost_model.kind: the profiles are FP16; \"profile\" "
+				      "needs cluster.dtype bf16");
+		return -1;
+	}
+	char path[2400];
+	snprintf(path, sizeof path, "%s/compute/%s/%s/mlp.csv", cl->cost.profiles, cl->gpu->profile,
+		 cl->model->profile);
+	struct profile *p = calloc(1, sizeof *p);
+	char inner[1024];
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (prof_read(p, path, inner, sizeof inner)) {
+		snprintf(err, errlen, "cluster.cost_model: %s", inner);
+		free(p);
+		return -1;
+	}
+	if (!prof_series_for(p, cl->tp)) {
+		snprintf(err, errlen, "cluster.cost_model: %s has no tensor-parallel degree %d", path,
+			 cl->tp);
+		prof_free(p);
+		free(p);
+		return -1;
+	}
+	cl->cost.profile = p;
+	return 0;
+}
+
 static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
@@ -191,10 +234,11 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	    "kv_block_tokens", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens",
 	    "prefix_caching",  "preemption",             "activation_reserve_gib",
 	    "max_span_iterations", NULL};
-	static const char *const cost_keys[] = {"kind", "mfu", "mbu", "overhead_ms",
-						"base_ms", "per_token_ms", NULL};
+	static const char *const cost_keys[] = {"kind",    "mfu",	   "mbu",
+						"overhead_ms", "base_ms", "per_token_ms",
+						"knee",    "op_overhead_us", "profiles", NULL};
 	static const char *const dtypes[] = {"bf16", "fp8", NULL};
-	static const char *const cost_kinds[] = {"roofline", "fixed", NULL};
+	static const char *const cost_kinds[] = {"roofline", "fixed", "profile", NULL};
 	static const char *const preempt_modes[] = {"recompute", "swap", NULL};
 	struct cluster_cfg *cl = &s->cluster;
 	if (cfg_check_keys(c, "cluster", keys, err, errlen))
@@ -286,8 +330,14 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	const cJSON *cm = sub(c, "cost_model");
 	struct cost_cfg *co = &cl->cost;
 	int kind = COST_ROOFLINE;
-	co->mfu = 0.7;
-	co->mbu = 0.8;
+	/* The GPU's calibrated roofline when it has one, else DESIGN's
+	 * defaults with a plain max. */
+	const struct cat_gpu *gp = cl->gpu;
+	co->mfu = gp->mfu > 0 ? gp->mfu : 0.7;
+	co->mbu = gp->mfu > 0 ? gp->mbu : 0.8;
+	co->knee = gp->mfu > 0 ? gp->knee : 0;
+	co->op_overhead_us = gp->mfu > 0 ? gp->op_overhead_us : 0;
+	snprintf(co->profiles, sizeof co->profiles, "../shared/profiles/vidur");
 	co->overhead_ms = 2.0;
 	co->base_ms = 5.0;
 	co->per_token_ms = 0.0;
@@ -299,9 +349,16 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 		       errlen) ||
 	    cfg_number(cm, "cluster.cost_model", "base_ms", 0, 1e6, &co->base_ms, err, errlen) ||
 	    cfg_number(cm, "cluster.cost_model", "per_token_ms", 0, 1e6, &co->per_token_ms, err,
+		       errlen) ||
+	    cfg_number(cm, "cluster.cost_model", "knee", 0, 64, &co->knee, err, errlen) ||
+	    cfg_number(cm, "cluster.cost_model", "op_overhead_us", 0, 1e6, &co->op_overhead_us, err,
+		       errlen) ||
+	    cfg_string(cm, "cluster.cost_model", "profiles", co->profiles, sizeof co->profiles, err,
 		       errlen))
 		return -1;
 	co->kind = (enum cost_kind)kind;
+	if (co->kind == COST_PROFILE && cost_profile_load(s, err, errlen))
+		return -1;
 	if (co->kind == COST_FIXED && co->base_ms + co->per_token_ms <= 0) {
 		snprintf(err, errlen, "cluster.cost_model: a fixed cost model needs base_ms or "
 				      "per_token_ms above 0");
@@ -594,6 +651,11 @@ fail:
 
 void cfg_scenario_free(struct scenario *s)
 {
+	if (s->cluster.cost.profile) {
+		prof_free(s->cluster.cost.profile);
+		free(s->cluster.cost.profile);
+		s->cluster.cost.profile = NULL;
+	}
 	catalog_free(&s->cat);
 	cJSON_Delete(s->router.params);
 	cJSON_Delete(s->workload);

@@ -9,7 +9,7 @@
 
 struct cJSON;
 
-enum cost_kind { COST_ROOFLINE, COST_FIXED };
+enum cost_kind { COST_ROOFLINE, COST_FIXED, COST_PROFILE };
 enum migration_mode { MIG_AUTO, MIG_TRANSFER, MIG_RECOMPUTE };
 enum dtype_kind { DTYPE_BF16, DTYPE_FP8 };
 
@@ -53,6 +53,9 @@ struct fault_cfg {
 struct cost_cfg {
 	enum cost_kind kind;
 	double mfu, mbu, overhead_ms; /* roofline */
+	double knee, op_overhead_us;  /* calibrated roofline (knee 0: plain max) */
+	char profiles[1024];          /* profile: the Vidur data folder */
+	struct profile *profile;      /* profile: the model's mlp.csv, loaded */
 	double base_ms, per_token_ms; /* fixed */
 };
 

@@ -2,8 +2,11 @@
 #include "sim/cost.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "sim/calibrate.h"
 #include "sim/config.h"
+#include "sim/profile.h"
 
 void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weight_bytes)
 {
@@ -25,6 +28,11 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 	cm->act_bytes_per_token = 2.0 * m->hidden;
 	cm->link_bytes_per_s = cl->intra_server->bytes_per_s;
 	cm->link_latency_s = cl->intra_server->latency_s;
+	cm->knee = cl->cost.knee;
+	cm->op_overhead_s = cl->cost.op_overhead_us * 1e-6;
+	cm->prof = cl->cost.kind == COST_PROFILE && cl->cost.profile
+			   ? prof_series_for(cl->cost.profile, cl->tp)
+			   : NULL;
 }
 
 void cost_add_prefill(struct cost_batch *b, double n, double c)
@@ -43,19 +51,58 @@ void cost_add_decode(struct cost_batch *b, double k)
 	b->decodes++;
 }
 
-static double compute_s(const struct cost_model *cm, const struct cost_batch *b)
+/* max(a, b) when knee is 0, else (a^knee + b^knee)^(1/knee). */
+static double smooth_max(double a, double b, double knee)
 {
-	double flops = cm->flops_per_token * b->new_tokens + cm->attn_flops_per_pair * b->attn_pairs;
-	double bytes = cm->weight_bytes + cm->kv_bytes_per_token * b->kv_tokens;
-	double t = fmax(flops / cm->flops_per_s, bytes / cm->bytes_per_s);
+	double hi = fmax(a, b), lo = fmin(a, b);
+	if (knee <= 0 || hi <= 0)
+		return hi;
+	return hi * pow(1.0 + pow(lo / hi, knee), 1.0 / knee);
+}
+
+void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p)
+{
+	memset(p, 0, sizeof *p);
+	if (cm->fixed) {
+		p->overhead_s = cm->base_s;
+		p->compute_s = p->combined_s = cm->per_token_s * b->new_tokens;
+		p->total_s = p->overhead_s + p->combined_s;
+		return;
+	}
+	double attn_flops = cm->attn_flops_per_pair * b->attn_pairs;
+	double kv_bytes = cm->kv_bytes_per_token * b->kv_tokens;
+	if (cm->prof) {
+		/* Measured layers (all operators but attention, per GPU of the
+		 * tp group) plus attention from the roofline. */
+		p->compute_s = attn_flops / cm->flops_per_s;
+		p->memory_s = kv_bytes / cm->bytes_per_s;
+		double layer = prof_interp(cm->prof, PROF_LAYER, b->new_tokens);
+		double emb = prof_interp(cm->prof, PROF_EMB, b->new_tokens);
+		p->combined_s = cm->layers * layer + emb + smooth_max(p->compute_s, p->memory_s, cm->knee);
+	} else {
+		double flops = cm->flops_per_token * b->new_tokens + attn_flops;
+		double bytes = cm->weight_bytes + kv_bytes;
+		p->compute_s = flops / cm->flops_per_s;
+		p->memory_s = bytes / cm->bytes_per_s;
+		p->combined_s = smooth_max(p->compute_s, p->memory_s, cm->knee);
+		p->kernels_s = (double)cm->layers * COST_KERNELS_PER_LAYER * cm->op_overhead_s;
+	}
 	if (cm->tp > 1) {
 		/* Ring all-reduce of the layer's activations, twice per layer. */
 		double msg = cm->act_bytes_per_token * b->new_tokens;
 		double one = cm->link_latency_s +
 			     2.0 * (cm->tp - 1) / cm->tp * msg / cm->link_bytes_per_s;
-		t += 2.0 * cm->layers * one;
+		p->comm_s = 2.0 * cm->layers * one;
 	}
-	return t;
+	p->overhead_s = cm->overhead_s;
+	p->total_s = p->combined_s + p->kernels_s + p->comm_s + p->overhead_s;
+}
+
+static double compute_s(const struct cost_model *cm, const struct cost_batch *b)
+{
+	struct cost_parts p;
+	cost_parts(cm, b, &p);
+	return p.combined_s + p.comm_s; /* the fixed per-iteration costs excluded */
 }
 
 double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b)

@@ -29,6 +29,25 @@ struct cost_model {
 	int tp, layers;
 	double act_bytes_per_token;  /* hidden * 2 (bf16 activations) */
 	double link_bytes_per_s, link_latency_s;
+	/* calibrated roofline: smooth max with exponent knee (0: plain max),
+	 * plus op_overhead_s per kernel, COST_KERNELS_PER_LAYER per layer */
+	double knee, op_overhead_s;
+	/* profile: measured per-layer operator times for this tp (NULL: roofline) */
+	const struct prof_series *prof;
+};
+
+/* Kernels per transformer layer that pay the fixed launch cost: the four
+ * linear projections plus two norms, rope, the activation and the add. */
+#define COST_KERNELS_PER_LAYER 9
+
+/* An iteration's time, term by term (seconds). */
+struct cost_parts {
+	double compute_s, memory_s; /* FLOPs / (peak x mfu), bytes / (bandwidth x mbu) */
+	double combined_s;          /* their (smooth) maximum, or the profile's layers */
+	double kernels_s;           /* fixed per-kernel cost */
+	double comm_s;              /* tensor-parallel all-reduces */
+	double overhead_s;          /* the engine's fixed per-iteration overhead */
+	double total_s;
 };
 
 /* weight_bytes: bytes of weights one replica reads per iteration. */
@@ -42,6 +61,8 @@ static inline void cost_batch_clear(struct cost_batch *b)
 void cost_add_prefill(struct cost_batch *b, double n, double c);
 /* Adds a decode step attending over k tokens (the new one included). */
 void cost_add_decode(struct cost_batch *b, double k);
+/* The iteration's time split into its terms. */
+void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p);
 /* Iteration time in seconds, and rounded to integer nanoseconds (>= 1). */
 double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b);
 int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *b);

@@ -13,6 +13,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "policies/policy.h"
+#include "sim/commands.h"
 #include "results/diff.h"
 #include "results/metrics.h"
 #include "results/report.h"
@@ -42,6 +43,8 @@ static const char usage_main[] =
     "                             regression)\n"
     "  trace stats FILE           what a trace holds and how much a cache reuses\n"
     "  trace gen SCENARIO --out F write a scenario's requests as a kvsim trace\n"
+    "  cost --gpu G --model M     one iteration's predicted time, term by term\n"
+    "  calibrate                  fit the roofline to measured operator profiles\n"
     "  version                    print the version\n"
     "\n"
     "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n"
@@ -1511,6 +1514,10 @@ int main(int argc, char **argv)
 		return cmd_sweep(argc - 2, argv + 2);
 	if (!strcmp(cmd, "plan"))
 		return cmd_plan(argc - 2, argv + 2);
+	if (!strcmp(cmd, "cost"))
+		return cmd_cost(argc - 2, argv + 2);
+	if (!strcmp(cmd, "calibrate"))
+		return cmd_calibrate(argc - 2, argv + 2);
 	fprintf(stderr, "kvsim: unknown command \"%s\"\n\n%s", cmd, usage_main);
 	return EXIT_USAGE;
 }

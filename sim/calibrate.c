@@ -1,0 +1,225 @@
+/* calibrate: GSL nonlinear least squares over Vidur's linear-operator times. */
+#include "sim/calibrate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dirent.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#include "sim/profile.h"
+
+double cal_time(const struct roof_params *rp, double peak, double bw, double flops, double bytes,
+		int n_ops)
+{
+	double tc = flops / (peak * rp->mfu), tm = bytes / (bw * rp->mbu), t;
+	if (rp->knee <= 0 || rp->knee > 64) {
+		t = fmax(tc, tm);
+	} else {
+		/* Scaled so that large ratios do not overflow. */
+		double hi = fmax(tc, tm), lo = fmin(tc, tm);
+		t = hi > 0 ? hi * pow(1.0 + pow(lo / hi, rp->knee), 1.0 / rp->knee) : 0;
+	}
+	return t + n_ops * rp->op_overhead_s;
+}
+
+int cal_points(const struct profile *p, int model, struct cal_point **pts, size_t *n, size_t *cap)
+{
+	double h = p->n_embd, e = p->n_expanded_embd, hd = h / p->n_head;
+	double qkv_out = (p->n_head + 2.0 * p->n_kv_head) * hd, up_out = e * (p->gated ? 2.0 : 1.0);
+	for (int k = 0; k < p->n_series; k++) {
+		const struct prof_series *s = &p->series[k];
+		double w = prof_linear_params(p, s->tp), tp = s->tp;
+		for (size_t i = 0; i < s->n; i++) {
+			if (*n == *cap) {
+				size_t c = *cap ? 2 * *cap : 4096;
+				struct cal_point *q = realloc(*pts, c * sizeof *q);
+				if (!q)
+					return -1;
+				*pts = q;
+				*cap = c;
+			}
+			double N = s->tokens[i];
+			/* bf16: 2 bytes per weight and per activation read or written:
+			 * each GEMM reads its input and writes its output. */
+			double act = N * ((h + qkv_out / tp) + (h / tp + h) + (h + up_out / tp) +
+					  (e / tp + h));
+			(*pts)[(*n)++] = (struct cal_point){2.0 * N * w, 2.0 * w + 2.0 * act,
+							    s->linear_s[i], s->tp, N, model};
+		}
+	}
+	return 0;
+}
+
+struct fit_data {
+	const struct cal_point *pts;
+	size_t n;
+	double peak, bw;
+};
+
+/* x = (logit mfu, logit mbu, log knee-1, op overhead in us). */
+static void unpack(const gsl_vector *x, struct roof_params *rp)
+{
+	rp->mfu = 1.0 / (1.0 + exp(-gsl_vector_get(x, 0)));
+	rp->mbu = 1.0 / (1.0 + exp(-gsl_vector_get(x, 1)));
+	rp->knee = 1.0 + exp(gsl_vector_get(x, 2));
+	rp->op_overhead_s = fabs(gsl_vector_get(x, 3)) * 1e-6;
+}
+
+static int residuals(const gsl_vector *x, void *ctx, gsl_vector *f)
+{
+	const struct fit_data *d = ctx;
+	struct roof_params rp;
+	unpack(x, &rp);
+	for (size_t i = 0; i < d->n; i++) {
+		const struct cal_point *p = &d->pts[i];
+		double t = cal_time(&rp, d->peak, d->bw, p->flops, p->bytes, CAL_LINEAR_OPS);
+		gsl_vector_set(f, i, (t - p->t) / p->t);
+	}
+	return GSL_SUCCESS;
+}
+
+int cal_fit(const struct cal_point *pts, size_t n, double peak, double bw, struct roof_params *out,
+	    char *err, size_t errlen)
+{
+	if (n < 8) {
+		snprintf(err, errlen, "calibration needs at least 8 points, got %zu", n);
+		return -1;
+	}
+	struct fit_data d = {pts, n, peak, bw};
+	gsl_multifit_nlinear_fdf fdf;
+	memset(&fdf, 0, sizeof fdf);
+	fdf.f = residuals;
+	fdf.df = NULL; /* finite differences */
+	fdf.n = n;
+	fdf.p = 4;
+	fdf.params = &d;
+	gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
+	gsl_multifit_nlinear_workspace *w =
+	    gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, n, 4);
+	gsl_vector *x = gsl_vector_alloc(4);
+	if (!w || !x) {
+		if (w)
+			gsl_multifit_nlinear_free(w);
+		if (x)
+			gsl_vector_free(x);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* Start: DESIGN's 0.7 / 0.8, knee 2, 5 us per kernel. */
+	gsl_vector_set(x, 0, log(0.7 / 0.3));
+	gsl_vector_set(x, 1, log(0.8 / 0.2));
+	gsl_vector_set(x, 2, 0.0);
+	gsl_vector_set(x, 3, 5.0);
+	gsl_multifit_nlinear_init(x, &fdf, w);
+	int info;
+	int status = gsl_multifit_nlinear_driver(500, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+	unpack(gsl_multifit_nlinear_position(w), out);
+	gsl_multifit_nlinear_free(w);
+	gsl_vector_free(x);
+	if (status != GSL_SUCCESS && status != GSL_EMAXITER) {
+		snprintf(err, errlen, "calibration did not converge: %s", gsl_strerror(status));
+		return -1;
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted subdirectory names of path (NULL-terminated), or NULL. */
+static char **subdirs(const char *path, int *n)
+{
+	DIR *d = opendir(path);
+	*n = 0;
+	if (!d)
+		return NULL;
+	char **v = NULL;
+	int cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (*n + 1 >= cap) {
+			cap = cap ? 2 * cap : 16;
+			char **w = realloc(v, (size_t)cap * sizeof *w);
+			if (!w)
+				break;
+			v = w;
+		}
+		v[(*n)++] = strdup(e->d_name);
+	}
+	closedir(d);
+	if (v)
+		qsort(v, (size_t)*n, sizeof *v, cmp_str);
+	return v;
+}
+
+static void free_list(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int cal_load_gpu(const char *dir, const char *gpu, struct cal_point **pts, size_t *n,
+		 char ***names, int *n_names, char *err, size_t errlen)
+{
+	char path[4096];
+	size_t cap = 0;
+	*pts = NULL;
+	*n = 0;
+	*names = NULL;
+	*n_names = 0;
+	snprintf(path, sizeof path, "%s/compute/%s", dir, gpu);
+	int n_org;
+	char **orgs = subdirs(path, &n_org);
+	if (!orgs) {
+		snprintf(err, errlen, "%s: no such folder (expected Vidur profiles: "
+				      "compute/<gpu>/<org>/<model>/mlp.csv)",
+			 path);
+		return -1;
+	}
+	int rc = 0;
+	for (int i = 0; i < n_org && !rc; i++) {
+		snprintf(path, sizeof path, "%s/compute/%s/%s", dir, gpu, orgs[i]);
+		int n_mod;
+		char **mods = subdirs(path, &n_mod);
+		for (int j = 0; mods && j < n_mod && !rc; j++) {
+			snprintf(path, sizeof path, "%s/compute/%s/%s/%s/mlp.csv", dir, gpu, orgs[i],
+				 mods[j]);
+			struct profile p;
+			if (prof_read(&p, path, err, errlen)) {
+				rc = -1;
+				break;
+			}
+			char **w = realloc(*names, (size_t)(*n_names + 1) * sizeof *w);
+			char name[512];
+			snprintf(name, sizeof name, "%s/%s", orgs[i], mods[j]);
+			if (!w || cal_points(&p, *n_names, pts, n, &cap)) {
+				if (w)
+					*names = w;
+				snprintf(err, errlen, "out of memory");
+				rc = -1;
+			} else {
+				*names = w;
+				(*names)[(*n_names)++] = strdup(name);
+			}
+			prof_free(&p);
+		}
+		free_list(mods, n_mod);
+	}
+	free_list(orgs, n_org);
+	if (!rc && *n == 0) {
+		snprintf(err, errlen, "%s/compute/%s: no mlp.csv found", dir, gpu);
+		rc = -1;
+	}
+	return rc;
+}

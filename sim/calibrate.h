@@ -1,0 +1,44 @@
+/* calibrate: fitting the roofline's efficiencies to measured operator times. */
+#ifndef KVSIM_CALIBRATE_H
+#define KVSIM_CALIBRATE_H
+
+#include <stddef.h>
+
+struct profile;
+
+/* The calibrated roofline of one layer's linear operators:
+ *   t = n_ops * op_overhead + ((F / (peak * mfu))^knee + (B / (bw * mbu))^knee)^(1 / knee)
+ * a smooth maximum of the compute and memory times (knee -> infinity is
+ * the plain roofline max) plus a fixed cost per kernel. */
+struct roof_params {
+	double mfu, mbu, knee, op_overhead_s;
+};
+
+/* One measured point: a layer's linear operators at some token count. */
+struct cal_point {
+	double flops, bytes, t; /* per GPU; t in seconds */
+	int tp;
+	double tokens;
+	int model; /* index of the profile it came from */
+};
+
+#define CAL_LINEAR_OPS 4
+
+/* The smooth roofline time of flops and bytes with n_ops kernels. */
+double cal_time(const struct roof_params *rp, double peak, double bw, double flops, double bytes,
+		int n_ops);
+/* Appends every point of p (bf16 weights and activations) to *pts. */
+int cal_points(const struct profile *p, int model, struct cal_point **pts, size_t *n, size_t *cap);
+/* Least-squares fit of relative error (GSL multifit_nlinear, trust region
+ * with Levenberg-Marquardt steps) from a fixed start: deterministic.
+ * mfu and mbu are kept in (0, 1]. 0, or -1 with err. */
+int cal_fit(const struct cal_point *pts, size_t n, double peak, double bw, struct roof_params *out,
+	    char *err, size_t errlen);
+
+/* Every mlp.csv under DIR/compute/<gpu>/<org>/<model>/, sorted by path,
+ * read into points (model = index in *names, which gets "<org>/<model>";
+ * caller frees names[i], names, and *pts). 0, or -1 with err. */
+int cal_load_gpu(const char *dir, const char *gpu, struct cal_point **pts, size_t *n,
+		 char ***names, int *n_names, char *err, size_t errlen);
+
+#endif
