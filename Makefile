@@ -23,7 +23,7 @@ EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalo
             kv_plot_node_timeline=plot/node_timeline.gp kv_plot_tokens=plot/tokens.gp \
             kv_plot_counts=plot/counts.gp kv_plot_latency_load=plot/latency_load.gp
 
-.PHONY: all deps deps-fuzz run check test bench clean help regress rebaseline plot check-asan check-valgrind fuzz FORCE
+.PHONY: all deps deps-fuzz run check test bench validate clean help regress rebaseline plot check-asan check-valgrind fuzz FORCE
 all: $(B)/kvsim
 
 help:
@@ -32,6 +32,7 @@ help:
 	@echo "make run     compare four policies on the default scenario"
 	@echo "make check   build and run every test"
 	@echo "make bench   performance figures (1M-request chat run)"
+	@echo "make validate  regenerate VALIDATION.md (accuracy vs measurements)"
 	@echo "make regress re-run the scenarios and diff against results/baselines/"
 	@echo "make rebaseline  rewrite results/baselines/ from a fresh run"
 	@echo "make plot OUT=DIR  figures for a 'kvsim compare' output folder"
@@ -82,6 +83,9 @@ $(B)/kvsim: $(B)/obj/sim/main.o $(LIB_OBJ)
 $(B)/check_kvsim: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
+$(B)/validate: $(B)/obj/sim/tools/validate.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 $(B)/bench: $(B)/obj/sim/tools/bench.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -101,6 +105,12 @@ test: $(B)/kvsim $(B)/check_kvsim
 bench: deps
 	@$(MAKE) --no-print-directory build/bench
 	build/bench
+
+# VALIDATION.md: predictions vs measurements, published figures and theory
+# (reads ../shared/profiles and ../shared/traces; about a minute).
+validate: deps
+	@$(MAKE) --no-print-directory build/validate
+	build/validate
 
 # The suite under AddressSanitizer + UndefinedBehaviorSanitizer (leaks too),
 # built apart in build/asan. CI runs it.

@@ -9,6 +9,7 @@
 #include <dirent.h>
 
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_fit.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 
@@ -221,5 +222,90 @@ int cal_load_gpu(const char *dir, const char *gpu, struct cal_point **pts, size_
 		snprintf(err, errlen, "%s/compute/%s: no mlp.csv found", dir, gpu);
 		rc = -1;
 	}
+	return rc;
+}
+
+int cal_collective(const char *csv, int workers, double min_bytes, double *alpha_s,
+		   double *beta_s_per_byte, double *mape, int *n_rows, char *err, size_t errlen)
+{
+	FILE *f = fopen(csv, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open", csv);
+		return -1;
+	}
+	char line[2048];
+	size_t n = 0, cap = 0;
+	double *x = NULL, *y = NULL, *w = NULL;
+	int lineno = 1, rc = 0;
+	if (!fgets(line, sizeof line, f)) {
+		snprintf(err, errlen, "%s: empty file", csv);
+		fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof line, f)) {
+		lineno++;
+		/* ,min,max,mean,median,std,rank,num_workers,size,collective,devices_per_node,... */
+		char *fl[16];
+		int nf = 0;
+		for (char *p = line; nf < 16;) {
+			fl[nf++] = p;
+			p = strchr(p, ',');
+			if (!p)
+				break;
+			*p++ = 0;
+		}
+		if (nf < 11) {
+			snprintf(err, errlen, "%s:%d: %d fields, expected at least 11", csv, lineno, nf);
+			rc = -1;
+			break;
+		}
+		double med = atof(fl[4]) * 1e-3, size = atof(fl[8]);
+		if (atoi(fl[7]) != workers || atoi(fl[10]) != workers || med <= 0 || size <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			double *a = realloc(x, cap * sizeof *a), *b = a ? realloc(y, cap * sizeof *b) : NULL,
+			       *c = b ? realloc(w, cap * sizeof *c) : NULL;
+			if (a)
+				x = a;
+			if (b)
+				y = b;
+			if (c)
+				w = c;
+			if (!a || !b || !c) {
+				snprintf(err, errlen, "out of memory");
+				rc = -1;
+				break;
+			}
+		}
+		x[n] = size;
+		y[n] = med;
+		w[n] = 1.0 / (med * med);
+		n++;
+	}
+	fclose(f);
+	if (!rc && n < 2) {
+		snprintf(err, errlen, "%s: fewer than 2 intra-node rows with %d workers", csv, workers);
+		rc = -1;
+	}
+	if (!rc) {
+		double c0, c1, cov00, cov01, cov11, chisq;
+		gsl_fit_wlinear(x, 1, w, 1, y, 1, n, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
+		*alpha_s = c0;
+		*beta_s_per_byte = c1;
+		double sum = 0;
+		int k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (x[i] < min_bytes)
+				continue;
+			sum += fabs(c0 + c1 * x[i] - y[i]) / y[i];
+			k++;
+		}
+		*mape = k ? sum / k : 0;
+		*n_rows = k;
+	}
+	free(x);
+	free(y);
+	free(w);
 	return rc;
 }

@@ -40,5 +40,12 @@ int cal_fit(const struct cal_point *pts, size_t n, double peak, double bw, struc
  * caller frees names[i], names, and *pts). 0, or -1 with err. */
 int cal_load_gpu(const char *dir, const char *gpu, struct cal_point **pts, size_t *n,
 		 char ***names, int *n_names, char *err, size_t errlen);
+/* A least-squares line t = alpha + beta * bytes (weights 1/t^2: relative
+ * error) through the intra-node rows (devices_per_node == num_workers ==
+ * workers) of a Vidur all_reduce.csv or send_recv.csv. *mape gets the
+ * line's mean absolute percentage error over rows of at least min_bytes.
+ * 0, or -1 with err (FILE:LINE for bad rows). */
+int cal_collective(const char *csv, int workers, double min_bytes, double *alpha_s,
+		   double *beta_s_per_byte, double *mape, int *n_rows, char *err, size_t errlen);
 
 #endif

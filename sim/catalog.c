@@ -16,7 +16,7 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 {
 	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_bytes", "hbm_bytes_per_s",
 					   "tdp_w",      "link",      "price_per_hour", "profile",
-					   "roofline",   NULL};
+					   "roofline",   "allreduce", NULL};
 	static const char *const roof_keys[] = {"mfu", "mbu", "knee", "op_overhead_us", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
 		return -1;
@@ -32,10 +32,33 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 		return -1;
 	if (cfg_string(e, path, "profile", g->profile, sizeof g->profile, err, errlen))
 		return -1;
+	const cJSON *ar = cJSON_GetObjectItemCaseSensitive(e, "allreduce");
+	if (ar) {
+		snprintf(rp, sizeof rp, "%s.allreduce", path);
+		if (cfg_expect_object(ar, rp, err, errlen))
+			return -1;
+		for (const cJSON *c = ar->child; c; c = c->next) {
+			if (c->string[0] == '_')
+				continue;
+			int tp = atoi(c->string);
+			if (tp < 2 || tp > 8 || !cJSON_IsArray(c) || cJSON_GetArraySize(c) != 2 ||
+			    !cJSON_IsNumber(cJSON_GetArrayItem(c, 0)) ||
+			    !cJSON_IsNumber(cJSON_GetArrayItem(c, 1)) ||
+			    cJSON_GetArrayItem(c, 1)->valuedouble <= 0) {
+				snprintf(err, errlen, "%s.%s: expected a group size 2-8 with [latency_us, "
+						      "us_per_MiB > 0]",
+					 rp, c->string);
+				return -1;
+			}
+			g->ar_alpha_s[tp] = cJSON_GetArrayItem(c, 0)->valuedouble * 1e-6;
+			g->ar_beta_s_per_byte[tp] = cJSON_GetArrayItem(c, 1)->valuedouble * 1e-6 / 1048576.0;
+		}
+	}
 	if (is_new) {
 		for (int i = 0; keys[i]; i++) {
 			if (strcmp(keys[i], "fp8_flops") && strcmp(keys[i], "price_per_hour") &&
 			    strcmp(keys[i], "profile") && strcmp(keys[i], "roofline") &&
+			    strcmp(keys[i], "allreduce") &&
 			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
 				snprintf(err, errlen, "%s.%s: missing (a new GPU needs every field)", path,
 					 keys[i]);

@@ -18,6 +18,9 @@ struct cat_gpu {
 	char profile[CAT_NAME_LEN]; /* Vidur profile folder (compute/<profile>/...), or "" */
 	/* The calibrated roofline (kvsim calibrate); mfu 0 = not calibrated. */
 	double mfu, mbu, knee, op_overhead_us;
+	/* Calibrated intra-server all-reduce by group size (index tp <= 8):
+	 * alpha + beta * bytes; beta 0 = none (the link model is used). */
+	double ar_alpha_s[9], ar_beta_s_per_byte[9];
 };
 
 struct cat_model {

@@ -292,6 +292,29 @@ int cmd_calibrate(int argc, char **argv)
 				}
 			}
 		}
+		/* Intra-server all-reduce: a line per group size. */
+		char csv[4096];
+		snprintf(csv, sizeof csv, "%s/network/%s_dgx/all_reduce.csv", dir, gp->profile);
+		if (json)
+			printf(",\"%s_allreduce\":{", gp->profile);
+		else
+			printf("  \"allreduce\" (from %s, tp: [latency_us, us_per_MiB]):\n", csv);
+		for (int tp = 2, k = 0; tp <= 8 && !rc; tp *= 2, k++) {
+			double a, b, mape;
+			int rows;
+			if (cal_collective(csv, tp, 1048576, &a, &b, &mape, &rows, err, sizeof err)) {
+				fprintf(stderr, "kvsim calibrate: %s\n", err);
+				rc = 2;
+				break;
+			}
+			if (json)
+				printf("%s\"%d\":[%.3f,%.3f]", k ? "," : "", tp, a * 1e6, b * 1e6 * 1048576);
+			else
+				printf("    \"%d\": [%.3f, %.3f]   MAPE %.1f%% over %d messages >= 1 MiB\n",
+				       tp, a * 1e6, b * 1e6 * 1048576, 100 * mape, rows);
+		}
+		if (json)
+			printf("}");
 		fitted++;
 		for (int m = 0; m < n_names; m++)
 			free(names[m]);

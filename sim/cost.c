@@ -28,6 +28,8 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 	cm->act_bytes_per_token = 2.0 * m->hidden;
 	cm->link_bytes_per_s = cl->intra_server->bytes_per_s;
 	cm->link_latency_s = cl->intra_server->latency_s;
+	cm->ar_alpha_s = cl->tp <= 8 ? g->ar_alpha_s[cl->tp] : 0;
+	cm->ar_beta_s_per_byte = cl->tp <= 8 ? g->ar_beta_s_per_byte[cl->tp] : 0;
 	cm->knee = cl->cost.knee;
 	cm->op_overhead_s = cl->cost.op_overhead_us * 1e-6;
 	cm->prof = cl->cost.kind == COST_PROFILE && cl->cost.profile
@@ -90,8 +92,10 @@ void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct 
 	if (cm->tp > 1) {
 		/* Ring all-reduce of the layer's activations, twice per layer. */
 		double msg = cm->act_bytes_per_token * b->new_tokens;
-		double one = cm->link_latency_s +
-			     2.0 * (cm->tp - 1) / cm->tp * msg / cm->link_bytes_per_s;
+		double one = cm->ar_beta_s_per_byte > 0
+				 ? cm->ar_alpha_s + cm->ar_beta_s_per_byte * msg /* measured NCCL */
+				 : cm->link_latency_s +
+				       2.0 * (cm->tp - 1) / cm->tp * msg / cm->link_bytes_per_s;
 		p->comm_s = 2.0 * cm->layers * one;
 	}
 	p->overhead_s = cm->overhead_s;
@@ -109,7 +113,9 @@ double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b)
 {
 	if (cm->fixed)
 		return cm->base_s + cm->per_token_s * b->new_tokens;
-	return compute_s(cm, b) + cm->overhead_s;
+	struct cost_parts p;
+	cost_parts(cm, b, &p);
+	return p.total_s;
 }
 
 int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *b)

@@ -29,6 +29,7 @@ struct cost_model {
 	int tp, layers;
 	double act_bytes_per_token;  /* hidden * 2 (bf16 activations) */
 	double link_bytes_per_s, link_latency_s;
+	double ar_alpha_s, ar_beta_s_per_byte; /* calibrated all-reduce (beta 0: none) */
 	/* calibrated roofline: smooth max with exponent knee (0: plain max),
 	 * plus op_overhead_s per kernel, COST_KERNELS_PER_LAYER per layer */
 	double knee, op_overhead_s;

@@ -36,9 +36,13 @@ void prof_free(struct profile *p)
 	memset(p, 0, sizeof *p);
 }
 
-/* Splits a CSV line in place (no quoting in these files). */
+/* Splits a CSV line in place (no quoting in these files; a CRLF line end
+ * is accepted). */
 static int split(char *line, char **f, int max)
 {
+	size_t len = strlen(line);
+	if (len && line[len - 1] == '\r')
+		line[len - 1] = 0;
 	int n = 0;
 	for (char *s = line;; s++) {
 		if (n < max)

@@ -13,11 +13,14 @@ static void model_for(const char *json, struct cost_model *cm, struct scenario *
 	cost_init(cm, &s->cluster, s->weight_bytes);
 }
 
+/* DESIGN's plain roofline: the calibrated terms switched off. */
+static const char *plain = "{\"cluster\": {\"cost_model\": {\"mfu\": 0.7, \"mbu\": 0.8, \"knee\": 0, \"op_overhead_us\": 0}}}";
+
 START_TEST(llama3_8b_decode_on_h100_is_memory_bound)
 {
 	struct scenario s;
 	struct cost_model cm;
-	model_for("{}", &cm, &s);
+	model_for(plain, &cm, &s);
 	struct cost_batch b;
 	cost_batch_clear(&b);
 	cost_add_decode(&b, 1000);
@@ -36,7 +39,7 @@ START_TEST(llama3_8b_prefill_is_compute_bound)
 {
 	struct scenario s;
 	struct cost_model cm;
-	model_for("{}", &cm, &s);
+	model_for(plain, &cm, &s);
 	struct cost_batch b;
 	cost_batch_clear(&b);
 	cost_add_prefill(&b, 2048, 0);
@@ -59,16 +62,56 @@ START_TEST(tensor_parallel_adds_all_reduces)
 {
 	struct scenario s;
 	struct cost_model cm;
-	model_for("{\"cluster\": {\"model\": \"Llama-3-70B\", \"tp\": 4, \"nodes_per_server\": 2}}",
+	model_for("{\"cluster\": {\"model\": \"Llama-3-70B\", \"tp\": 4, \"nodes_per_server\": 2, "
+		  "\"cost_model\": {\"mfu\": 0.7, \"mbu\": 0.8, \"knee\": 0, \"op_overhead_us\": 0}}}",
 		  &cm, &s);
 	struct cost_batch b;
 	cost_batch_clear(&b);
 	cost_add_decode(&b, 500);
 	double mem = (70.6e9 * 2 + 327680.0 * 500) / (4 * 0.8 * 3.35e12);
-	/* Two ring all-reduces per layer of hidden * 2 B per token over NVLink 4
-	 * (450 GB/s, 2 us): 2 * 80 * (2e-6 + 2 * 3/4 * 16384 / 450e9). */
-	double comm = 2 * 80 * (2e-6 + 1.5 * 16384.0 / 450e9);
+	/* Two all-reduces per layer of hidden * 2 B per token, by H100's
+	 * calibrated 4-GPU line: 30.613 us + 4.144 us per MiB. */
+	double comm = 2 * 80 * (30.613e-6 + 4.144e-6 * 16384.0 / 1048576);
 	ck_assert_double_eq_tol(cost_iteration_s(&cm, &b), mem + comm + 0.002, 1e-12);
+	cfg_scenario_free(&s);
+	/* A GPU without a calibrated line (B200): a ring over its NVLink,
+	 * 2 * 80 * (latency + 2 * 3/4 * 16384 B / bandwidth). */
+	model_for("{\"cluster\": {\"gpu\": \"B200\", \"model\": \"Llama-3-70B\", \"tp\": 4}}", &cm, &s);
+	cost_batch_clear(&b);
+	cost_add_decode(&b, 500);
+	struct cost_parts p;
+	cost_parts(&cm, &b, &p);
+	const struct cat_link *l = s.cluster.intra_server;
+	ck_assert_double_eq_tol(p.comm_s, 2 * 80 * (l->latency_s + 1.5 * 16384.0 / l->bytes_per_s),
+				1e-15);
+	cfg_scenario_free(&s);
+}
+END_TEST
+
+/* The calibrated roofline: (C^k + M^k)^(1/k) + 9 kernels per layer. */
+START_TEST(calibrated_roofline_is_a_smooth_max_plus_kernels)
+{
+	struct scenario s;
+	struct cost_model cm;
+	model_for("{\"cluster\": {\"gpu\": \"A100-80G\"}}", &cm, &s);
+	struct cost_batch b;
+	cost_batch_clear(&b);
+	cost_add_prefill(&b, 128, 0);
+	double flops = 2 * 8.03e9 * 128 + 4.0 * 32 * 32 * 128 * (128.0 * 64);
+	double bytes = 8.03e9 * 2 + 131072.0 * 128;
+	double C = flops / (312e12 * 0.7431), M = bytes / (2.039e12 * 0.8490), k = 1.4403;
+	double expect = pow(pow(C, k) + pow(M, k), 1 / k) + 32 * 9 * 6.208e-6 + 0.002;
+	struct cost_parts p;
+	cost_parts(&cm, &b, &p);
+	ck_assert_double_eq_tol(p.compute_s, C, 1e-15);
+	ck_assert_double_eq_tol(p.memory_s, M, 1e-15);
+	ck_assert_double_eq_tol(p.kernels_s, 32 * 9 * 6.208e-6, 1e-15);
+	ck_assert_double_eq_tol(cost_iteration_s(&cm, &b), expect, 1e-12);
+	/* The smooth max lies between max(C, M) and C + M. */
+	ck_assert_double_gt(p.combined_s, fmax(C, M));
+	ck_assert_double_lt(p.combined_s, C + M);
+	/* A recompute's marginal cost leaves the fixed costs out. */
+	ck_assert_double_eq_tol(cost_prefill_s(&cm, 128, 0), p.combined_s, 1e-15);
 	cfg_scenario_free(&s);
 }
 END_TEST
@@ -110,6 +153,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, llama3_8b_decode_on_h100_is_memory_bound);
 	tcase_add_test(tc, llama3_8b_prefill_is_compute_bound);
 	tcase_add_test(tc, tensor_parallel_adds_all_reduces);
+	tcase_add_test(tc, calibrated_roofline_is_a_smooth_max_plus_kernels);
 	tcase_add_test(tc, fixed_model_is_base_plus_per_token);
 	tcase_add_test(tc, kv_capacity_follows_memory_budget);
 	suite_add_tcase(s, tc);

@@ -13,6 +13,7 @@ int main(void)
 	srunner_add_suite(sr, workload_suite());
 	srunner_add_suite(sr, sim_suite());
 	srunner_add_suite(sr, physics_suite());
+	srunner_add_suite(sr, fidelity_suite());
 	srunner_add_suite(sr, trace_suite());
 	srunner_add_suite(sr, sweep_suite());
 	srunner_run_all(sr, CK_NORMAL);

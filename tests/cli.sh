@@ -182,6 +182,22 @@ head -c 200 "$T/cmp/comparison.csv" | grep -q "^policy,arrived,completed" && ok 
 [ -s "$T/run1/timeseries.csv" ] && head -1 "$T/run1/timeseries.csv" | grep -q "^time_s,node,kv_util,running,queued" && ok ||
 	bad "run wrote no timeseries.csv"
 
+# kvsim cost and calibrate
+expect 0 "iteration" cost --gpu A100-80G --model Llama-2-7B --prefill 128
+expect 0 '"bound":"compute"' cost --gpu H100-SXM --model Llama-3-8B --prefill 4096 --json
+expect 0 "memory-bound" cost --gpu H100-SXM --model Llama-3-8B --decode-batch 8 --context 1000
+expect 0 "communication" cost --gpu A100-80G --model Llama-2-70B --tp 4 --prefill 512
+expect 0 "profile cost model" cost --gpu A100-80G --model Llama-3-8B --prefill 300 --cost-model profile
+expect 2 "give --gpu and --model" cost --prefill 10
+expect 2 "nothing to run" cost --gpu A100-80G --model Llama-2-7B
+expect 2 'cluster.gpu: unknown GPU "X1"' cost --gpu X1 --model Llama-2-7B --prefill 1
+expect 2 "--decode-batch needs --context" cost --gpu A100-80G --model Llama-2-7B --decode-batch 4
+expect 2 "needs Vidur profiles" cost --gpu L40S --model Llama-2-7B --prefill 8 --cost-model profile
+expect 2 "no such folder" calibrate --profiles /nonexistent
+expect 0 '"a100":{"mfu":0.7431' calibrate --json --gpu a100
+expect 0 "usage: kvsim cost" cost --help
+expect 0 "usage: kvsim calibrate" calibrate --help
+
 # every policy at once; the thermal model fills the timeseries' temperature
 printf '{"duration_s": 30, "cluster": {"nodes": 4, "thermal": {"enabled": true}}, "workload": {"kind": "chat", "sessions_per_s": 2}}' >"$T/small.json"
 expect 0 "precise_prefix" compare "$T/small.json" --policies all --out "$T/all"

@@ -14,5 +14,6 @@ Suite *sim_suite(void);
 Suite *trace_suite(void);
 Suite *sweep_suite(void);
 Suite *physics_suite(void);
+Suite *fidelity_suite(void);
 
 #endif
