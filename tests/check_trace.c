@@ -284,6 +284,42 @@ START_TEST(mooncake_blocks_map_onto_pages)
 }
 END_TEST
 
+/* repeat: the trace again after its last arrival (+1 s), with its own
+ * content: the second pass shares no block with the first, but within a
+ * pass the shared prefix stays shared. */
+START_TEST(repeat_replays_time_shifted_copies)
+{
+	const char *p = write_tmp("mc3.jsonl",
+				  "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 2, \"hash_ids\": [5, 6]}\n"
+				  "{\"timestamp\": 2500, \"input_length\": 1024, \"output_length\": 2, \"hash_ids\": [5, 9]}\n");
+	char json[512];
+	snprintf(json, sizeof json,
+		 "{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": \"%s\", \"repeat\": 3}", p);
+	cJSON *o = cJSON_Parse(json);
+	struct wl_env env = {16, 100000, 1, NULL, 1.0};
+	const struct wl_ops *ops;
+	char err[512] = "";
+	void *st = wl_create(o, &env, &ops, err, sizeof err);
+	cJSON_Delete(o);
+	ck_assert_msg(st != NULL, "%s", err);
+	struct request r[7];
+	memset(r, 0, sizeof r);
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(ops->next(st, &r[i]), 1);
+	ck_assert_int_eq(ops->next(st, &r[6]), 0);
+	/* Arrivals: 0, 2.5 s; then 3.5, 6 s; then 7, 9.5 s. */
+	int64_t at[6] = {0, 2500000000LL, 3500000000LL, 6000000000LL, 7000000000LL, 9500000000LL};
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(r[i].arrival_ns, at[i]);
+	ck_assert_uint_eq(r[2].hashes[0], r[3].hashes[0]); /* shared within a pass */
+	ck_assert_uint_ne(r[0].hashes[0], r[2].hashes[0]); /* not across passes */
+	ck_assert_uint_ne(r[2].hashes[0], r[4].hashes[0]);
+	for (int i = 0; i < 7; i++)
+		free(r[i].hashes);
+	ops->destroy(st);
+}
+END_TEST
+
 Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -297,6 +333,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, stats_by_hand);
 	tcase_add_test(tc, gen_then_replay_is_the_same_run);
 	tcase_add_test(tc, mooncake_blocks_map_onto_pages);
+	tcase_add_test(tc, repeat_replays_time_shifted_copies);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -27,6 +27,14 @@ struct replay {
 	double time_scale;
 	int64_t max_requests, made;
 	int eof;
+	/* repeat: the trace is read again, repeat times in all; pass p's
+	 * arrivals come after pass p-1's last one (plus one second) and its
+	 * content (block ids, sessions) is renamed, so passes share nothing. */
+	int64_t repeat, pass;
+	int64_t shift_ns, last_ns; /* this pass's time shift; the latest arrival read */
+	enum trace_format format;
+	int skip_bad;
+	char full[4200];
 	struct trace_rec cur;
 	struct held *open_head, *open_tail; /* first turns read ahead */
 	struct hmap later;                  /* session -> struct held * (its later turns, in order) */
@@ -61,8 +69,8 @@ static void replay_destroy(void *st)
 static void *replay_create(const cJSON *json, const char *path, const struct wl_env *env, char *err,
 			   size_t errlen)
 {
-	static const char *const keys[] = {"kind",      "format",       "path",
-					   "time_scale", "max_requests", "skip_bad", NULL};
+	static const char *const keys[] = {"kind",	 "format",   "path",	 "time_scale",
+					   "max_requests", "skip_bad", "repeat", NULL};
 	static const char *const formats[] = {"mooncake", "azure", "kvsim", NULL};
 	struct replay *w = calloc(1, sizeof *w);
 	if (!w) {
@@ -82,17 +90,22 @@ static void *replay_create(const cJSON *json, const char *path, const struct wl_
 	    cfg_int(json, path, "max_requests", 1, INT64_MAX, &w->max_requests, err, errlen) ||
 	    cfg_bool(json, path, "skip_bad", &skip, err, errlen))
 		goto fail;
+	w->repeat = 1;
+	if (cfg_int(json, path, "repeat", 1, 1000000, &w->repeat, err, errlen))
+		goto fail;
 	if (format < 0 || !file[0]) {
 		snprintf(err, errlen, "%s: a trace workload needs \"format\" (mooncake, azure, kvsim) "
 				      "and \"path\"",
 			 cfg_join(p, sizeof p, path, format < 0 ? "format" : "path"));
 		goto fail;
 	}
-	char full[4200];
+	char *full = w->full;
 	if (file[0] == '/' || !env->base_dir || !env->base_dir[0])
-		snprintf(full, sizeof full, "%s", file);
+		snprintf(full, sizeof w->full, "%s", file);
 	else
-		snprintf(full, sizeof full, "%s/%s", env->base_dir, file);
+		snprintf(full, sizeof w->full, "%s/%s", env->base_dir, file);
+	w->format = (enum trace_format)format;
+	w->skip_bad = skip;
 	char inner[1024];
 	if (trace_open(&w->tr, full, (enum trace_format)format, skip, inner, sizeof inner)) {
 		snprintf(err, errlen, "%s: %s", cfg_join(p, sizeof p, path, "path"), inner);
@@ -177,9 +190,30 @@ static int read_first_turn(struct replay *w)
 		if (w->eof)
 			return 0;
 		int got = trace_next(&w->tr, &w->cur, w->err, sizeof w->err);
+		if (got == 0 && w->pass + 1 < w->repeat) {
+			/* The next pass, after this one's last arrival. */
+			trace_close(&w->tr);
+			if (trace_open(&w->tr, w->full, w->format, w->skip_bad, w->err, sizeof w->err))
+				return -1;
+			w->pass++;
+			w->shift_ns = w->last_ns + 1000000000LL;
+			continue;
+		}
 		if (got <= 0) {
 			w->eof = got == 0;
 			return got;
+		}
+		if (w->pass > 0) {
+			uint64_t salt = rng_mix64((uint64_t)w->pass * 0x9e3779b97f4a7c15ULL);
+			for (uint32_t i = 0; i < w->cur.n_ids; i++)
+				w->cur.ids[i] = rng_mix64(w->cur.ids[i] ^ salt) | 1;
+			if (w->cur.session)
+				w->cur.session = rng_mix64(w->cur.session ^ salt) | 1;
+		}
+		if (w->cur.arrival_ns >= 0) {
+			w->cur.arrival_ns += w->shift_ns;
+			if (w->cur.arrival_ns > w->last_ns)
+				w->last_ns = w->cur.arrival_ns;
 		}
 		if (w->cur.turn == 1)
 			return 1;
@@ -304,7 +338,7 @@ static const char *replay_error(void *st)
 const struct wl_ops wl_trace = {
     .name = "trace",
     .description = "replay of a trace file: mooncake JSONL, azure CSV or kvsim JSONL "
-		   "(closed-loop sessions included), with time_scale and max_requests",
+		   "(closed-loop sessions included), with time_scale, max_requests and repeat",
     .create = replay_create,
     .next = replay_next,
     .follow_up = replay_follow_up,
