@@ -54,6 +54,9 @@ struct met_summary {
 	int percentiles_exact; /* 0: some came from the histogram */
 	struct met_tokens tokens;
 	double prefix_hit_ratio, recompute_ratio, recompute_gpu_s;
+	int truncated;     /* the run hit sim_opts.wall_limit_s (benchmarks) */
+	double route_ns;   /* wall ns spent routing, when sim_opts.time_routing */
+	uint64_t routed;
 	uint64_t migration_count;
 	double migration_bytes, migration_s;
 	double offload_bytes_out, offload_bytes_in;

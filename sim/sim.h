@@ -22,6 +22,11 @@ struct sim_opts {
 	/* Called for every request as it ends (tests use it); may be NULL. */
 	void (*on_request)(void *ctx, const struct request *r);
 	void *ctx;
+	/* Benchmarks: stop after this many wall-clock seconds (0: never); the
+	 * summary then covers what finished and sets out->truncated. */
+	double wall_limit_s;
+	/* Benchmarks: time every routing decision (out->route_ns). */
+	int time_routing;
 };
 
 /* Runs the scenario to the end (arrivals stop at duration_s or when the

@@ -1,32 +1,80 @@
-/* bench: simulator speed on a 1M-request chat run (make bench). */
+/* bench: simulator speed on the benchmark cases of BENCHMARKS.md (make bench).
+ * Each case runs in a child process, so its peak RSS is its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
-
-#include <unistd.h>
 
 #include "results/metrics.h"
 #include "sim/config.h"
 #include "sim/request.h"
 #include "sim/sim.h"
 
-/* 64 H100s serving Llama-3-8B; 250,000 chat sessions of 4 turns on average
- * (about 1,000,000 requests), sticky sessions. The horizon is long enough
- * for every session to finish. */
-static const char bench_chat[] =
-    "{\"name\": \"bench-chat-1m\", \"seed\": 1, \"duration_s\": 100000,"
-    " \"cluster\": {\"nodes\": 64, \"gpu\": \"H100-SXM\", \"model\": \"Llama-3-8B\"},"
-    " \"router\": {\"policy\": \"session_affinity\", \"params\": {\"threshold\": 32}},"
-    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 48, \"max_sessions\": 250000}}";
+#define CHAT_64 \
+	"\"cluster\": {\"nodes\": 64, \"gpu\": \"H100-SXM\", \"model\": \"Llama-3-8B\"}," \
+	" \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 48, \"max_sessions\": 250000}"
+#define CHAT_1024 \
+	"\"cluster\": {\"nodes\": 1024, \"gpu\": \"H100-SXM\", \"model\": \"Llama-3-8B\"}," \
+	" \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 768, \"max_sessions\": 250000}"
+#define MOONCAKE \
+	"\"cluster\": {\"nodes\": 8, \"gpu\": \"H100-SXM\", \"model\": \"Llama-3.1-8B\"}," \
+	" \"workload\": {\"kind\": \"trace\", \"format\": \"mooncake\", \"repeat\": 10," \
+	"  \"path\": \"../shared/traces/mooncake/conversation_trace.jsonl\"}"
 
-/* 10,000,000 requests of the same kind, to show memory staying flat. */
-static const char bench_chat_10m[] =
-    "{\"name\": \"bench-chat-10m\", \"seed\": 1, \"duration_s\": 1000000,"
-    " \"cluster\": {\"nodes\": 64, \"gpu\": \"H100-SXM\", \"model\": \"Llama-3-8B\"},"
-    " \"router\": {\"policy\": \"session_affinity\", \"params\": {\"threshold\": 32}},"
-    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 48, \"max_sessions\": 2500000}}";
+struct bcase {
+	const char *id, *label, *json;
+	int rss_curve;
+};
+
+/* (a)-(e) of BENCHMARKS.md, then the 10M-request memory run. */
+static const struct bcase cases[] = {
+    {"a", "chat 1M, 64 nodes, session_affinity",
+     "{\"name\": \"a\", \"duration_s\": 100000, " CHAT_64 ", \"router\": {\"policy\": "
+     "\"session_affinity\", \"params\": {\"threshold\": 32}}}",
+     0},
+    {"b1", "chat 1M, 64 nodes, cache_aware",
+     "{\"name\": \"b1\", \"duration_s\": 100000, " CHAT_64 ", \"router\": {\"policy\": "
+     "\"cache_aware\", \"params\": {}}}",
+     0},
+    {"b2", "chat 1M, 64 nodes, precise_prefix",
+     "{\"name\": \"b2\", \"duration_s\": 100000, " CHAT_64 ", \"router\": {\"policy\": "
+     "\"precise_prefix\", \"params\": {}}}",
+     0},
+    {"c", "Mooncake conversation x10, 8 nodes, prefix_affinity",
+     "{\"name\": \"c\", \"duration_s\": 1e7, " MOONCAKE ", \"router\": {\"policy\": "
+     "\"prefix_affinity\", \"params\": {\"prefix_tokens\": 1024, \"threshold\": 16}}}",
+     0},
+    {"d64", "chat 1M, 64 nodes, least_loaded (routing cost baseline)",
+     "{\"name\": \"d64\", \"duration_s\": 100000, " CHAT_64 ", \"router\": {\"policy\": "
+     "\"least_loaded\", \"params\": {}}}",
+     0},
+    {"d1", "chat 1M, 1,024 nodes, least_loaded",
+     "{\"name\": \"d1\", \"duration_s\": 100000, " CHAT_1024 ", \"router\": {\"policy\": "
+     "\"least_loaded\", \"params\": {}}}",
+     0},
+    {"d2", "chat 1M, 1,024 nodes, kv_cost",
+     "{\"name\": \"d2\", \"duration_s\": 100000, " CHAT_1024 ", \"router\": {\"policy\": "
+     "\"kv_cost\", \"params\": {}}}",
+     0},
+    {"e", "RAG, 100,000 documents, 64 nodes, prefix_affinity",
+     "{\"name\": \"e\", \"duration_s\": 100000, \"cluster\": {\"nodes\": 64, \"gpu\": "
+     "\"H100-SXM\", \"model\": \"Llama-3-8B\"}, \"router\": {\"policy\": \"prefix_affinity\", "
+     "\"params\": {\"prefix_tokens\": 1024, \"threshold\": 32}}, \"workload\": {\"kind\": "
+     "\"rag\", \"rate_per_s\": 150, \"max_requests\": 300000, \"documents\": {\"count\": "
+     "100000, \"zipf_s\": 1.0, \"tokens\": {\"dist\": \"lognormal\", \"median\": 600, "
+     "\"sigma\": 0.5}}}}",
+     0},
+    {"m", "chat 10M, 64 nodes, session_affinity (memory stays flat)",
+     "{\"name\": \"m\", \"duration_s\": 1000000, \"cluster\": {\"nodes\": 64, \"gpu\": "
+     "\"H100-SXM\", \"model\": \"Llama-3-8B\"}, \"workload\": {\"kind\": \"chat\", "
+     "\"sessions_per_s\": 48, \"max_sessions\": 2500000}, \"router\": {\"policy\": "
+     "\"session_affinity\", \"params\": {\"threshold\": 32}}}",
+     1},
+};
 
 struct rss_trace {
 	uint64_t done;
@@ -54,32 +102,39 @@ static void on_request(void *ctx, const struct request *r)
 		t->mib[t->n++] = rss_mib();
 }
 
-static int bench(const char *label, const char *json, int rss_curve)
+/* Runs one case; in a child process. */
+static int bench(const struct bcase *c, double wall_limit)
 {
-	cJSON *root = cJSON_Parse(json);
+	cJSON *root = cJSON_Parse(c->json);
 	struct scenario s;
 	char err[1024];
 	if (!root || cfg_scenario_load(&s, root, NULL, err, sizeof err)) {
-		fprintf(stderr, "bench %s: %s\n", label, root ? err : "bad JSON");
+		fprintf(stderr, "bench %s: %s\n", c->id, root ? err : "bad JSON");
 		cJSON_Delete(root);
 		return 1;
 	}
 	cJSON_Delete(root);
+	cfg_scenario_set_source(&s, "./scenario.json");
 	struct met_summary m;
 	struct rss_trace rt = {0};
-	struct sim_opts o = {.progress = 1};
-	if (rss_curve) {
+	struct sim_opts o = {.progress = 1, .wall_limit_s = wall_limit, .time_routing = 1};
+	if (c->rss_curve) {
 		o.on_request = on_request;
 		o.ctx = &rt;
 	}
 	int rc = sim_run(&s, &o, &m, err, sizeof err);
 	if (rc) {
-		fprintf(stderr, "bench %s: %s\n", label, err);
+		fprintf(stderr, "bench %s: %s\n", c->id, err);
 		cfg_scenario_free(&s);
 		return 1;
 	}
-	printf("%s: %d x %s, %s, policy %s\n", label, s.cluster.nodes, s.cluster.gpu->name,
-	       s.cluster.model->name, s.router.policy);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("(%s) %s: %d x %s, %s\n", c->id, c->label, s.cluster.nodes, s.cluster.gpu->name,
+	       s.cluster.model->name);
+	if (m.truncated)
+		printf("  STOPPED after the %.0f s wall-clock limit: figures cover what finished\n",
+		       wall_limit);
 	printf("  requests          %12llu (completed %llu, shed %llu)\n",
 	       (unsigned long long)m.arrived, (unsigned long long)m.completed,
 	       (unsigned long long)m.shed);
@@ -89,16 +144,18 @@ static int bench(const char *label, const char *json, int rss_curve)
 	printf("  events            %12llu\n", (unsigned long long)m.events);
 	printf("  events/wall-s     %12.0f\n", m.events / m.wall_s);
 	printf("  ns/event          %12.1f\n", m.wall_s * 1e9 / (double)m.events);
-	printf("  peak RSS          %12.1f MiB\n", m.peak_rss_bytes / 1048576.0);
+	printf("  routing ns/req    %12.0f\n", m.routed ? m.route_ns / (double)m.routed : 0.0);
+	printf("  peak RSS          %12.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
 	printf("  TTFT p50 / p99    %8.4f / %.4f s\n", m.ttft.p50, m.ttft.p99);
 	printf("  TPOT p50 / p99    %8.4f / %.4f s\n", m.tpot.p50, m.tpot.p99);
 	printf("  prefix hit ratio  %12.3f\n", m.prefix_hit_ratio);
-	if (rss_curve) {
+	if (c->rss_curve) {
 		printf("  RSS after each million requests (MiB):");
 		for (int i = 0; i < rt.n; i++)
 			printf(" %.0f", rt.mib[i]);
 		printf("\n  percentiles       %s\n", m.percentiles_exact ? "exact" : "histogram (0.1%)");
 	}
+	fflush(stdout);
 	met_summary_free(&m);
 	cfg_scenario_free(&s);
 	return 0;
@@ -106,18 +163,47 @@ static int bench(const char *label, const char *json, int rss_curve)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: bench [--quick]\n\nRuns the 1,000,000-request chat benchmark (64 H100 "
-		       "nodes, Llama-3-8B,\nsession_affinity) on one core and prints simulator speed;\n"
-		       "then (unless --quick) a 10,000,000-request run printing resident memory\n"
-		       "after each million requests, which stays flat after warm-up.\n");
-		return 0;
+	double limit = 300;
+	const char *only = NULL;
+	int quick = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: bench [--quick] [--case ID] [--wall-limit S]\n\n"
+			       "Runs the benchmark cases of BENCHMARKS.md, each in its own process on one\n"
+			       "core: (a) chat, 1M requests, 64 H100 nodes, session_affinity; (b1, b2)\n"
+			       "the same with cache_aware and precise_prefix; (c) the Mooncake\n"
+			       "conversation trace replayed 10 times; (d64, d1, d2) least_loaded at 64\n"
+			       "and 1,024 nodes and kv_cost at 1,024 nodes; (e) RAG over 100,000\n"
+			       "documents; (m) 10M requests with resident memory after each million.\n"
+			       "Prints requests and events per wall-second, ns per event, routing ns per\n"
+			       "request, peak RSS and the simulated TTFT/TPOT. A case still running after\n"
+			       "the wall-clock limit (default 300 s) stops and says so. --quick runs (a)\n"
+			       "only. Reads ../shared/traces for (c).\n");
+			return 0;
+		} else if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+		} else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+			only = argv[++i];
+		} else if (!strcmp(argv[i], "--wall-limit") && i + 1 < argc) {
+			limit = atof(argv[++i]);
+		} else {
+			fprintf(stderr, "bench: unknown option \"%s\" (see --help)\n", argv[i]);
+			return 2;
+		}
 	}
-	printf("kvsim %s benchmark (one core)\n", kvsim_version());
-	if (bench("chat-1m", bench_chat, 0))
-		return 1;
-	if (argc > 1 && !strcmp(argv[1], "--quick"))
-		return 0;
-	printf("\n");
-	return bench("chat-10m", bench_chat_10m, 1);
+	printf("kvsim %s benchmark (one core per case)\n", kvsim_version());
+	int failed = 0;
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		if (only ? strcmp(only, cases[k].id) != 0 : quick && k > 0)
+			continue;
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(bench(&cases[k], limit));
+		int st = 0;
+		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			failed = 1;
+		printf("\n");
+	}
+	return failed;
 }
