@@ -31,7 +31,7 @@ help:
 	@echo "make         build build/kvsim"
 	@echo "make run     compare four policies on the default scenario"
 	@echo "make check   build and run every test"
-	@echo "make bench   performance figures (1M-request chat run)"
+	@echo "make bench   performance figures (the BENCHMARKS.md cases)"
 	@echo "make validate  regenerate VALIDATION.md (accuracy vs measurements)"
 	@echo "make regress re-run the scenarios and diff against results/baselines/"
 	@echo "make rebaseline  rewrite results/baselines/ from a fresh run"
