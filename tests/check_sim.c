@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "results/metrics.h"
 #include "sim/config.h"
@@ -367,6 +369,37 @@ START_TEST(long_runs_keep_percentiles_in_flat_memory)
 }
 END_TEST
 
+/* Exact percentiles sort the sample by radix on the IEEE bits: the same
+ * order, mean and quantiles as GSL's own sort, negatives and -0 included. */
+START_TEST(exact_percentiles_match_gsl)
+{
+	struct met_sample s;
+	memset(&s, 0, sizeof s);
+	size_t n = 50000;
+	double *copy = malloc(n * sizeof *copy);
+	for (size_t i = 0; i < n; i++) {
+		size_t k = (i * 7919) % n;
+		double x = (k % 7 == 0 ? -1.0 : 1.0) * ((double)k * 1.37e-4 + (k % 3) * 1e-12);
+		if (k == 11)
+			x = -0.0;
+		copy[i] = x;
+		ck_assert_int_eq(met_sample_add(&s, x), 0);
+	}
+	ck_assert_ptr_nonnull(s.v);
+	struct met_stats st;
+	met_stats_of(&s, &st);
+	gsl_sort(copy, 1, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert(s.v[i] == copy[i]);
+	ck_assert(st.mean == gsl_stats_mean(copy, 1, n));
+	ck_assert(st.p50 == gsl_stats_quantile_from_sorted_data(copy, 1, n, 0.5));
+	ck_assert(st.p99 == gsl_stats_quantile_from_sorted_data(copy, 1, n, 0.99));
+	ck_assert(st.max == copy[n - 1]);
+	free(copy);
+	free(s.v);
+}
+END_TEST
+
 Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -381,6 +414,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, queueing_oracle_md1);
 	tcase_add_test(tc, shedding_when_every_node_is_full);
 	tcase_add_test(tc, long_runs_keep_percentiles_in_flat_memory);
+	tcase_add_test(tc, exact_percentiles_match_gsl);
 	suite_add_tcase(s, tc);
 	return s;
 }
