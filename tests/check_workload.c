@@ -183,6 +183,31 @@ START_TEST(chat_truncates_at_the_context_limit)
 }
 END_TEST
 
+/* Resuming a hash chain gives exactly the hashes of hashing from scratch,
+ * whatever block boundary the previous sequence ended on. */
+START_TEST(resumed_hash_chains_equal_fresh_ones)
+{
+	struct wl_seg segs[6] = {{11, 200}, {12, 37}, {13, 250}, {14, 16}, {15, 5}, {16, 333}};
+	for (uint32_t k = 1; k <= 5; k++) {
+		struct request a, b, c;
+		memset(&a, 0, sizeof a);
+		memset(&b, 0, sizeof b);
+		memset(&c, 0, sizeof c);
+		struct wl_hash_state st = {0, 0, 0, 0};
+		ck_assert_int_eq(wl_hash_blocks_resume(&a, segs, k, 16, &st, NULL), 0);
+		ck_assert_uint_eq(st.blocks, a.n_hashes);
+		ck_assert_int_eq(wl_hash_blocks_resume(&b, segs, 6, 16, &st, a.hashes), 0);
+		ck_assert_int_eq(wl_hash_blocks(&c, segs, 6, 16), 0);
+		ck_assert_uint_eq(b.n_hashes, c.n_hashes);
+		for (uint32_t i = 0; i < c.n_hashes; i++)
+			ck_assert_uint_eq(b.hashes[i], c.hashes[i]);
+		free(a.hashes);
+		free(b.hashes);
+		free(c.hashes);
+	}
+}
+END_TEST
+
 START_TEST(open_arrivals_and_lengths)
 {
 	const struct wl_ops *ops;
@@ -359,6 +384,7 @@ Suite *workload_suite(void)
 	tcase_add_test(tc, chat_sessions_share_system_prompts_not_history);
 	tcase_add_test(tc, chat_truncates_at_the_context_limit);
 	tcase_add_test(tc, open_arrivals_and_lengths);
+	tcase_add_test(tc, resumed_hash_chains_equal_fresh_ones);
 	tcase_add_test(tc, generator_means_match_their_distributions);
 	tcase_add_test(tc, zipf_popularity_ranks);
 	tcase_add_test(tc, chat_gamma_arrivals_have_rate_and_cv);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 #include <gsl/gsl_randist.h>
@@ -40,7 +41,10 @@ int64_t wl_arrivals_next(struct wl_arrivals *a, gsl_rng *r)
 	return a->t_ns;
 }
 
-int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uint32_t block_tokens)
+#define HASH_ORIGIN 0x6b7673696d000000ULL
+
+int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
+			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix)
 {
 	uint64_t total = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -56,11 +60,15 @@ int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uin
 		r->hashes = nh;
 		r->hashes_cap = cap;
 	}
-	uint64_t prev = 0x6b7673696d000000ULL, acc = 0;
-	uint32_t fill = 0, b = 0;
-	for (uint32_t i = 0; i < n && b < blocks; i++) {
+	uint32_t b = st->blocks <= blocks ? st->blocks : 0;
+	uint64_t prev = b ? st->prev : HASH_ORIGIN, acc = 0;
+	uint32_t fill = 0, i0 = b ? st->seg : 0, off0 = b ? st->off : 0;
+	if (b && prefix)
+		memcpy(r->hashes, prefix, b * sizeof *r->hashes);
+	struct wl_hash_state end = {i0, off0, b, prev};
+	for (uint32_t i = i0; i < n && b < blocks; i++) {
 		uint64_t sid = rng_mix64(segs[i].id);
-		uint32_t off = 0;
+		uint32_t off = i == i0 ? off0 : 0;
 		while (off < segs[i].len && b < blocks) {
 			uint32_t take = segs[i].len - off;
 			if (take > block_tokens - fill)
@@ -74,11 +82,19 @@ int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uin
 				prev = h;
 				acc = 0;
 				fill = 0;
+				end = (struct wl_hash_state){i, off, b, prev};
 			}
 		}
 	}
 	r->n_hashes = blocks;
+	*st = end;
 	return 0;
+}
+
+int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uint32_t block_tokens)
+{
+	struct wl_hash_state st = {0, 0, 0, 0};
+	return wl_hash_blocks_resume(r, segs, n, block_tokens, &st, NULL);
 }
 
 int wl_pool_parse(struct wl_pool *sp, const cJSON *obj, const char *path, const char *key,

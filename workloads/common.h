@@ -37,6 +37,23 @@ struct wl_seg {
  * or -1 when memory runs out. O(blocks + segments). */
 int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uint32_t block_tokens);
 
+/* Where a chain of block hashes stopped: after `blocks` full blocks, which
+ * end `off` tokens into segment `seg`, the last having hash `prev`. A
+ * zeroed state is the start. */
+struct wl_hash_state {
+	uint32_t seg, off, blocks;
+	uint64_t prev;
+};
+
+/* wl_hash_blocks, resuming from *st: the segments before st->seg and the
+ * first st->off tokens of it must be what they were, and the first
+ * st->blocks hashes are copied from prefix (the request hashed then). *st
+ * gets the state after the last full block. The hashes are identical to
+ * wl_hash_blocks's; only the work is less (a follow-up turn hashes its new
+ * tokens, not its whole history). */
+int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
+			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix);
+
 /* A pool of shared texts (system prompts, RAG documents, tool definitions)
  * with Zipf popularity: item k's length is drawn once; its tokens are the
  * same for every request that names it. */

@@ -27,6 +27,7 @@ struct chat_session {
 	uint32_t n_head, n_shared_segs;
 	uint32_t n_segs, cap_segs;
 	struct wl_seg *segs;
+	struct wl_hash_state hs; /* where the last request's hash chain stopped */
 	struct chat_session *free_next;
 };
 
@@ -282,11 +283,17 @@ static int truncate_to_context(struct chat_session *s, uint32_t max_context)
 	return 1;
 }
 
+/* prev: the session's previous request (its hashes chain the history this
+ * one repeats), or NULL. */
 static int fill_request(struct chat_wl *w, struct chat_session *s, struct request *r,
-			int64_t arrival_ns)
+			int64_t arrival_ns, const struct request *prev)
 {
-	if (truncate_to_context(s, w->env.max_context))
+	if (truncate_to_context(s, w->env.max_context)) {
 		w->truncated++;
+		prev = NULL; /* the history changed: hash it again */
+	}
+	if (!prev || prev->n_hashes != s->hs.blocks)
+		memset(&s->hs, 0, sizeof s->hs);
 	uint32_t prompt = 0;
 	for (uint32_t i = 0; i + 1 < s->n_segs; i++)
 		prompt += s->segs[i].len;
@@ -300,7 +307,10 @@ static int fill_request(struct chat_wl *w, struct chat_session *s, struct reques
 	for (uint32_t i = 0; i < s->n_shared_segs && i < s->n_segs - 1; i++)
 		shared += s->segs[i].len;
 	r->n_shared = (uint32_t)(shared / w->env.block_tokens);
-	return wl_hash_blocks(r, s->segs, s->n_segs, w->env.block_tokens) == 0 ? 1 : -1;
+	return wl_hash_blocks_resume(r, s->segs, s->n_segs, w->env.block_tokens, &s->hs,
+				     s->hs.blocks ? prev->hashes : NULL) == 0
+		   ? 1
+		   : -1;
 }
 
 static struct chat_session *session_new(struct chat_wl *w)
@@ -392,7 +402,8 @@ static int chat_next(void *st, struct request *r)
 		w->free_list = s;
 		return -1;
 	}
-	return fill_request(w, s, r, wl_arrivals_next(&w->arr, w->r_arr));
+	memset(&s->hs, 0, sizeof s->hs);
+	return fill_request(w, s, r, wl_arrivals_next(&w->arr, w->r_arr), NULL);
 }
 
 static int chat_follow_up(void *st, const struct request *done, int completed, int64_t now_ns,
@@ -420,7 +431,7 @@ static int chat_follow_up(void *st, const struct request *done, int completed, i
 		session_end(w, s);
 		return -1;
 	}
-	return fill_request(w, s, out, now_ns + (int64_t)llround(think * 1e9));
+	return fill_request(w, s, out, now_ns + (int64_t)llround(think * 1e9), done);
 }
 
 const struct wl_ops wl_chat = {
