@@ -31,6 +31,14 @@ static void ll_route(void *st, const struct pol_view *v, const struct request *r
 	(void)r;
 	int32_t best = -1;
 	double best_load = 0;
+	if (s->metric == POL_M_OUTSTANDING && v->least_outstanding) {
+		best = v->least_outstanding(v->lctx); /* the same node a scan finds */
+		d->kv = POL_KV_DEFAULT;
+		d->reason = best < 0 ? "no_node_up" : NULL;
+		d->action = best < 0 ? POL_SHED : POL_ROUTE;
+		d->node = best;
+		return;
+	}
 	for (uint32_t i = 0; i < v->n_nodes; i++) {
 		if (!v->nodes[i].up)
 			continue;

@@ -42,6 +42,10 @@ struct pol_view {
 	 * caller offers none (policies then treat every node as 0). */
 	uint32_t (*cached_prefix)(void *ctx, uint32_t node, const struct request *r);
 	void *ctx;
+	/* The node up with the fewest outstanding requests (ties: lowest id),
+	 * kept in a heap by the simulator; -1 if none is up. NULL: scan. */
+	int32_t (*least_outstanding)(const void *lctx);
+	const void *lctx;
 };
 
 enum pol_action { POL_ROUTE, POL_SHED };

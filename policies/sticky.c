@@ -60,7 +60,13 @@ void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, stru
 		return;
 	}
 	int32_t best = -1, any = -1;
-	for (uint32_t i = 0; i < v->n_nodes; i++) {
+	if (v->least_outstanding) {
+		/* The least-loaded node is both candidates at once. */
+		any = v->least_outstanding(v->lctx);
+		if (any >= 0 && v->nodes[any].outstanding < s->threshold)
+			best = any;
+	}
+	for (uint32_t i = 0; !v->least_outstanding && i < v->n_nodes; i++) {
 		const struct pol_node_view *nv = &v->nodes[i];
 		if (!nv->up)
 			continue;

@@ -21,6 +21,7 @@
 #include "sim/evq.h"
 #include "sim/flow.h"
 #include "sim/hmap.h"
+#include "sim/loadheap.h"
 #include "sim/node.h"
 #include "sim/prefix_index.h"
 #include "sim/request.h"
@@ -96,6 +97,7 @@ struct sim {
 	struct pol_node_view *view; /* replica 0's view; views[k] for replica k */
 	struct pol_node_view **views;
 	uint64_t *total_out;        /* per replica: outstanding over nodes up */
+	struct loadheap *lheap;     /* per replica: nodes up by outstanding */
 	uint32_t n_replicas, n_pol_st, n_up;
 	uint64_t replica_next;
 	const struct pol_ops *pol;
@@ -351,6 +353,10 @@ static void set_up(struct sim *s, uint32_t i, int up)
 		else if (!v->up && up)
 			s->total_out[k] += v->outstanding;
 		v->up = up;
+		if (up)
+			lh_insert(&s->lheap[k], i);
+		else
+			lh_remove(&s->lheap[k], i);
 	}
 	s->n_up += up ? 1 : -1;
 }
@@ -362,6 +368,7 @@ static void count_dispatch(struct sim *s, const struct request *r, uint32_t node
 	v->routed_since++;
 	if (v->up)
 		s->total_out[r->replica]++;
+	lh_fix(&s->lheap[r->replica], node);
 }
 
 static void count_done(struct sim *s, const struct request *r, uint32_t node)
@@ -370,6 +377,7 @@ static void count_done(struct sim *s, const struct request *r, uint32_t node)
 	v->outstanding--;
 	if (v->up)
 		s->total_out[r->replica]--;
+	lh_fix(&s->lheap[r->replica], node);
 }
 
 /* --- node stepping -------------------------------------------------------- */
@@ -869,6 +877,11 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 	return m.blocks;
 }
 
+static int32_t least_outstanding(const void *lctx)
+{
+	return lh_min(lctx);
+}
+
 /* The router's mechanisms around the policy's choice, then dispatch. */
 static void route(struct sim *s, struct request *r)
 {
@@ -880,8 +893,9 @@ static void route(struct sim *s, struct request *r)
 			refresh_view(s, i);
 		}
 	}
-	struct pol_view v = {s->n_nodes, view, s->now, s->n_up, s->total_out[r->replica],
-			     cached_prefix, s};
+	struct pol_view v = {s->n_nodes, view,		    s->now,
+			     s->n_up,	  s->total_out[r->replica], cached_prefix,
+			     s,		  least_outstanding,	    &s->lheap[r->replica]};
 	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision", 0, 0, 0};
 	s->pol->route(pol_state(s, r), &v, r, &d);
 	if (s->te) {
@@ -1405,6 +1419,9 @@ static void teardown(struct sim *s)
 		free(s->views[k]);
 	free(s->views);
 	free(s->total_out);
+	for (uint32_t k = 0; s->lheap && k < s->n_replicas; k++)
+		lh_free(&s->lheap[k]);
+	free(s->lheap);
 	for (uint32_t k = 0; s->pol_sts && k < s->n_pol_st; k++)
 		if (s->pol_sts[k])
 			s->pol->destroy(s->pol_sts[k]);
@@ -1534,6 +1551,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->nodes = calloc(N, sizeof *s->nodes);
 	s->views = calloc(s->n_replicas, sizeof *s->views);
 	s->total_out = calloc(s->n_replicas, sizeof *s->total_out);
+	s->lheap = calloc(s->n_replicas, sizeof *s->lheap);
 	s->hl = calloc(N, sizeof *s->hl);
 	s->ectx = calloc(N, sizeof *s->ectx);
 	s->swq_head = calloc(N, sizeof *s->swq_head);
@@ -1544,7 +1562,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->wd_nvme = calloc(s->n_servers, sizeof *s->wd_nvme);
 	s->dirty = calloc(s->n_servers, sizeof *s->dirty);
 	s->is_dirty = calloc(s->n_servers, 1);
-	if (!s->nodes || !s->views || !s->total_out || !s->hl || !s->ectx ||
+	if (!s->nodes || !s->views || !s->total_out || !s->lheap || !s->hl || !s->ectx ||
 	    !s->swq_head || !s->swq_tail || !s->epoch || !s->swapping_in ||
 	    !s->wd_host || !s->wd_nvme || !s->dirty || !s->is_dirty ||
 	    flow_init(&s->net, 2 * N + 2 * s->n_servers))
@@ -1599,6 +1617,9 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		refresh_view(s, i);
 	}
 	s->n_up = N;
+	for (uint32_t k = 0; k < s->n_replicas; k++)
+		if (lh_init(&s->lheap[k], s->views[k], N))
+			goto oom;
 	for (uint32_t k = 0; k < s->n_servers; k++) {
 		flow_set_capacity(&s->net, port_host(s, k), cl->host->bytes_per_s);
 		flow_set_capacity(&s->net, port_nvme(s, k), cl->nvme->bytes_per_s);

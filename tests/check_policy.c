@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "policies/policy.h"
+#include "sim/loadheap.h"
 #include "sim/request.h"
 #include "sim/rng.h"
 #include "tests/suites.h"
@@ -23,10 +24,15 @@ static void *make(const char *name, const char *params_json, struct pol_env *env
 	return st;
 }
 
+static int32_t heap_min(const void *lctx)
+{
+	return lh_min(lctx);
+}
+
 /* A view over hand-built nodes, with the totals the simulator keeps. */
 static struct pol_view view_of(struct pol_node_view *nodes, uint32_t n)
 {
-	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL};
+	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL, NULL, NULL};
 	for (uint32_t i = 0; i < n; i++) {
 		if (!nodes[i].up)
 			continue;
@@ -527,6 +533,67 @@ START_TEST(every_policy_is_listed_and_routes)
 }
 END_TEST
 
+/* The simulator's load heap gives the node a scan for the least-loaded one
+ * finds (ties to the lowest id), through any sequence of load changes and
+ * nodes going down and up; least_loaded and session_affinity decide the
+ * same with it as without. */
+START_TEST(load_heap_matches_a_scan)
+{
+	enum { N = 37 };
+	struct pol_node_view nodes[N];
+	for (int i = 0; i < N; i++)
+		nodes[i] = (struct pol_node_view){.outstanding = (uint32_t)(i % 5), .up = 1};
+	struct loadheap h;
+	ck_assert_int_eq(lh_init(&h, nodes, N), 0);
+	gsl_rng *rg = rng_stream(5, 9);
+	struct pol_env env = {N, 16, NULL};
+	const struct pol_ops *ll, *sa;
+	void *sl = make("least_loaded", NULL, &env, &ll);
+	void *ss = make("session_affinity", "{\"threshold\": 3}", &env, &sa);
+	for (int step = 0; step < 20000; step++) {
+		uint32_t i = (uint32_t)gsl_rng_uniform_int(rg, N);
+		unsigned long what = gsl_rng_uniform_int(rg, 10);
+		if (what < 4) {
+			nodes[i].outstanding++;
+			lh_fix(&h, i);
+		} else if (what < 8) {
+			if (nodes[i].outstanding)
+				nodes[i].outstanding--;
+			lh_fix(&h, i);
+		} else if (what == 8 && nodes[i].up) {
+			nodes[i].up = 0;
+			lh_remove(&h, i);
+		} else if (!nodes[i].up) {
+			nodes[i].up = 1;
+			lh_insert(&h, i);
+		}
+		int32_t scan = -1;
+		for (int k = 0; k < N; k++)
+			if (nodes[k].up && (scan < 0 || nodes[k].outstanding < nodes[scan].outstanding))
+				scan = k;
+		ck_assert_int_eq(lh_min(&h), scan);
+		struct pol_view plain = view_of(nodes, N), fast = plain;
+		fast.least_outstanding = heap_min;
+		fast.lctx = &h;
+		struct request q;
+		memset(&q, 0, sizeof q);
+		q.session = (uint64_t)step + 1;
+		struct pol_decision a, b;
+		ll->route(sl, &plain, &q, &a);
+		ll->route(sl, &fast, &q, &b);
+		ck_assert_int_eq(a.node, b.node);
+		sa->route(ss, &plain, &q, &a);
+		sa->route(ss, &fast, &q, &b);
+		ck_assert_int_eq(a.node, b.node);
+		ck_assert_int_eq(a.action, b.action);
+	}
+	ll->destroy(sl);
+	sa->destroy(ss);
+	lh_free(&h);
+	gsl_rng_free(rg);
+}
+END_TEST
+
 START_TEST(bad_params_name_the_path)
 {
 	struct pol_env env = {2, 16, NULL};
@@ -562,6 +629,7 @@ Suite *policy_suite(void)
 	tcase_add_test(tc, weighted_scorer_follows_llm_d);
 	tcase_add_test(tc, precise_prefix_is_bounded);
 	tcase_add_test(tc, every_policy_is_listed_and_routes);
+	tcase_add_test(tc, load_heap_matches_a_scan);
 	suite_add_tcase(s, tc);
 	return s;
 }
