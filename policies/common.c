@@ -1,5 +1,7 @@
 /* common: small helpers the policies share. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "policies/policy.h"
 #include "sim/cfg.h"
@@ -9,14 +11,6 @@ uint32_t pol_prompt_blocks(const struct request *r, uint32_t block_tokens)
 {
 	uint32_t full = r->prompt_tokens / block_tokens;
 	return full < r->n_hashes ? full : r->n_hashes;
-}
-
-uint32_t pol_up_count(const struct pol_view *v)
-{
-	uint32_t up = 0;
-	for (uint32_t i = 0; i < v->n_nodes; i++)
-		up += v->nodes[i].up != 0;
-	return up;
 }
 
 /* Mirrokni et al.'s bounded loads: with the new request counted, no node
@@ -56,4 +50,28 @@ double pol_metric_of(enum pol_metric m, const struct pol_node_view *n)
 int pol_metric_reads_kv(const void *st)
 {
 	return ((const struct pol_metric_st *)st)->metric == POL_M_KV_UTIL;
+}
+
+void *pol_metric_create(const struct cJSON *params, const char *path, const struct pol_env *env,
+			char *err, size_t errlen)
+{
+	static const char *const keys[] = {"metric", NULL};
+	enum pol_metric m;
+	if (cfg_check_keys(params, path, keys, err, errlen) ||
+	    pol_metric_param(params, path, &m, err, errlen))
+		return NULL;
+	struct pol_metric_st *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->metric = m;
+	s->rng = env->rng;
+	return s;
+}
+
+int pol_reads_kv_always(const void *st)
+{
+	(void)st;
+	return 1;
 }

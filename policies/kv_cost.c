@@ -97,12 +97,6 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 	d->node = pick;
 }
 
-static int kc_reads_kv(const void *st)
-{
-	(void)st;
-	return 1;
-}
-
 static void kc_destroy(void *st)
 {
 	struct kc *s = st;
@@ -117,5 +111,5 @@ const struct pol_ops pol_kv_cost = {
     .create = kc_create,
     .route = kc_route,
     .destroy = kc_destroy,
-    .reads_kv_util = kc_reads_kv,
+    .reads_kv_util = pol_reads_kv_always,
 };

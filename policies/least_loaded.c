@@ -6,24 +6,6 @@
 #include "policies/registry.h"
 #include "sim/cfg.h"
 
-static void *ll_create(const struct cJSON *params, const char *path, const struct pol_env *env,
-		       char *err, size_t errlen)
-{
-	static const char *const keys[] = {"metric", NULL};
-	enum pol_metric m;
-	(void)env;
-	if (cfg_check_keys(params, path, keys, err, errlen) ||
-	    pol_metric_param(params, path, &m, err, errlen))
-		return NULL;
-	struct pol_metric_st *s = calloc(1, sizeof *s);
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	s->metric = m;
-	return s;
-}
-
 static void ll_route(void *st, const struct pol_view *v, const struct request *r,
 		     struct pol_decision *d)
 {
@@ -58,7 +40,7 @@ const struct pol_ops pol_least_loaded = {
     .name = "least_loaded",
     .description = "stateless: the node with the least outstanding requests (or queued "
 		   "tokens, or KV utilisation); ties to the lowest id",
-    .create = ll_create,
+    .create = pol_metric_create,
     .route = ll_route,
     .destroy = free,
     .reads_kv_util = pol_metric_reads_kv,

@@ -102,8 +102,6 @@ uint32_t pol_prompt_blocks(const struct request *r, uint32_t block_tokens);
 /* Bounded-load capacity (consistent hashing with bounded loads): the most
  * outstanding requests a node may hold after taking one more, given c. */
 uint32_t pol_bounded_cap(const struct pol_view *v, double c);
-/* Number of nodes up. */
-uint32_t pol_up_count(const struct pol_view *v);
 /* The load metrics least_loaded and power_of_two compare. */
 enum pol_metric { POL_M_OUTSTANDING, POL_M_QUEUED_TOKENS, POL_M_KV_UTIL };
 /* Reads params.metric ("outstanding" default, "queued_tokens", "kv_util"). */
@@ -116,6 +114,11 @@ struct pol_metric_st {
 	gsl_rng *rng;
 };
 int pol_metric_reads_kv(const void *st);
+/* create for policies whose only parameter is metric (a pol_metric_st). */
+void *pol_metric_create(const struct cJSON *params, const char *path, const struct pol_env *env,
+			char *err, size_t errlen);
+/* reads_kv_util for policies that always read the KV figures. */
+int pol_reads_kv_always(const void *st);
 
 /* The registry: NULL if no policy has that name. */
 const struct pol_ops *pol_find(const char *name);

@@ -6,24 +6,6 @@
 #include "policies/registry.h"
 #include "sim/cfg.h"
 
-static void *p2_create(const struct cJSON *params, const char *path, const struct pol_env *env,
-		       char *err, size_t errlen)
-{
-	static const char *const keys[] = {"metric", NULL};
-	enum pol_metric m;
-	if (cfg_check_keys(params, path, keys, err, errlen) ||
-	    pol_metric_param(params, path, &m, err, errlen))
-		return NULL;
-	struct pol_metric_st *s = calloc(1, sizeof *s);
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	s->metric = m;
-	s->rng = env->rng;
-	return s;
-}
-
 /* The k-th node that is up (k < up). */
 static int32_t kth_up(const struct pol_view *v, uint32_t k)
 {
@@ -65,7 +47,7 @@ const struct pol_ops pol_power_of_two = {
     .name = "power_of_two",
     .description = "stateless: two distinct nodes drawn at random, the one with fewer "
 		   "outstanding requests (or metric); O(1) per request",
-    .create = p2_create,
+    .create = pol_metric_create,
     .route = p2_route,
     .destroy = free,
     .reads_kv_util = pol_metric_reads_kv,

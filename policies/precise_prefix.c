@@ -63,12 +63,6 @@ static void pp_route(void *st, const struct pol_view *v, const struct request *r
 	d->node = pick;
 }
 
-static int pp_reads_kv(const void *st)
-{
-	(void)st;
-	return 1;
-}
-
 const struct pol_ops pol_precise_prefix = {
     .name = "precise_prefix",
     .description = "oracle: the longest prefix really cached in HBM (exact cluster-wide "
@@ -76,5 +70,5 @@ const struct pol_ops pol_precise_prefix = {
     .create = pp_create,
     .route = pp_route,
     .destroy = free,
-    .reads_kv_util = pp_reads_kv,
+    .reads_kv_util = pol_reads_kv_always,
 };

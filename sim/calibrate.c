@@ -29,6 +29,30 @@ double cal_time(const struct roof_params *rp, double peak, double bw, double flo
 	return t + n_ops * rp->op_overhead_s;
 }
 
+void cal_errors_of(const struct roof_params *rp, double peak, double bw,
+		   const struct cal_point *pts, size_t n, int model, int tp, struct cal_errors *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < n; i++) {
+		if (pts[i].model != model || pts[i].tp != tp)
+			continue;
+		double e =
+		    fabs(cal_time(rp, peak, bw, pts[i].flops, pts[i].bytes, CAL_LINEAR_OPS) - pts[i].t) /
+		    pts[i].t;
+		int k = pts[i].tokens < 64 ? 0 : pts[i].tokens <= 256 ? 1 : 2;
+		out->mape += e;
+		out->worst = fmax(out->worst, e);
+		out->n++;
+		out->band[k] += e;
+		out->band_n[k]++;
+	}
+	if (out->n)
+		out->mape /= out->n;
+	for (int k = 0; k < 3; k++)
+		if (out->band_n[k])
+			out->band[k] /= out->band_n[k];
+}
+
 int cal_points(const struct profile *p, int model, struct cal_point **pts, size_t *n, size_t *cap)
 {
 	double h = p->n_embd, e = p->n_expanded_embd, hd = h / p->n_head;
@@ -246,14 +270,7 @@ int cal_collective(const char *csv, int workers, double min_bytes, double *alpha
 		lineno++;
 		/* ,min,max,mean,median,std,rank,num_workers,size,collective,devices_per_node,... */
 		char *fl[16];
-		int nf = 0;
-		for (char *p = line; nf < 16;) {
-			fl[nf++] = p;
-			p = strchr(p, ',');
-			if (!p)
-				break;
-			*p++ = 0;
-		}
+		int nf = prof_split_csv(line, fl, 16);
 		if (nf < 11) {
 			snprintf(err, errlen, "%s:%d: %d fields, expected at least 11", csv, lineno, nf);
 			rc = -1;

@@ -27,6 +27,15 @@ struct cal_point {
 /* The smooth roofline time of flops and bytes with n_ops kernels. */
 double cal_time(const struct roof_params *rp, double peak, double bw, double flops, double bytes,
 		int n_ops);
+/* The fit's relative errors over one model's points at one TP degree:
+ * mean (MAPE), worst, and the mean in three token bands (below 64, 64-256
+ * (the knee), above 256). n = 0 when there are no such points. */
+struct cal_errors {
+	double mape, worst, band[3];
+	int n, band_n[3];
+};
+void cal_errors_of(const struct roof_params *rp, double peak, double bw,
+		   const struct cal_point *pts, size_t n, int model, int tp, struct cal_errors *out);
 /* Appends every point of p (bf16 weights and activations) to *pts. */
 int cal_points(const struct profile *p, int model, struct cal_point **pts, size_t *n, size_t *cap);
 /* Least-squares fit of relative error (GSL multifit_nlinear, trust region

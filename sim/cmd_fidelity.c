@@ -268,27 +268,12 @@ int cmd_calibrate(int argc, char **argv)
 			printf("  %-40s %4s %8s %8s %12s\n", "model", "tp", "MAPE", "worst", "64-256 tok");
 			for (int m = 0; m < n_names; m++) {
 				for (int tp = 1; tp <= 8; tp *= 2) {
-					double sum = 0, worst = 0, knee = 0;
-					int c = 0, ck = 0;
-					for (size_t i = 0; i < n; i++) {
-						if (pts[i].model != m || pts[i].tp != tp)
-							continue;
-						double e = fabs(cal_time(&rp, gp->bf16_flops,
-									 gp->hbm_bytes_per_s, pts[i].flops,
-									 pts[i].bytes, CAL_LINEAR_OPS) -
-								pts[i].t) /
-							   pts[i].t;
-						sum += e;
-						worst = fmax(worst, e);
-						c++;
-						if (pts[i].tokens >= 64 && pts[i].tokens <= 256) {
-							knee += e;
-							ck++;
-						}
-					}
-					if (c)
+					struct cal_errors e;
+					cal_errors_of(&rp, gp->bf16_flops, gp->hbm_bytes_per_s, pts, n, m,
+						      tp, &e);
+					if (e.n)
 						printf("  %-40s %4d %7.1f%% %7.1f%% %11.1f%%\n", names[m], tp,
-						       100 * sum / c, 100 * worst, ck ? 100 * knee / ck : 0);
+						       100 * e.mape, 100 * e.worst, 100 * e.band[1]);
 				}
 			}
 		}

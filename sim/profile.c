@@ -38,11 +38,11 @@ void prof_free(struct profile *p)
 
 /* Splits a CSV line in place (no quoting in these files; a CRLF line end
  * is accepted). */
-static int split(char *line, char **f, int max)
+int prof_split_csv(char *line, char **f, int max)
 {
 	size_t len = strlen(line);
-	if (len && line[len - 1] == '\r')
-		line[len - 1] = 0;
+	while (len && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+		line[--len] = 0;
 	int n = 0;
 	for (char *s = line;; s++) {
 		if (n < max)
@@ -168,7 +168,7 @@ int prof_read(struct profile *p, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s:1: empty file (expected a Vidur mlp.csv header)", path);
 		goto done;
 	}
-	int nh = split(line, f, MAXF);
+	int nh = prof_split_csv(line, f, MAXF);
 	if (nh > MAXF)
 		nh = MAXF;
 	for (int i = 0; i < N_META; i++)
@@ -196,7 +196,7 @@ int prof_read(struct profile *p, const char *path, char *err, size_t errlen)
 		lineno++;
 		if (!*line || *line == '\r')
 			continue;
-		int n = split(line, f, MAXF);
+		int n = prof_split_csv(line, f, MAXF);
 		if (n != nh) {
 			snprintf(err, errlen, "%s:%d: %d fields, expected %d as in the header", path,
 				 lineno, n, nh);

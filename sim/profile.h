@@ -45,6 +45,9 @@ const struct prof_series *prof_series_for(const struct profile *p, int tp);
  * outside the range, the nearest end scaled in proportion to tokens above
  * the top (compute-bound) and held flat below the bottom. */
 double prof_interp(const struct prof_series *s, enum prof_y which, double tokens);
+/* Splits a CSV line in place into at most max fields (no quoting; a
+ * trailing CR or LF ends the last field); returns how many the line has. */
+int prof_split_csv(char *line, char **f, int max);
 /* Weights of one layer's linear operators per GPU (parameters), bf16. */
 double prof_linear_params(const struct profile *p, int tp);
 

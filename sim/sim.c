@@ -101,7 +101,6 @@ struct sim {
 	uint32_t n_replicas, n_pol_st, n_up;
 	uint64_t replica_next;
 	const struct pol_ops *pol;
-	void *pol_st;   /* replica 0's (or the shared) policy state */
 	void **pol_sts; /* n_pol_st states: one per replica with a local store */
 	int pol_reads_kv_util;
 	int64_t report_ns; /* load report interval; 0 = exact views */
@@ -283,37 +282,35 @@ static double power_frac(const struct thermal_cfg *t, const struct health *h)
  * ambient + c_per_w * P with time constant tau, P = TDP x (idle fraction,
  * or 1 while an iteration runs, throttle_factor while it runs throttled:
  * lower clocks, lower power). Exact between busy/idle changes, which is
- * when this is called. Crossing throttle_c starts throttling (compute at
- * throttle_factor); falling below resume_c ends it. */
-static void thermal_advance(struct sim *s, uint32_t i)
-{
-	struct health *h = &s->hl[i];
-	const struct thermal_cfg *t = &s->sc->cluster.thermal;
-	if (s->now <= h->t_ns)
-		return;
-	double dt = (double)(s->now - h->t_ns) * 1e-9;
-	if (h->throttled)
-		h->throttled_s += dt;
-	h->t_ns = s->now;
-	if (!t->enabled)
-		return;
-	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * power_frac(t, h);
-	h->temp_c = steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
-	if (!h->throttled && h->temp_c >= t->throttle_c)
-		h->throttled = 1;
-	else if (h->throttled && h->temp_c < t->resume_c)
-		h->throttled = 0;
-}
-
-/* The temperature now, without advancing the model (sampling must not
- * change results). */
-static double thermal_peek(const struct sim *s, uint32_t i)
+ * when thermal_advance is called. */
+static double thermal_temp_now(const struct sim *s, uint32_t i)
 {
 	const struct health *h = &s->hl[i];
 	const struct thermal_cfg *t = &s->sc->cluster.thermal;
 	double dt = (double)(s->now - h->t_ns) * 1e-9;
 	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * power_frac(t, h);
 	return steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
+}
+
+/* Brings node i's temperature to now; crossing throttle_c starts
+ * throttling (compute at throttle_factor), falling below resume_c ends it.
+ * Sampling reads thermal_temp_now instead, so that it changes nothing. */
+static void thermal_advance(struct sim *s, uint32_t i)
+{
+	struct health *h = &s->hl[i];
+	const struct thermal_cfg *t = &s->sc->cluster.thermal;
+	if (s->now <= h->t_ns)
+		return;
+	if (h->throttled)
+		h->throttled_s += (double)(s->now - h->t_ns) * 1e-9;
+	if (t->enabled) {
+		h->temp_c = thermal_temp_now(s, i);
+		if (!h->throttled && h->temp_c >= t->throttle_c)
+			h->throttled = 1;
+		else if (h->throttled && h->temp_c < t->resume_c)
+			h->throttled = 0;
+	}
+	h->t_ns = s->now;
 }
 
 static void apply_speed(struct sim *s, uint32_t i)
@@ -997,6 +994,18 @@ static void on_dispatch(struct sim *s, struct request *r, uint32_t dst)
 	arrive_at_node(s, r, dst, kv);
 }
 
+/* Caches the arrived blocks [lo, *hi) of r; blocks that found no room (or
+ * whose prefix went meanwhile) will be computed, so *hi shrinks to what
+ * was installed. */
+static void install_arrived(struct kv_pool *kv, const struct request *r, uint32_t lo, uint32_t *hi)
+{
+	if (*hi <= lo)
+		return;
+	uint32_t upto = kv_install(kv, r->hashes, lo, *hi);
+	if (upto < *hi)
+		*hi = upto > lo ? upto : lo;
+}
+
 /* A transfer r waited for has arrived at dst. */
 static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 {
@@ -1008,19 +1017,10 @@ static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 		retry(s, r);
 		return;
 	}
-	if (r->mig_hi > r->mig_lo) {
+	if (r->mig_hi > r->mig_lo)
 		s->migration_s += (double)(s->now - r->xfer_start_ns) * 1e-9;
-		/* Blocks that found no room (or whose prefix was evicted
-		 * meanwhile) will be computed. */
-		uint32_t upto = kv_install(&n->kv, r->hashes, r->mig_lo, r->mig_hi);
-		if (upto < r->mig_hi)
-			r->mig_hi = upto > r->mig_lo ? upto : r->mig_lo;
-	}
-	if (r->rel_hi > r->rel_lo) {
-		uint32_t upto = kv_install(&n->kv, r->hashes, r->rel_lo, r->rel_hi);
-		if (upto < r->rel_hi)
-			r->rel_hi = upto > r->rel_lo ? upto : r->rel_lo;
-	}
+	install_arrived(&n->kv, r, r->mig_lo, &r->mig_hi);
+	install_arrived(&n->kv, r, r->rel_lo, &r->rel_hi);
 	if (r->swapped) {
 		r->rel_lo = r->rel_hi = 0; /* a swap-in is no prompt reload */
 		s->swapping_in[dst]--;
@@ -1271,7 +1271,7 @@ static void sample(struct sim *s)
 		if (s->sc->cluster.thermal.enabled)
 			fprintf(s->ts, "%.6f,%u,%.6f,%u,%u,%.3f,%d\n", (double)s->now * 1e-9, i,
 				(double)n->kv.n_used / (double)n->kv.n_blocks, n->n_running,
-				n->n_waiting, thermal_peek(s, i), s->hl[i].throttled);
+				n->n_waiting, thermal_temp_now(s, i), s->hl[i].throttled);
 		else
 			fprintf(s->ts, "%.6f,%u,%.6f,%u,%u,,%d\n", (double)s->now * 1e-9, i,
 				(double)n->kv.n_used / (double)n->kv.n_blocks, n->n_running,
@@ -1513,8 +1513,7 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 		if (!s->pol_sts[k])
 			return 2;
 	}
-	s->pol_st = s->pol_sts[0];
-	s->pol_reads_kv_util = s->pol->reads_kv_util && s->pol->reads_kv_util(s->pol_st);
+	s->pol_reads_kv_util = s->pol->reads_kv_util && s->pol->reads_kv_util(s->pol_sts[0]);
 	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
 			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0};
 	s->wl_st = wl_create(sc->workload, &wenv, &s->wl, err, errlen);

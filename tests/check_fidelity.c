@@ -95,20 +95,11 @@ START_TEST(calibration_reproduces_the_catalog)
 		 * 15% (TP 4, 8). */
 		for (int m = 0; m < n_names; m++) {
 			for (int tp = 1; tp <= 8; tp *= 2) {
-				double sum = 0;
-				int c = 0;
-				for (size_t i = 0; i < n; i++) {
-					if (pts[i].model != m || pts[i].tp != tp)
-						continue;
-					sum += fabs(cal_time(&rp, g->bf16_flops, g->hbm_bytes_per_s,
-							     pts[i].flops, pts[i].bytes, CAL_LINEAR_OPS) -
-						    pts[i].t) /
-					       pts[i].t;
-					c++;
-				}
-				ck_assert_int_gt(c, 0);
-				ck_assert_msg(sum / c <= (tp <= 2 ? 0.10 : 0.15), "%s tp %d: MAPE %.3f",
-					      names[m], tp, sum / c);
+				struct cal_errors e;
+				cal_errors_of(&rp, g->bf16_flops, g->hbm_bytes_per_s, pts, n, m, tp, &e);
+				ck_assert_int_gt(e.n, 0);
+				ck_assert_msg(e.mape <= (tp <= 2 ? 0.10 : 0.15), "%s tp %d: MAPE %.3f",
+					      names[m], tp, e.mape);
 			}
 			free(names[m]);
 		}

@@ -108,23 +108,10 @@ static int table_profiles(FILE *o, const char *dir)
 			struct profile pf;
 			int have_prof = prof_read(&pf, path, err, sizeof err) == 0;
 			for (int tp = 1; tp <= 8; tp *= 2) {
-				double sum = 0, worst = 0, r[3] = {0}, loo = 0;
-				int c = 0, rc[3] = {0}, lc = 0;
-				for (size_t i = 0; i < n; i++) {
-					if (pts[i].model != m || pts[i].tp != tp)
-						continue;
-					double e = fabs(cal_time(&rp, gp->bf16_flops, gp->hbm_bytes_per_s,
-								 pts[i].flops, pts[i].bytes,
-								 CAL_LINEAR_OPS) -
-							pts[i].t) /
-						   pts[i].t;
-					sum += e;
-					worst = fmax(worst, e);
-					c++;
-					int k = pts[i].tokens < 64 ? 0 : pts[i].tokens <= 256 ? 1 : 2;
-					r[k] += e;
-					rc[k]++;
-				}
+				struct cal_errors ce;
+				cal_errors_of(&rp, gp->bf16_flops, gp->hbm_bytes_per_s, pts, n, m, tp, &ce);
+				double loo = 0;
+				int lc = 0;
 				const struct prof_series *ps = have_prof ? prof_series_for(&pf, tp) : NULL;
 				for (size_t i = 1; ps && i + 1 < ps->n; i++) {
 					double x0 = ps->tokens[i - 1], x1 = ps->tokens[i + 1], x = ps->tokens[i];
@@ -134,15 +121,13 @@ static int table_profiles(FILE *o, const char *dir)
 					loo += fabs(y - ps->linear_s[i]) / ps->linear_s[i];
 					lc++;
 				}
-				if (!c)
+				if (!ce.n)
 					continue;
-				double mape = sum / c, target = tp <= 2 ? 0.10 : 0.15;
-				double knee = rc[1] ? r[1] / rc[1] : 0;
+				double mape = ce.mape, target = tp <= 2 ? 0.10 : 0.15, knee = ce.band[1];
 				fprintf(o, "| %s | %s | %d | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.2f%% "
 					   "| %.0f%% | %s |\n",
-					gp->name, names[m], tp, 100 * mape, 100 * worst,
-					rc[0] ? 100 * r[0] / rc[0] : 0, 100 * knee,
-					rc[2] ? 100 * r[2] / rc[2] : 0, lc ? 100 * loo / lc : 0, 100 * target,
+					gp->name, names[m], tp, 100 * mape, 100 * ce.worst, 100 * ce.band[0],
+					100 * knee, 100 * ce.band[2], lc ? 100 * loo / lc : 0, 100 * target,
 					verdict(mape <= target && knee <= target));
 			}
 			if (have_prof)
@@ -263,14 +248,7 @@ static int table_links(FILE *o, const char *dir)
 		int n = 0;
 		while (f && fgets(line, sizeof line, f)) {
 			char *fl[16];
-			int nf = 0;
-			for (char *p = line; nf < 16;) {
-				fl[nf++] = p;
-				p = strchr(p, ',');
-				if (!p)
-					break;
-				*p++ = 0;
-			}
+			int nf = prof_split_csv(line, fl, 16);
 			if (nf < 11 || atoi(fl[7]) != 2 || atoi(fl[10]) != 2)
 				continue;
 			double med = atof(fl[4]) * 1e-3, size = atof(fl[8]);
