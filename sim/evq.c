@@ -23,17 +23,16 @@ void evq_free(struct evq *q)
 	memset(q, 0, sizeof *q);
 }
 
-uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr)
+static int insert(struct evq *q, struct event ev)
 {
 	if (q->n == q->cap) {
 		size_t ncap = q->cap ? q->cap * 2 : 256;
 		struct event *nh = realloc(q->heap, ncap * sizeof *nh);
 		if (!nh)
-			return 0;
+			return -1;
 		q->heap = nh;
 		q->cap = ncap;
 	}
-	struct event ev = {time_ns, q->next_seq++, kind, node, ptr};
 	size_t i = q->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
@@ -43,7 +42,25 @@ uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *
 		i = parent;
 	}
 	q->heap[i] = ev;
-	return ev.seq;
+	return 0;
+}
+
+uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr)
+{
+	struct event ev = {time_ns, q->next_seq, kind, node, ptr};
+	if (insert(q, ev))
+		return 0;
+	return q->next_seq++;
+}
+
+int evq_repush(struct evq *q, const struct event *ev, int64_t time_ns)
+{
+	struct event e = *ev;
+	e.time_ns = time_ns;
+	if (insert(q, e))
+		return -1;
+	q->popped--;
+	return 0;
 }
 
 int evq_cancel(struct evq *q, uint64_t seq)

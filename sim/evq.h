@@ -30,6 +30,9 @@ void evq_free(struct evq *q);
 /* Schedules an event; returns its seq (a handle for evq_cancel), or 0 when
  * memory runs out. O(log n). */
 uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr);
+/* Schedules a popped event again at time_ns under its own seq (so it keeps
+ * its place among events of equal time); it is not counted as delivered. */
+int evq_repush(struct evq *q, const struct event *ev, int64_t time_ns);
 /* Marks the event with this seq as a tombstone: it is skipped when it
  * reaches the top. O(1). */
 int evq_cancel(struct evq *q, uint64_t seq);

@@ -121,12 +121,17 @@ static int grow_to(struct node *n, struct request *r, uint32_t tokens)
 	return 0;
 }
 
-static int64_t iteration_ns(const struct node *n, const struct cost_batch *cb)
+/* An iteration's cost-model time t on this node (a slow fault scales it). */
+static int64_t scaled_ns(const struct node *n, int64_t t)
 {
-	int64_t t = cost_iteration_ns(n->cost, cb);
 	if (n->time_scale != 1.0)
 		t = (int64_t)llround((double)t * n->time_scale);
 	return t > 0 ? t : 1;
+}
+
+static int64_t iteration_ns(const struct node *n, const struct cost_batch *cb)
+{
+	return scaled_ns(n, cost_iteration_ns(n->cost, cb));
 }
 
 /* Preempts r: recompute mode frees its blocks (the full ones stay cached)
@@ -232,10 +237,13 @@ static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 	n->span_ended = ended;
 }
 
+static void span_eval_past(struct node *n, int64_t now_ns);
+
 void node_sync(struct node *n, int64_t now_ns)
 {
 	if (!n->busy || n->span_len <= 1)
 		return;
+	span_eval_past(n, now_ns);
 	/* Internal boundaries at or before now have passed (a boundary at the
 	 * same time as the caller's event counts as first); the span's last
 	 * end is its own event's. */
@@ -264,8 +272,47 @@ int node_cut_span(struct node *n, int64_t now_ns)
 	if (n->span_len == n->span_started)
 		return 0;
 	n->span_len = n->span_started;
+	if (n->span_eval > n->span_len)
+		n->span_eval = n->span_len;
 	n->step_end_ns = n->span_end[n->span_len - 1];
 	return 1;
+}
+
+/* Iteration ends of a decode span are computed as far as they are needed:
+ * the first SPAN_FIRST_CHUNK at planning, then doubling each time the step
+ * event reaches the end of what is known or an observer looks past it. An
+ * arrival cuts most spans early, so the iterations after the cut are never
+ * evaluated; the ends themselves are those of evaluating the whole span. */
+#define SPAN_FIRST_CHUNK 16
+
+static void span_eval_to(struct node *n, uint32_t upto)
+{
+	if (upto > n->span_len)
+		upto = n->span_len;
+	if (upto <= n->span_eval)
+		return;
+	/* durations into span_end[j], then their running sum */
+	int64_t *end = n->span_end;
+	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, end + n->span_eval);
+	for (uint32_t j = n->span_eval; j < upto; j++)
+		end[j] = end[j - 1] + scaled_ns(n, end[j]);
+	n->span_eval = upto;
+	n->step_end_ns = n->span_end[n->span_eval - 1];
+}
+
+/* Evaluates the span past now (or to its end). */
+static void span_eval_past(struct node *n, int64_t now_ns)
+{
+	while (n->span_eval < n->span_len && n->span_end[n->span_eval - 1] <= now_ns)
+		span_eval_to(n, 2 * n->span_eval);
+}
+
+int node_span_continues(struct node *n, int64_t now_ns)
+{
+	if (!n->busy)
+		return 0;
+	span_eval_past(n, now_ns);
+	return n->step_end_ns != now_ns;
 }
 
 /* How long a decode span of the current all-decode batch can be: no request
@@ -301,15 +348,11 @@ static void plan_span(struct node *n, const struct cost_batch *cb0)
 		for (j = j ? j : B; j < k; j += B)
 			n->span_used[j]++;
 	}
-	struct cost_batch cb = *cb0;
-	double d = cb0->decodes;
-	for (uint32_t j = 1; j < k; j++) {
+	for (uint32_t j = 1; j < k; j++)
 		n->span_used[j] += n->span_used[j - 1];
-		cb.attn_pairs = cb0->attn_pairs + j * d;
-		cb.kv_tokens = cb0->kv_tokens + j * d;
-		n->span_end[j] = n->span_end[j - 1] + iteration_ns(n, &cb);
-	}
+	n->span_cb = *cb0;
 	n->span_len = k;
+	span_eval_to(n, k < SPAN_FIRST_CHUNK ? k : SPAN_FIRST_CHUNK);
 }
 
 /* Hands requests preempted in swap mode to the owner, once the step's
@@ -401,14 +444,14 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	}
 	n->busy = 1;
 	n->step_start_ns = now_ns;
-	n->span_len = 1;
+	n->span_len = n->span_eval = 1;
 	n->span_started = 1;
 	n->span_ended = 0;
 	n->span_end[0] = now_ns + iteration_ns(n, &cb);
 	n->span_used[0] = n->kv.n_used;
+	n->step_end_ns = n->span_end[0];
 	if (all_decode && !preempted && !n->wait_head && n->max_span > 1)
 		plan_span(n, &cb);
-	n->step_end_ns = n->span_end[n->span_len - 1];
 	swap_out(n, now_ns);
 	return n->step_end_ns - now_ns;
 }
@@ -418,6 +461,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	/* Statistics of the iterations that ran, then the span's inner
 	 * iterations, then the last iteration's end like any step's. */
 	int64_t start = n->step_start_ns;
+	assert(n->span_eval == n->span_len && now_ns == n->span_end[n->span_len - 1]);
 	for (uint32_t j = 0; j < n->span_len; j++) {
 		int64_t dur = n->span_end[j] - start;
 		n->busy_ns += dur;
@@ -463,7 +507,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	}
 	n->n_batch = 0;
 	n->busy = 0;
-	n->span_len = 0;
+	n->span_len = n->span_eval = 0;
 	for (uint32_t i = 0; i < n->n_done; i++)
 		n->hooks.on_done(n->hooks.ctx, n->done[i], now_ns);
 }
@@ -493,7 +537,7 @@ uint32_t node_evacuate(struct node *n, struct request **out)
 	n->n_running = 0;
 	n->n_batch = 0;
 	n->busy = 0;
-	n->span_len = 0;
+	n->span_len = n->span_eval = 0;
 	n->n_swapped = 0;
 	n->hold_admissions = 0;
 	uint32_t blocks = n->kv.n_blocks;

@@ -68,6 +68,11 @@ struct node {
 	 * the iteration in progress). Results are those of one event per
 	 * iteration; only the event count differs. */
 	uint32_t max_span, span_len, span_started, span_ended;
+	/* Ends of the first span_eval iterations are known (the rest are
+	 * computed when needed); the step event is at step_end_ns, the last
+	 * known end, which is the span's end once span_eval == span_len. */
+	uint32_t span_eval;
+	struct cost_batch span_cb; /* the span's first iteration */
 	int64_t step_start_ns, step_end_ns;
 	int64_t *span_end;
 	uint32_t *span_used;
@@ -104,6 +109,11 @@ uint32_t node_evacuate(struct node *n, struct request **out);
  * event per iteration would have done by then). Call before reading or
  * changing the node's KV cache from outside. O(batch). */
 void node_sync(struct node *n, int64_t now_ns);
+/* The step event at now is inside a decode span whose later iteration ends
+ * were not computed yet: computes more, and returns 1 (the caller schedules
+ * the step event again at step_end_ns, under the same seq); 0 when the step
+ * really ends now. */
+int node_span_continues(struct node *n, int64_t now_ns);
 /* Forms the next iteration's batch (vLLM v1 scheduling: running requests
  * first, then admissions from the waiting queue, preempting the newest
  * running request when KV runs out), as a decode span where it can. Returns

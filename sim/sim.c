@@ -1758,6 +1758,11 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 			on_arrival(&s, ev.ptr, ev.node);
 			break;
 		case EV_STEP:
+			if (node_span_continues(&s.nodes[ev.node], s.now)) {
+				if (evq_repush(&s.q, &ev, s.nodes[ev.node].step_end_ns))
+					fail(&s, "out of memory");
+				break;
+			}
 			if (s.te)
 				trace_step(&s, (uint32_t)ev.node);
 			node_finish_step(&s.nodes[ev.node], s.now);

@@ -146,6 +146,65 @@ START_TEST(kv_capacity_follows_memory_budget)
 }
 END_TEST
 
+/* cost_span_ns gives each iteration of a decode span exactly what
+ * cost_iteration_ns gives it, for the calibrated smooth max (H100, A100),
+ * the plain max, tensor parallelism, a steep knee, the fixed model, the
+ * measured-layers model and a knee under 1 (not convex: evaluated one by
+ * one), over spans of every length and offset that a node asks for; and the
+ * convex models need far fewer evaluations than iterations. */
+START_TEST(span_times_equal_one_evaluation_per_iteration)
+{
+	const char *models[] = {
+	    "{}",
+	    "{\"cluster\": {\"gpu\": \"A100-80G\"}}",
+	    "{\"cluster\": {\"cost_model\": {\"mfu\": 0.7, \"mbu\": 0.8, \"knee\": 0, "
+	    "\"op_overhead_us\": 0}}}",
+	    "{\"cluster\": {\"model\": \"Llama-3-70B\", \"tp\": 4}}",
+	    "{\"cluster\": {\"cost_model\": {\"knee\": 6}}}",
+	    "{\"cluster\": {\"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 2, "
+	    "\"per_token_ms\": 0.08}}}",
+	    "{\"cluster\": {\"gpu\": \"A100-80G\", \"model\": \"Llama-2-7B\", "
+	    "\"cost_model\": {\"kind\": \"profile\"}}}",
+	    "{\"cluster\": {\"cost_model\": {\"knee\": 0.5}}}",
+	};
+	int64_t got[300];
+	uint64_t state = 12345;
+	for (size_t mi = 0; mi < sizeof models / sizeof *models; mi++) {
+		struct scenario s;
+		struct cost_model cm;
+		model_for(models[mi], &cm, &s);
+		uint64_t iters = 0, evals = 0;
+		for (int trial = 0; trial < 400; trial++) {
+			state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+			uint32_t batch = 1 + (uint32_t)(state >> 33) % 256;
+			uint32_t from = 1 + (uint32_t)(state >> 20) % 40;
+			uint32_t n = (uint32_t)(state >> 45) % 260;
+			struct cost_batch b0;
+			cost_batch_clear(&b0);
+			for (uint32_t i = 0; i < batch; i++)
+				cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
+			evals += cost_span_ns(&cm, &b0, from, from + n, got);
+			iters += n;
+			for (uint32_t j = from; j < from + n; j++) {
+				struct cost_batch b = b0;
+				b.attn_pairs = b0.attn_pairs + j * (double)b0.decodes;
+				b.kv_tokens = b0.kv_tokens + j * (double)b0.decodes;
+				ck_assert_msg(got[j - from] == cost_iteration_ns(&cm, &b),
+					      "model %zu, batch %u, iteration %u: %lld != %lld", mi,
+					      batch, j, (long long)got[j - from],
+					      (long long)cost_iteration_ns(&cm, &b));
+			}
+		}
+		if (mi + 1 < sizeof models / sizeof *models)
+			ck_assert_msg(evals * 3 < iters, "model %zu: %llu evaluations for %llu", mi,
+				      (unsigned long long)evals, (unsigned long long)iters);
+		else
+			ck_assert_uint_eq(evals, iters);
+		cfg_scenario_free(&s);
+	}
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -156,6 +215,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, calibrated_roofline_is_a_smooth_max_plus_kernels);
 	tcase_add_test(tc, fixed_model_is_base_plus_per_token);
 	tcase_add_test(tc, kv_capacity_follows_memory_budget);
+	tcase_add_test(tc, span_times_equal_one_evaluation_per_iteration);
 	suite_add_tcase(s, tc);
 	return s;
 }
