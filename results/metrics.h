@@ -55,7 +55,11 @@ struct met_summary {
 	struct met_tokens tokens;
 	double prefix_hit_ratio, recompute_ratio, recompute_gpu_s;
 	int truncated;     /* the run hit sim_opts.wall_limit_s (benchmarks) */
-	double route_ns;   /* wall ns spent routing, when sim_opts.time_routing */
+	/* When sim_opts.time_routing: wall ns of the router's decisions (the
+	 * policy and the router's checks and bookkeeping), and of the whole
+	 * handling of arrivals (those plus the chosen node's part: migration or
+	 * reload decision, enqueue, starting its next iteration). */
+	double route_ns, arrive_ns;
 	uint64_t routed;
 	uint64_t migration_count;
 	double migration_bytes, migration_s;

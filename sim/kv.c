@@ -315,7 +315,9 @@ int kv_take(struct kv_pool *p, uint32_t n)
 int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 {
 	uint32_t t = *tail;
-	const uint64_t *v = hmap_get(&p->first, h);
+	/* A cached run starting with h would hang under our tail (hashes
+	 * chain), so a tail without children rules it out with no lookup. */
+	const uint64_t *v = t != KV_NONE && p->runs[t].n_children == 0 ? NULL : hmap_get(&p->first, h);
 	if (v) {
 		/* Cached already (computed at the same time by another request):
 		 * adopt it. Hashes chain, so a run starting with h starts at idx

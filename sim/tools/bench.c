@@ -145,6 +145,7 @@ static int bench(const struct bcase *c, double wall_limit)
 	printf("  events/wall-s     %12.0f\n", m.events / m.wall_s);
 	printf("  ns/event          %12.1f\n", m.wall_s * 1e9 / (double)m.events);
 	printf("  routing ns/req    %12.0f\n", m.routed ? m.route_ns / (double)m.routed : 0.0);
+	printf("  arrival ns/req    %12.0f\n", m.routed ? m.arrive_ns / (double)m.routed : 0.0);
 	printf("  peak RSS          %12.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
 	printf("  TTFT p50 / p99    %8.4f / %.4f s\n", m.ttft.p50, m.ttft.p99);
 	printf("  TPOT p50 / p99    %8.4f / %.4f s\n", m.tpot.p50, m.tpot.p99);
