@@ -380,6 +380,17 @@ static void count_done(struct sim *s, const struct request *r, uint32_t node)
 
 /* --- node stepping -------------------------------------------------------- */
 
+/* A step or flow-end event superseded by a later one for its node or flow
+ * (a span cut short, a crash, a flow's new rate): skipped, not delivered. */
+static int stale(const struct sim *s, const struct event *ev)
+{
+	if (ev->kind == EV_STEP)
+		return ev->seq != s->nodes[ev->node].step_seq;
+	if (ev->kind == EV_FLOW)
+		return ev->seq != s->net.f[ev->node].ev_seq;
+	return 0;
+}
+
 static void schedule_step(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
@@ -415,11 +426,8 @@ static void enqueue(struct sim *s, uint32_t i, struct request *r)
 	struct node *n = &s->nodes[i];
 	int front = r->swapped;
 	r->swapped = 0;
-	if (front ? node_enqueue_front(n, r, s->now) : node_enqueue(n, r, s->now)) {
-		if (evq_cancel(&s->q, n->step_seq))
-			fail(s, "out of memory");
-		schedule_step(s, i);
-	}
+	if (front ? node_enqueue_front(n, r, s->now) : node_enqueue(n, r, s->now))
+		schedule_step(s, i); /* the earlier step event goes stale */
 	kick(s, i);
 }
 
@@ -520,8 +528,6 @@ static void flows_changed(struct sim *s)
 	uint32_t n = flow_update(&s->net, s->now, s->changed);
 	for (uint32_t k = 0; k < n; k++) {
 		struct flow *f = &s->net.f[s->changed[k]];
-		if (f->ev_seq && evq_cancel(&s->q, f->ev_seq))
-			fail(s, "out of memory");
 		int64_t end = flow_end_ns(&s->net, s->changed[k], s->now);
 		f->ev_seq = end == INT64_MAX ? 0
 					     : evq_push(&s->q, end, EV_FLOW, (int32_t)s->changed[k], NULL);
@@ -679,11 +685,8 @@ static const struct cat_link *link_between(const struct sim *s, uint32_t a, uint
 static void cut_span(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
-	if (node_cut_span(n, s->now)) {
-		if (evq_cancel(&s->q, n->step_seq))
-			fail(s, "out of memory");
-		schedule_step(s, i);
-	}
+	if (node_cut_span(n, s->now))
+		schedule_step(s, i); /* the earlier step event goes stale */
 }
 
 /* Pins the prefix m of node i for r while its transfer runs, so that the
@@ -1145,8 +1148,7 @@ static void crash(struct sim *s, uint32_t i)
 	if (!s->views[0][i].up)
 		return;
 	node_sync(n, s->now);
-	if (n->busy && evq_cancel(&s->q, n->step_seq))
-		fail(s, "out of memory");
+	n->step_seq = 0; /* its step event, if any, goes stale */
 	thermal_advance(s, i);
 	s->hl[i].busy = 0;
 	/* Queues may exceed their bound by requests that were in transfer
@@ -1753,6 +1755,10 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	double last_draw = started;
 	struct event ev;
 	while (!s.error && evq_pop(&s.q, &ev)) {
+		if (stale(&s, &ev)) {
+			s.q.popped--;
+			continue;
+		}
 		if (run_over(&s))
 			break;
 		if (s.opts->audit && ev.time_ns < s.now) {
