@@ -71,7 +71,7 @@ static void ca_route(void *st, const struct pol_view *v, const struct request *r
 		return;
 	}
 	uint32_t n = pol_prompt_blocks(r, s->block_tokens);
-	uint32_t best = pidx_match(&s->idx, r->hashes, n);
+	uint32_t best = pidx_match_longest(&s->idx, r->hashes, n);
 	double rate = r->prompt_tokens ? (double)best * s->block_tokens / r->prompt_tokens : 0;
 	int32_t pick = -1;
 	if (best > 0 && rate > s->cache_threshold) {

@@ -13,6 +13,7 @@ int pidx_init(struct pidx *p, uint32_t n_nodes, size_t cap_blocks)
 	p->cap_blocks = cap_blocks;
 	p->free_e = NIL;
 	hmap_init(&p->by_hash);
+	hmap_init(&p->by_pair);
 	p->head = malloc(n_nodes * sizeof *p->head);
 	p->tail = malloc(n_nodes * sizeof *p->tail);
 	p->size = calloc(n_nodes, sizeof *p->size);
@@ -30,6 +31,7 @@ int pidx_init(struct pidx *p, uint32_t n_nodes, size_t cap_blocks)
 void pidx_free(struct pidx *p)
 {
 	hmap_free(&p->by_hash);
+	hmap_free(&p->by_pair);
 	free(p->e);
 	free(p->head);
 	free(p->tail);
@@ -45,10 +47,36 @@ static uint32_t chain_head(const struct pidx *p, uint64_t h)
 	return v ? (uint32_t)(*v - 1) : NIL;
 }
 
-uint32_t pidx_match(struct pidx *p, const uint64_t *hashes, uint32_t n)
+/* The pair map's key: nonzero, different for the nodes of one hash. */
+static uint64_t pair_key(uint64_t h, uint32_t node)
+{
+	uint64_t k = h ^ ((uint64_t)(node + 1) * 0xD6E8FEB86659FD93ULL);
+	return k ? k : 1;
+}
+
+/* Node's entry for hash h, or NIL. O(1) expected. */
+static uint32_t find(const struct pidx *p, uint64_t h, uint32_t node)
+{
+	if (!p->pair_clash) {
+		const uint64_t *v = hmap_get(&p->by_pair, pair_key(h, node));
+		if (!v)
+			return NIL;
+		uint32_t k = (uint32_t)(*v - 1);
+		if (p->e[k].hash == h && p->e[k].node == node)
+			return k;
+	}
+	uint32_t k = chain_head(p, h);
+	while (k != NIL && p->e[k].node != node)
+		k = p->e[k].hnext;
+	return k;
+}
+
+/* The reference match: walks the prompt once, advancing every node whose
+ * record holds each block after all earlier ones. O(matched blocks x
+ * nodes holding them). */
+static uint32_t match_walk(struct pidx *p, const uint64_t *hashes, uint32_t n)
 {
 	uint32_t best = 0;
-	p->n_touched = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		int advanced = 0;
 		for (uint32_t k = chain_head(p, hashes[i]); k != NIL; k = p->e[k].hnext) {
@@ -64,6 +92,73 @@ uint32_t pidx_match(struct pidx *p, const uint64_t *hashes, uint32_t n)
 		if (!advanced)
 			break;
 		best = i + 1;
+	}
+	return best;
+}
+
+/* The longest match held by any node: O(log n) lookups. */
+static uint32_t longest(const struct pidx *p, const uint64_t *hashes, uint32_t n)
+{
+	if (n == 0 || chain_head(p, hashes[0]) == NIL)
+		return 0;
+	/* Records are prefix-closed: "some node holds block i" falls from true
+	 * to false once along the prompt. best = blocks held by anyone. */
+	uint32_t lo = 1, hi = n; /* block lo - 1 is held; best <= hi */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (chain_head(p, hashes[mid - 1]) != NIL)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+uint32_t pidx_match_longest(struct pidx *p, const uint64_t *hashes, uint32_t n)
+{
+	p->n_touched = 0;
+	if (p->broken) {
+		uint32_t best = match_walk(p, hashes, n), k = 0;
+		for (uint32_t t = 0; t < p->n_touched; t++) {
+			uint32_t node = p->touched[t];
+			if (p->match[node] == best)
+				p->touched[k++] = node;
+			else
+				p->match[node] = 0;
+		}
+		p->n_touched = k;
+		return best;
+	}
+	uint32_t best = longest(p, hashes, n);
+	if (best == 0)
+		return 0;
+	for (uint32_t k = chain_head(p, hashes[best - 1]); k != NIL; k = p->e[k].hnext) {
+		p->touched[p->n_touched++] = p->e[k].node;
+		p->match[p->e[k].node] = best;
+	}
+	return best;
+}
+
+uint32_t pidx_match(struct pidx *p, const uint64_t *hashes, uint32_t n)
+{
+	p->n_touched = 0;
+	if (p->broken)
+		return match_walk(p, hashes, n);
+	uint32_t best = longest(p, hashes, n);
+	if (best == 0)
+		return 0;
+	for (uint32_t k = chain_head(p, hashes[0]); k != NIL; k = p->e[k].hnext)
+		p->touched[p->n_touched++] = p->e[k].node;
+	for (uint32_t t = 0; t < p->n_touched; t++) {
+		uint32_t node = p->touched[t], a = 1, b = best;
+		while (a < b) {
+			uint32_t mid = a + (b - a + 1) / 2;
+			if (find(p, hashes[mid - 1], node) != NIL)
+				a = mid;
+			else
+				b = mid - 1;
+		}
+		p->match[node] = a;
 	}
 	return best;
 }
@@ -104,21 +199,23 @@ static void lru_push_front(struct pidx *p, uint32_t k)
 static void evict_one(struct pidx *p, uint32_t node)
 {
 	uint32_t k = p->tail[node];
+	struct pidx_entry *e = &p->e[k];
 	lru_unlink(p, k);
-	uint64_t h = p->e[k].hash;
-	uint32_t first = chain_head(p, h);
-	if (first == k) {
-		if (p->e[k].hnext == NIL)
+	uint64_t h = e->hash;
+	if (e->hprev == NIL) {
+		if (e->hnext == NIL)
 			hmap_del(&p->by_hash, h);
 		else
-			hmap_put(&p->by_hash, h, (uint64_t)p->e[k].hnext + 1); /* overwrite: no alloc */
+			hmap_put(&p->by_hash, h, (uint64_t)e->hnext + 1); /* overwrite: no alloc */
 	} else {
-		uint32_t j = first;
-		while (p->e[j].hnext != k)
-			j = p->e[j].hnext;
-		p->e[j].hnext = p->e[k].hnext;
+		p->e[e->hprev].hnext = e->hnext;
 	}
-	p->e[k].hnext = p->free_e;
+	if (e->hnext != NIL)
+		p->e[e->hnext].hprev = e->hprev;
+	uint64_t *v = hmap_get(&p->by_pair, pair_key(h, node));
+	if (v && *v == (uint64_t)k + 1)
+		hmap_del(&p->by_pair, pair_key(h, node));
+	e->hnext = p->free_e;
 	p->free_e = k;
 	p->size[node]--;
 	if (p->on_evict)
@@ -127,10 +224,7 @@ static void evict_one(struct pidx *p, uint32_t node)
 
 int pidx_has(const struct pidx *p, uint32_t node, uint64_t hash)
 {
-	for (uint32_t k = chain_head(p, hash); k != NIL; k = p->e[k].hnext)
-		if (p->e[k].node == node)
-			return 1;
-	return 0;
+	return find(p, hash, node) != NIL;
 }
 
 static uint32_t new_entry(struct pidx *p)
@@ -151,6 +245,30 @@ static uint32_t new_entry(struct pidx *p)
 	return p->n_e++;
 }
 
+/* Adds entry k (hash h, node) at the head of h's chain and to the pair
+ * map; 0 or -1 (no memory; nothing changed). */
+static int link_entry(struct pidx *p, uint32_t k, uint64_t h, uint32_t node)
+{
+	uint32_t first = chain_head(p, h);
+	if (hmap_put(&p->by_hash, h, (uint64_t)k + 1) < 0)
+		return -1;
+	uint64_t key = pair_key(h, node);
+	const uint64_t *v = hmap_get(&p->by_pair, key);
+	if (v) {
+		p->pair_clash = 1; /* another pair has this key: chains from now on */
+	} else if (hmap_put(&p->by_pair, key, (uint64_t)k + 1) < 0) {
+		if (first == NIL)
+			hmap_del(&p->by_hash, h);
+		else
+			hmap_put(&p->by_hash, h, (uint64_t)first + 1);
+		return -1;
+	}
+	p->e[k] = (struct pidx_entry){h, node, first, NIL, NIL, NIL};
+	if (first != NIL)
+		p->e[first].hprev = k;
+	return 0;
+}
+
 int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t n)
 {
 	if (p->cap_blocks == 0)
@@ -158,9 +276,7 @@ int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t 
 	/* Tail first, so the head ends most recent and is forgotten last. */
 	for (uint32_t i = n; i-- > 0;) {
 		uint64_t h = hashes[i];
-		uint32_t first = chain_head(p, h), k = first;
-		while (k != NIL && p->e[k].node != node)
-			k = p->e[k].hnext;
+		uint32_t k = find(p, h, node);
 		if (k != NIL) {
 			lru_unlink(p, k);
 			lru_push_front(p, k);
@@ -168,18 +284,23 @@ int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t 
 		}
 		if (p->size[node] >= p->cap_blocks)
 			evict_one(p, node);
-		first = chain_head(p, h); /* eviction may have changed it */
 		k = new_entry(p);
-		if (k == NIL)
-			return -1;
-		p->e[k] = (struct pidx_entry){h, node, first, NIL, NIL};
-		if (hmap_put(&p->by_hash, h, (uint64_t)k + 1) < 0) {
-			p->e[k].hnext = p->free_e;
-			p->free_e = k;
+		if (k == NIL || link_entry(p, k, h, node)) {
+			if (k != NIL) {
+				p->e[k].hnext = p->free_e;
+				p->free_e = k;
+			}
+			p->broken = 1; /* the record may have lost its closure */
 			return -1;
 		}
 		lru_push_front(p, k);
 		p->size[node]++;
 	}
 	return 0;
+}
+
+uint32_t pidx_match_walk(struct pidx *p, const uint64_t *hashes, uint32_t n)
+{
+	p->n_touched = 0;
+	return match_walk(p, hashes, n);
 }

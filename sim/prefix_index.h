@@ -16,13 +16,16 @@
  * forgets least recently routed blocks first (a prompt's tail before its
  * head, so a record stays a set of prefixes).
  *
- * One map from block hash to the chain of (hash, node) entries, so a
- * match walks the prompt once for all nodes: O(matched blocks x nodes
- * holding them), not O(nodes). */
+ * One map from block hash to the chain of (hash, node) entries, and one
+ * from (hash, node) to its entry. A record is prefix-closed after every
+ * insert (a block's parent is touched after it, so it is more recent and
+ * forgotten later), so a node holding block i holds blocks 0..i: a match is
+ * a binary search over the prompt, O(log blocks) lookups for the longest
+ * and O(log blocks) per node holding the first block for each node's. */
 struct pidx_entry {
 	uint64_t hash;
 	uint32_t node;
-	uint32_t hnext;        /* next entry with this hash, or UINT32_MAX */
+	uint32_t hnext, hprev; /* entries with this hash, or UINT32_MAX */
 	uint32_t prev, next;   /* the node's LRU list (head = most recent) */
 };
 
@@ -30,6 +33,9 @@ struct pidx {
 	uint32_t n_nodes;
 	size_t cap_blocks;
 	struct hmap by_hash; /* hash -> first entry + 1 */
+	struct hmap by_pair; /* pair_key(hash, node) -> entry + 1 */
+	int pair_clash;      /* two pairs met on one key: use the chains */
+	int broken;          /* an insert ran out of memory midway: walk */
 	struct pidx_entry *e;
 	uint32_t n_e, cap_e, free_e;
 	uint32_t *head, *tail; /* per node */
@@ -48,11 +54,17 @@ void pidx_free(struct pidx *p);
  * is node i's longest recorded prefix (in blocks), nonzero only for the
  * p->n_touched nodes in p->touched. Returns the longest match. */
 uint32_t pidx_match(struct pidx *p, const uint64_t *hashes, uint32_t n);
+/* The longest match only: afterwards the p->n_touched nodes in p->touched
+ * are those with that match (p->match[i] set for them). Returns it. */
+uint32_t pidx_match_longest(struct pidx *p, const uint64_t *hashes, uint32_t n);
+/* The same as pidx_match by walking the prompt block by block for every node holding
+ * each block (no closure assumed): the reference for tests. */
+uint32_t pidx_match_walk(struct pidx *p, const uint64_t *hashes, uint32_t n);
 /* Clears the scratch left by pidx_match. */
 void pidx_match_done(struct pidx *p);
 /* Records hashes[0..n) as routed to node now. Returns 0 or -1 (no memory). */
 int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t n);
-/* 1 if node's record holds hash. O(owners holding it). */
+/* 1 if node's record holds hash. O(1) expected. */
 int pidx_has(const struct pidx *p, uint32_t node, uint64_t hash);
 
 #endif

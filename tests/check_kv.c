@@ -2,6 +2,7 @@
 #include <check.h>
 
 #include "sim/kv.h"
+#include "sim/prefix_index.h"
 #include "tests/suites.h"
 
 static void counts(const struct kv_pool *p, uint32_t free_, uint32_t cached, uint32_t used)
@@ -200,6 +201,72 @@ START_TEST(audit_catches_corruption)
 }
 END_TEST
 
+/* Router records (prefix_index): the binary-search match, which relies on
+ * records staying prefix-closed through LRU forgetting, gives every node
+ * the same match as walking the prompt block by block, and pidx_has agrees
+ * with the records, over random prompts that share prefixes (a tree of
+ * chained hashes), 8 nodes, small caps that forget all the time. */
+START_TEST(router_records_match_as_the_walk_does)
+{
+	enum { NODES = 8, DEPTH = 40, PROMPTS = 60 };
+	/* prompts: prefix of a parent prompt, then their own blocks */
+	static uint64_t h[PROMPTS][DEPTH];
+	uint32_t len[PROMPTS];
+	uint64_t x = 99;
+	for (int q = 0; q < PROMPTS; q++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		int parent = q ? (int)((x >> 33) % (uint64_t)q) : -1;
+		uint32_t keep = parent < 0 ? 0 : (uint32_t)((x >> 13) % (len[parent] + 1));
+		len[q] = keep + 1 + (uint32_t)((x >> 45) % 20);
+		if (len[q] > DEPTH)
+			len[q] = DEPTH;
+		for (uint32_t i = 0; i < len[q]; i++)
+			h[q][i] = i < keep ? h[parent][i] : (x ^ ((uint64_t)q << 40)) + i * 7919 + 1;
+	}
+	uint32_t walk[NODES];
+	for (size_t cap = 5; cap <= 200; cap *= 3) {
+		struct pidx p;
+		ck_assert_int_eq(pidx_init(&p, NODES, cap), 0);
+		for (int step = 0; step < 3000; step++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int q = (int)((x >> 33) % PROMPTS);
+			uint32_t node = (uint32_t)((x >> 20) % NODES), n = 1 + (uint32_t)((x >> 50) % len[q]);
+			ck_assert_int_eq(pidx_insert(&p, node, h[q], n), 0);
+			int t = (int)((x >> 8) % PROMPTS);
+			uint32_t best_walk = pidx_match_walk(&p, h[t], len[t]);
+			for (uint32_t i = 0; i < NODES; i++)
+				walk[i] = p.match[i];
+			pidx_match_done(&p);
+			uint32_t best = pidx_match(&p, h[t], len[t]);
+			ck_assert_uint_eq(best, best_walk);
+			for (uint32_t i = 0; i < NODES; i++) {
+				ck_assert_uint_eq(p.match[i], walk[i]);
+				uint32_t held = 0; /* closure: the match is what the node holds */
+				while (held < len[t] && pidx_has(&p, i, h[t][held]))
+					held++;
+				ck_assert_uint_eq(held, walk[i]);
+				for (uint32_t b = held; b < len[t]; b++)
+					ck_assert(!pidx_has(&p, i, h[t][b]));
+				ck_assert_uint_le(p.size[i], cap);
+			}
+			pidx_match_done(&p);
+			/* the longest alone: the nodes that reach it, and only them */
+			ck_assert_uint_eq(pidx_match_longest(&p, h[t], len[t]), best_walk);
+			uint32_t at_best = 0;
+			for (uint32_t i = 0; i < NODES; i++)
+				at_best += best_walk > 0 && walk[i] == best_walk;
+			ck_assert_uint_eq(p.n_touched, at_best);
+			for (uint32_t k = 0; k < p.n_touched; k++) {
+				ck_assert_uint_eq(walk[p.touched[k]], best_walk);
+				ck_assert_uint_eq(p.match[p.touched[k]], best_walk);
+			}
+			pidx_match_done(&p);
+		}
+		pidx_free(&p);
+	}
+}
+END_TEST
+
 Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -210,6 +277,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, install_after_cached_prefix);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
 	tcase_add_test(tc, audit_catches_corruption);
+	tcase_add_test(tc, router_records_match_as_the_walk_does);
 	suite_add_tcase(s, tc);
 	return s;
 }
