@@ -56,6 +56,10 @@ static const struct bcase cases[] = {
      "{\"name\": \"d1\", \"duration_s\": 100000, " CHAT_1024 ", \"router\": {\"policy\": "
      "\"least_loaded\", \"params\": {}}}",
      0},
+    {"dk64", "chat 1M, 64 nodes, kv_cost (routing cost baseline)",
+     "{\"name\": \"dk64\", \"duration_s\": 100000, " CHAT_64 ", \"router\": {\"policy\": "
+     "\"kv_cost\", \"params\": {}}}",
+     0},
     {"d2", "chat 1M, 1,024 nodes, kv_cost",
      "{\"name\": \"d2\", \"duration_s\": 100000, " CHAT_1024 ", \"router\": {\"policy\": "
      "\"kv_cost\", \"params\": {}}}",
@@ -173,13 +177,15 @@ int main(int argc, char **argv)
 			       "Runs the benchmark cases of BENCHMARKS.md, each in its own process on one\n"
 			       "core: (a) chat, 1M requests, 64 H100 nodes, session_affinity; (b1, b2)\n"
 			       "the same with cache_aware and precise_prefix; (c) the Mooncake\n"
-			       "conversation trace replayed 10 times; (d64, d1, d2) least_loaded at 64\n"
-			       "and 1,024 nodes and kv_cost at 1,024 nodes; (e) RAG over 100,000\n"
-			       "documents; (m) 10M requests with resident memory after each million.\n"
-			       "Prints requests and events per wall-second, ns per event, routing ns per\n"
-			       "request, peak RSS and the simulated TTFT/TPOT. A case still running after\n"
-			       "the wall-clock limit (default 300 s) stops and says so. --quick runs (a)\n"
-			       "only. Reads ../shared/traces for (c).\n");
+			       "conversation trace replayed 10 times; (d64, d1) least_loaded at 64 and\n"
+			       "1,024 nodes, (dk64, d2) kv_cost at 64 and 1,024 nodes; (e) RAG over\n"
+			       "100,000 documents; (m) 10M requests with resident memory after each\n"
+			       "million. Prints requests and events per wall-second, ns per event,\n"
+			       "routing ns per request (the router's decision) and arrival ns per\n"
+			       "request (with the chosen node's handling: migration decision, enqueue,\n"
+			       "next iteration), peak RSS and the simulated TTFT/TPOT. A case still\n"
+			       "running after the wall-clock limit (default 300 s) stops and says so.\n"
+			       "--quick runs (a) only. Reads ../shared/traces for (c).\n");
 			return 0;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = 1;
