@@ -70,5 +70,6 @@ const struct pol_ops pol_precise_prefix = {
     .create = pp_create,
     .route = pp_route,
     .destroy = free,
-    .reads_kv_util = pol_reads_kv_always,
+    /* No KV utilisation read: cached_prefix brings each node it asks up
+     * to date itself. */
 };

@@ -21,6 +21,7 @@
 #include "sim/evq.h"
 #include "sim/flow.h"
 #include "sim/hmap.h"
+#include "sim/hset.h"
 #include "sim/loadheap.h"
 #include "sim/node.h"
 #include "sim/prefix_index.h"
@@ -127,7 +128,7 @@ struct sim {
 	gsl_rng *r_route;
 	const struct wl_ops *wl;
 	void *wl_st;
-	struct hmap ever;     /* shared block hash -> 1: computed somewhere before */
+	struct hset ever;     /* shared block hashes computed somewhere before */
 	struct hmap sessions; /* session id -> struct session_rec * */
 	struct session_rec *free_sessions;
 	struct request *free_reqs;
@@ -1258,7 +1259,7 @@ static int hook_before(void *ctx, const struct request *r, uint32_t idx)
 {
 	struct sim *s = ctx;
 	if (idx < r->n_shared)
-		return hmap_get(&s->ever, r->hashes[idx]) != NULL;
+		return hset_has(&s->ever, r->hashes[idx]);
 	return private_before(r->session_rec, r, idx);
 }
 
@@ -1266,7 +1267,7 @@ static void hook_block(void *ctx, struct request *r, uint32_t idx)
 {
 	struct sim *s = ctx;
 	if (idx < r->n_shared) {
-		if (hmap_put(&s->ever, r->hashes[idx], 1) < 0)
+		if (hset_add(&s->ever, r->hashes[idx]) < 0)
 			fail(s, "out of memory");
 		return;
 	}
@@ -1491,7 +1492,7 @@ static void teardown(struct sim *s)
 		free(rec);
 	}
 	hmap_free(&s->sessions);
-	hmap_free(&s->ever);
+	hset_free(&s->ever);
 	evq_free(&s->q);
 	met_free(&s->met);
 }
@@ -1698,7 +1699,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	s.err = err;
 	s.errlen = errlen;
 	evq_init(&s.q);
-	hmap_init(&s.ever);
+	hset_init(&s.ever);
 	hmap_init(&s.sessions);
 	double started = wall_now();
 	char csv_tmp[4200] = "", ts_tmp[4200] = "", te_tmp[4200] = "";

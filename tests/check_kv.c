@@ -1,6 +1,8 @@
 /* check_kv: block accounting, prefix hits, splits, merges, LRU eviction order. */
 #include <check.h>
 
+#include "sim/hmap.h"
+#include "sim/hset.h"
 #include "sim/kv.h"
 #include "sim/prefix_index.h"
 #include "tests/suites.h"
@@ -267,6 +269,32 @@ START_TEST(router_records_match_as_the_walk_does)
 }
 END_TEST
 
+/* hset holds exactly what was added, across growth and long probe runs
+ * (keys that share their home slot), agreeing with an hmap. */
+START_TEST(hset_holds_what_was_added)
+{
+	struct hset s;
+	struct hmap ref;
+	hset_init(&s);
+	hmap_init(&ref);
+	uint64_t x = 7;
+	for (int i = 0; i < 200000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		/* one key in 100 a multiple of 2^47: they share a home slot */
+		uint64_t k = i % 100 == 0 ? ((x >> 40) + 1) << 47 : (x | 1);
+		int fresh = hmap_put(&ref, k, 1);
+		ck_assert_int_eq(hset_add(&s, k), fresh);
+		ck_assert_int_eq(hset_has(&s, k), 1);
+		uint64_t probe = x ^ 0x5555;
+		ck_assert_int_eq(hset_has(&s, probe ? probe : 1), hmap_get(&ref, probe ? probe : 1) != NULL);
+	}
+	ck_assert_uint_eq(s.count, ref.count);
+	ck_assert(s.count * 4 <= s.cap * 3);
+	hset_free(&s);
+	hmap_free(&ref);
+}
+END_TEST
+
 Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -278,6 +306,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
 	tcase_add_test(tc, audit_catches_corruption);
 	tcase_add_test(tc, router_records_match_as_the_walk_does);
+	tcase_add_test(tc, hset_holds_what_was_added);
 	suite_add_tcase(s, tc);
 	return s;
 }
