@@ -130,6 +130,12 @@ int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *
 	return ns_of(cost_iteration_s(cm, b) * 1e9);
 }
 
+int64_t cost_iteration_ns_x(const struct cost_model *cm, const struct cost_batch *b, double *x)
+{
+	*x = cost_iteration_s(cm, b) * 1e9;
+	return ns_of(*x);
+}
+
 /* Iteration j of a decode span, in ns before rounding. */
 static double span_x(const struct cost_model *cm, const struct cost_batch *b0, uint32_t j)
 {
@@ -154,29 +160,33 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
  * the iteration is evaluated. Exact, not approximate: the same integers as
  * cost_iteration_ns of each iteration (a test compares). */
 uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, uint32_t from,
-		      uint32_t to, int64_t *out)
+		      uint32_t to, const double *x_prev, int64_t *out)
 {
-	uint32_t n = to > from ? to - from : 0, evals = 0;
+	if (to <= from)
+		return 0;
+	/* The grid starts at base: from, or from - 1 when its x is known. */
+	uint32_t base = x_prev && from > 0 ? from - 1 : from;
+	uint32_t n = to - base, evals = 0;
 	int convex = cm->fixed || cm->knee == 0 || cm->knee >= 1;
-	/* at least three grid points, the last at or past to - 1 */
-	const uint32_t G = n > 2 * SPAN_GRID ? SPAN_GRID : (n - 1) / 2;
 	if (n < 5 || !convex) {
 		for (uint32_t j = from; j < to; j++)
 			out[j - from] = ns_of(span_x(cm, b0, j));
-		return n;
+		return to - from;
 	}
-	/* grid points g_i = from + i G, i = 0..m, g_m >= to - 1; m >= 2 */
+	/* at least three grid points g_i = base + i G, i = 0..m, g_m >= to - 1 */
+	const uint32_t G = n > 2 * SPAN_GRID ? SPAN_GRID : (n - 1) / 2;
 	uint32_t m = (n - 1 + G - 1) / G;
-	double xl = 0, x0 = span_x(cm, b0, from), x1 = span_x(cm, b0, from + G);
-	double x2 = span_x(cm, b0, from + 2 * G);
-	evals = 3;
+	double xl = 0, x0 = base < from ? *x_prev : span_x(cm, b0, base);
+	double x1 = span_x(cm, b0, base + G), x2 = span_x(cm, b0, base + 2 * G);
+	evals = base < from ? 2 : 3;
 	for (uint32_t i = 0; i < m; i++) {
-		uint32_t g = from + i * G;
+		uint32_t g = base + i * G;
 		double s0 = (x1 - x0) / G;
 		double sl = i > 0 ? (x0 - xl) / G : 0;
 		double sr = i + 2 <= m ? (x2 - x1) / G : 0;
 		double slack = 4e-12 * fabs(x1) + 1e-6;
-		out[g - from] = ns_of(x0);
+		if (g >= from)
+			out[g - from] = ns_of(x0);
 		for (uint32_t k = 1; k < G && g + k < to; k++) {
 			double up = x0 + s0 * k;
 			double lo = -INFINITY;
@@ -199,12 +209,12 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 		x0 = x1;
 		x1 = x2;
 		if (i + 3 <= m) {
-			x2 = span_x(cm, b0, from + (i + 3) * G);
+			x2 = span_x(cm, b0, base + (i + 3) * G);
 			evals++;
 		}
 	}
-	if (from + m * G < to) /* to - 1 is the last grid point */
-		out[m * G] = ns_of(x0);
+	if (base + m * G < to) /* to - 1 is the last grid point */
+		out[base + m * G - from] = ns_of(x0);
 	return evals;
 }
 

@@ -129,10 +129,6 @@ static int64_t scaled_ns(const struct node *n, int64_t t)
 	return t > 0 ? t : 1;
 }
 
-static int64_t iteration_ns(const struct node *n, const struct cost_batch *cb)
-{
-	return scaled_ns(n, cost_iteration_ns(n->cost, cb));
-}
 
 /* Preempts r: recompute mode frees its blocks (the full ones stay cached)
  * and puts it back at the head of the queue to compute again; swap mode
@@ -293,7 +289,8 @@ static void span_eval_to(struct node *n, uint32_t upto)
 		return;
 	/* durations into span_end[j], then their running sum */
 	int64_t *end = n->span_end;
-	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, end + n->span_eval);
+	const double *x_prev = n->span_eval == 1 ? &n->span_x0 : NULL;
+	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, x_prev, end + n->span_eval);
 	for (uint32_t j = n->span_eval; j < upto; j++)
 		end[j] = end[j - 1] + scaled_ns(n, end[j]);
 	n->span_eval = upto;
@@ -447,7 +444,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	n->span_len = n->span_eval = 1;
 	n->span_started = 1;
 	n->span_ended = 0;
-	n->span_end[0] = now_ns + iteration_ns(n, &cb);
+	n->span_end[0] = now_ns + scaled_ns(n, cost_iteration_ns_x(n->cost, &cb, &n->span_x0));
 	n->span_used[0] = n->kv.n_used;
 	n->step_end_ns = n->span_end[0];
 	if (all_decode && !preempted && !n->wait_head && n->max_span > 1)

@@ -73,6 +73,7 @@ struct node {
 	 * known end, which is the span's end once span_eval == span_len. */
 	uint32_t span_eval;
 	struct cost_batch span_cb; /* the span's first iteration */
+	double span_x0;            /* its unrounded cost-model ns */
 	int64_t step_start_ns, step_end_ns;
 	int64_t *span_end;
 	uint32_t *span_used;

@@ -183,7 +183,13 @@ START_TEST(span_times_equal_one_evaluation_per_iteration)
 			cost_batch_clear(&b0);
 			for (uint32_t i = 0; i < batch; i++)
 				cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
-			evals += cost_span_ns(&cm, &b0, from, from + n, got);
+			/* every other span knows iteration from - 1's x already */
+			double x_prev;
+			struct cost_batch bp = b0;
+			bp.attn_pairs = b0.attn_pairs + (from - 1) * (double)b0.decodes;
+			bp.kv_tokens = b0.kv_tokens + (from - 1) * (double)b0.decodes;
+			ck_assert_int_eq(cost_iteration_ns_x(&cm, &bp, &x_prev), cost_iteration_ns(&cm, &bp));
+			evals += cost_span_ns(&cm, &b0, from, from + n, trial % 2 ? &x_prev : NULL, got);
 			iters += n;
 			for (uint32_t j = from; j < from + n; j++) {
 				struct cost_batch b = b0;
