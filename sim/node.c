@@ -172,17 +172,27 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 	r->reloaded = rel;
 	r->cached = hit - mig - rel;
 	r->recomputed = r->fresh = 0;
+	uint32_t lo = UINT32_MAX, hi = 0;
+	int unbroken = 1;
 	for (uint32_t t = hit; t < P;) {
 		uint32_t b = t / B, end = (b + 1) * B;
 		if (end > P)
 			end = P;
 		int full = (b + 1) * B <= P && b < r->n_hashes;
-		if (full && n->hooks.computed_before(n->hooks.ctx, r, b))
+		if (full && n->hooks.computed_before(n->hooks.ctx, r, b)) {
 			r->recomputed += end - t;
-		else
+			if (unbroken) {
+				lo = lo == UINT32_MAX ? b : lo;
+				hi = b + 1;
+			}
+		} else {
 			r->fresh += end - t;
+			unbroken = 0;
+		}
 		t = end;
 	}
+	r->before_lo = lo == UINT32_MAX ? 0 : lo;
+	r->before_hi = hi;
 	r->accounted = 1;
 }
 

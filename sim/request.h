@@ -51,6 +51,9 @@ struct request {
 	int64_t xfer_start_ns;   /* when its migration began */
 	uint32_t pin_epoch;      /* its node's crash count when kv_tail pinned a prefix */
 	int accounted;           /* the prompt split below is final */
+	/* Blocks [lo, hi) were found computed before (somewhere) at its first
+	 * admission: recording them again as computed changes nothing. */
+	uint32_t before_lo, before_hi;
 	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;
 	/* Disjoint split of prompt_tokens (DESIGN 6), plus preemption recompute. */
 	uint32_t cached, reloaded, migrated, recomputed, fresh;

@@ -1267,6 +1267,8 @@ static void hook_block(void *ctx, struct request *r, uint32_t idx)
 {
 	struct sim *s = ctx;
 	if (idx < r->n_shared) {
+		if (idx >= r->before_lo && idx < r->before_hi)
+			return; /* in the set since its admission at least */
 		if (hset_add(&s->ever, r->hashes[idx]) < 0)
 			fail(s, "out of memory");
 		return;
