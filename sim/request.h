@@ -54,6 +54,7 @@ struct request {
 	/* Blocks [lo, hi) were found computed before (somewhere) at its first
 	 * admission: recording them again as computed changes nothing. */
 	uint32_t before_lo, before_hi;
+	uint32_t ever_next; /* 1 + the last shared block it recorded as computed */
 	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;
 	/* Disjoint split of prompt_tokens (DESIGN 6), plus preemption recompute. */
 	uint32_t cached, reloaded, migrated, recomputed, fresh;

@@ -129,6 +129,15 @@ struct sim {
 	const struct wl_ops *wl;
 	void *wl_st;
 	struct hset ever;     /* shared block hashes computed somewhere before */
+	/* While every block recorded in `ever` had its chain parent recorded
+	 * first (ever_closed), "computed before" falls from true to false once
+	 * along a prompt, and the boundary is a binary search (cached here for
+	 * the request being admitted). */
+	int ever_closed;
+	const struct request *bs_req;
+	uint64_t bs_id;
+	size_t bs_count;
+	uint32_t bs_lo, bs_hi, bs_first_not;
 	struct hmap sessions; /* session id -> struct session_rec * */
 	struct session_rec *free_sessions;
 	struct request *free_reqs;
@@ -1255,22 +1264,57 @@ static int private_before(const struct session_rec *rec, const struct request *r
 	return idx < len && len <= r->n_hashes && r->hashes[len - 1] == rec->frontier_hash;
 }
 
+static void audit_fail(struct sim *s, const char *fmt, ...);
+
 static int hook_before(void *ctx, const struct request *r, uint32_t idx)
 {
 	struct sim *s = ctx;
-	if (idx < r->n_shared)
+	if (idx >= r->n_shared)
+		return private_before(r->session_rec, r, idx);
+	if (!s->ever_closed)
 		return hset_has(&s->ever, r->hashes[idx]);
-	return private_before(r->session_rec, r, idx);
+	/* The same request, the same set (it only grows: the same count is
+	 * the same contents), inside the searched range: the cached answer. */
+	if (s->bs_req != r || s->bs_id != r->id || s->bs_count != s->ever.count ||
+	    idx < s->bs_lo || idx >= s->bs_hi) {
+		uint32_t hi = r->n_shared < r->n_hashes ? r->n_shared : r->n_hashes;
+		uint32_t a = idx, b = hi; /* the first block not in the set is in [a, b] */
+		while (a < b) {
+			uint32_t mid = a + (b - a) / 2;
+			if (hset_has(&s->ever, r->hashes[mid]))
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		s->bs_req = r;
+		s->bs_id = r->id;
+		s->bs_count = s->ever.count;
+		s->bs_lo = idx;
+		s->bs_hi = hi;
+		s->bs_first_not = a;
+	}
+	int before = idx < s->bs_first_not;
+	if (s->opts->audit && before != hset_has(&s->ever, r->hashes[idx]))
+		audit_fail(s, "computed-before search disagrees with the set at block %u of request %llu",
+			   idx, (unsigned long long)r->id);
+	return before;
 }
 
 static void hook_block(void *ctx, struct request *r, uint32_t idx)
 {
 	struct sim *s = ctx;
 	if (idx < r->n_shared) {
-		if (idx >= r->before_lo && idx < r->before_hi)
+		if (idx >= r->before_lo && idx < r->before_hi) {
+			r->ever_next = idx + 1;
 			return; /* in the set since its admission at least */
+		}
+		if (s->ever_closed && idx > 0 && r->ever_next != idx &&
+		    !(idx - 1 >= r->before_lo && idx - 1 < r->before_hi) &&
+		    !hset_has(&s->ever, r->hashes[idx - 1]))
+			s->ever_closed = 0; /* its parent is not recorded: search no more */
 		if (hset_add(&s->ever, r->hashes[idx]) < 0)
 			fail(s, "out of memory");
+		r->ever_next = idx + 1;
 		return;
 	}
 	struct session_rec *rec = r->session_rec;
@@ -1702,6 +1746,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	s.errlen = errlen;
 	evq_init(&s.q);
 	hset_init(&s.ever);
+	s.ever_closed = 1;
 	hmap_init(&s.sessions);
 	double started = wall_now();
 	char csv_tmp[4200] = "", ts_tmp[4200] = "", te_tmp[4200] = "";

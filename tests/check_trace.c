@@ -320,6 +320,61 @@ START_TEST(repeat_replays_time_shifted_copies)
 }
 END_TEST
 
+static uint32_t c_recomputed;
+
+static void on_c(void *ctx, const struct request *r)
+{
+	(void)ctx;
+	if (r->session == 4)
+		c_recomputed = r->recomputed;
+}
+
+/* "Computed before" answered by a binary search only while every recorded
+ * shared block's parent is recorded too. A trace that marks the same
+ * blocks private in one request (A) and shared in another (B, which finds
+ * them cached on A's node) breaks that: B records h3 without h1 and h2.
+ * C, on the other node, must then find h0 and h3 computed before and h1,
+ * h2, h4 not: 2 blocks recomputed, as the set says block by block (a
+ * search that still trusted the order would stop at h1 and say 1). */
+START_TEST(computed_before_survives_inconsistent_sharing)
+{
+	const char *trace = write_tmp(
+	    "sharing.jsonl",
+	    "{\"session\": 1, \"turn\": 1, \"arrival_s\": 0, \"last_turn\": true, \"prompt_tokens\": 50, "
+	    "\"output_tokens\": 2, \"block_tokens\": 16, \"shared_blocks\": 1, \"blocks\": "
+	    "[\"00000000000000a0\", \"00000000000000a1\", \"00000000000000a2\"]}\n"
+	    "{\"session\": 2, \"turn\": 1, \"arrival_s\": 1, \"last_turn\": true, \"prompt_tokens\": 20, "
+	    "\"output_tokens\": 2, \"block_tokens\": 16, \"shared_blocks\": 1, \"blocks\": "
+	    "[\"00000000000000f0\"]}\n"
+	    "{\"session\": 3, \"turn\": 1, \"arrival_s\": 2, \"last_turn\": true, \"prompt_tokens\": 66, "
+	    "\"output_tokens\": 2, \"block_tokens\": 16, \"shared_blocks\": 4, \"blocks\": "
+	    "[\"00000000000000a0\", \"00000000000000a1\", \"00000000000000a2\", \"00000000000000a3\"]}\n"
+	    "{\"session\": 4, \"turn\": 1, \"arrival_s\": 3, \"last_turn\": true, \"prompt_tokens\": 82, "
+	    "\"output_tokens\": 2, \"block_tokens\": 16, \"shared_blocks\": 5, \"blocks\": "
+	    "[\"00000000000000a0\", \"00000000000000a1\", \"00000000000000a2\", \"00000000000000a3\", "
+	    "\"00000000000000a4\"]}\n");
+	char json[1024];
+	snprintf(json, sizeof json,
+		 "{\"duration_s\": 100, \"cluster\": {\"nodes\": 2}, \"router\": {\"policy\": "
+		 "\"round_robin\", \"params\": {}}, \"workload\": {\"kind\": \"trace\", \"format\": "
+		 "\"kvsim\", \"path\": \"%s\"}}",
+		 trace);
+	for (int audit = 0; audit < 2; audit++) {
+		struct scenario s;
+		th_scenario(json, NULL, &s);
+		struct sim_opts o = {.on_request = on_c, .audit = audit};
+		struct met_summary m;
+		char err[1024] = "";
+		c_recomputed = 999;
+		ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(m.completed, 4);
+		ck_assert_uint_eq(c_recomputed, 32);
+		met_summary_free(&m);
+		cfg_scenario_free(&s);
+	}
+}
+END_TEST
+
 Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -334,6 +389,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, gen_then_replay_is_the_same_run);
 	tcase_add_test(tc, mooncake_blocks_map_onto_pages);
 	tcase_add_test(tc, repeat_replays_time_shifted_copies);
+	tcase_add_test(tc, computed_before_survives_inconsistent_sharing);
 	suite_add_tcase(s, tc);
 	return s;
 }
