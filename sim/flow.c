@@ -16,7 +16,9 @@ int flow_init(struct flownet *n, uint32_t n_ports)
 	n->cap = calloc(n_ports, sizeof *n->cap);
 	n->left = calloc(n_ports, sizeof *n->left);
 	n->count = calloc(n_ports, sizeof *n->count);
-	if (!n->base || !n->cap || !n->left || !n->count) {
+	n->touched = calloc(n_ports, 1);
+	n->touched_list = calloc(n_ports, sizeof *n->touched_list);
+	if (!n->base || !n->cap || !n->left || !n->count || !n->touched || !n->touched_list) {
 		flow_free(n);
 		return -1;
 	}
@@ -32,6 +34,9 @@ void flow_free(struct flownet *n)
 	free(n->f);
 	free(n->active);
 	free(n->frozen);
+	free(n->touched);
+	free(n->touched_list);
+	free(n->sel);
 	memset(n, 0, sizeof *n);
 }
 
@@ -40,9 +45,18 @@ void flow_set_capacity(struct flownet *n, uint32_t port, double bytes_per_s)
 	n->base[port] = n->cap[port] = bytes_per_s;
 }
 
+static void touch(struct flownet *n, uint32_t port)
+{
+	if (!n->touched[port]) {
+		n->touched[port] = 1;
+		n->touched_list[n->n_touched++] = port;
+	}
+}
+
 void flow_scale(struct flownet *n, uint32_t port, double factor)
 {
 	n->cap[port] = n->base[port] * factor;
+	touch(n, port);
 }
 
 uint32_t flow_add(struct flownet *n, int64_t now_ns, const uint32_t *ports, uint32_t n_ports,
@@ -67,6 +81,10 @@ uint32_t flow_add(struct flownet *n, int64_t now_ns, const uint32_t *ports, uint
 			if (!z)
 				return NIL;
 			n->frozen = z;
+			uint32_t *sl = realloc(n->sel, cap * sizeof *sl);
+			if (!sl)
+				return NIL;
+			n->sel = sl;
 			n->cap_f = cap;
 		}
 		id = n->n_f++;
@@ -78,6 +96,8 @@ uint32_t flow_add(struct flownet *n, int64_t now_ns, const uint32_t *ports, uint
 	f->latency_ns = latency_ns;
 	f->n_ports = n_ports > FLOW_MAX_PORTS ? FLOW_MAX_PORTS : n_ports;
 	memcpy(f->ports, ports, f->n_ports * sizeof *ports);
+	for (uint32_t p = 0; p < f->n_ports; p++)
+		touch(n, f->ports[p]);
 	f->live = 1;
 	f->slot = n->n_active;
 	n->active[n->n_active++] = id;
@@ -88,6 +108,8 @@ uint32_t flow_add(struct flownet *n, int64_t now_ns, const uint32_t *ports, uint
 void flow_remove(struct flownet *n, uint32_t id)
 {
 	struct flow *f = &n->f[id];
+	for (uint32_t p = 0; p < f->n_ports; p++)
+		touch(n, f->ports[p]);
 	uint32_t last = n->active[--n->n_active];
 	n->active[f->slot] = last;
 	n->f[last].slot = f->slot;
@@ -98,8 +120,12 @@ void flow_remove(struct flownet *n, uint32_t id)
 
 /* Progressive filling: every unfrozen flow's rate rises together until a
  * port is saturated; the flows through it freeze at that share; repeat.
- * O(active x ports x rounds); the active set is small (transfers in
- * flight). */
+ * Only over the flows connected (through shared ports) to a port touched
+ * since the last update: a connected group's rates depend on nothing
+ * outside it, and the operations on its ports come in the same order
+ * whoever else is computed, so the others' rates stand as they are (and
+ * identical to recomputing them). O(active) to advance and mark, plus
+ * O(group x ports x rounds). */
 uint32_t flow_update(struct flownet *n, int64_t now_ns, uint32_t *changed)
 {
 	double dt = (double)(now_ns - n->last_ns) * 1e-9;
@@ -109,23 +135,53 @@ uint32_t flow_update(struct flownet *n, int64_t now_ns, uint32_t *changed)
 		f->left -= f->rate * dt;
 		if (f->left < 0)
 			f->left = 0;
-		n->frozen[k] = 0;
+	}
+	if (n->n_touched == 0)
+		return 0;
+	/* The flows connected to a touched port through shared ports: marking
+	 * spreads over the ports of each flow reached until nothing changes. */
+	for (uint32_t k = 0; k < n->n_active; k++)
+		n->frozen[k] = 1;
+	for (int grew = 1; grew;) {
+		grew = 0;
+		for (uint32_t k = 0; k < n->n_active; k++) {
+			if (!n->frozen[k])
+				continue;
+			const struct flow *f = &n->f[n->active[k]];
+			uint32_t p = 0;
+			while (p < f->n_ports && !n->touched[f->ports[p]])
+				p++;
+			if (p == f->n_ports)
+				continue;
+			n->frozen[k] = 0;
+			for (p = 0; p < f->n_ports; p++)
+				touch(n, f->ports[p]);
+			grew = 1;
+		}
+	}
+	uint32_t n_sel = 0;
+	for (uint32_t k = 0; k < n->n_active; k++)
+		if (!n->frozen[k])
+			n->sel[n_sel++] = k;
+	for (uint32_t i = 0; i < n_sel; i++) {
+		const struct flow *f = &n->f[n->active[n->sel[i]]];
 		for (uint32_t p = 0; p < f->n_ports; p++) {
 			n->left[f->ports[p]] = n->cap[f->ports[p]];
 			n->count[f->ports[p]] = 0;
 		}
 	}
-	for (uint32_t k = 0; k < n->n_active; k++) {
-		const struct flow *f = &n->f[n->active[k]];
+	for (uint32_t i = 0; i < n_sel; i++) {
+		const struct flow *f = &n->f[n->active[n->sel[i]]];
 		for (uint32_t p = 0; p < f->n_ports; p++)
 			n->count[f->ports[p]]++;
 	}
-	uint32_t unfrozen = n->n_active, n_changed = 0;
+	uint32_t unfrozen = n_sel, n_changed = 0;
 	while (unfrozen > 0) {
 		/* The bottleneck: the port with the least capacity per flow. */
 		double share = INFINITY;
 		uint32_t port = NIL;
-		for (uint32_t k = 0; k < n->n_active; k++) {
+		for (uint32_t i = 0; i < n_sel; i++) {
+			uint32_t k = n->sel[i];
 			if (n->frozen[k])
 				continue;
 			const struct flow *f = &n->f[n->active[k]];
@@ -140,7 +196,8 @@ uint32_t flow_update(struct flownet *n, int64_t now_ns, uint32_t *changed)
 		}
 		if (share < 0)
 			share = 0;
-		for (uint32_t k = 0; k < n->n_active; k++) {
+		for (uint32_t i = 0; i < n_sel; i++) {
+			uint32_t k = n->sel[i];
 			if (n->frozen[k])
 				continue;
 			struct flow *f = &n->f[n->active[k]];
@@ -162,6 +219,9 @@ uint32_t flow_update(struct flownet *n, int64_t now_ns, uint32_t *changed)
 			f->rate = share;
 		}
 	}
+	for (uint32_t i = 0; i < n->n_touched; i++)
+		n->touched[n->touched_list[i]] = 0;
+	n->n_touched = 0;
 	return n_changed;
 }
 

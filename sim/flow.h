@@ -37,6 +37,12 @@ struct flownet {
 	double *left;
 	uint32_t *count;
 	uint8_t *frozen;
+	/* Ports touched since the last update (a flow came or went, a capacity
+	 * changed): only the flows connected to them through shared ports can
+	 * get new rates; the others keep theirs. */
+	uint8_t *touched;
+	uint32_t *touched_list, n_touched;
+	uint32_t *sel; /* scratch: active slots of the flows recomputed */
 	double bytes_total;
 };
 

@@ -66,6 +66,63 @@ START_TEST(fair_share_arithmetic)
 }
 END_TEST
 
+/* Recomputing only the flows connected to what changed gives every flow
+ * the rate (and the update the changed list) that recomputing all flows
+ * gives: two nets get the same random adds, removals and capacity changes
+ * over 40 ports; the reference touches every port before each update. */
+START_TEST(fair_share_by_groups_equals_all)
+{
+	enum { PORTS = 40 };
+	struct flownet a, b;
+	ck_assert_int_eq(flow_init(&a, PORTS), 0);
+	ck_assert_int_eq(flow_init(&b, PORTS), 0);
+	for (uint32_t p = 0; p < PORTS; p++) {
+		flow_set_capacity(&a, p, 1e9 * (1 + p % 7));
+		flow_set_capacity(&b, p, 1e9 * (1 + p % 7));
+	}
+	uint32_t live[64], n_live = 0, ca[64], cb[64];
+	uint64_t x = 3;
+	int64_t now = 0;
+	for (int step = 0; step < 4000; step++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		now += (int64_t)((x >> 40) % 1000000);
+		int op = (int)((x >> 20) % 8);
+		if ((op < 4 && n_live < 64) || n_live == 0) {
+			uint32_t ports[3], np = 1 + (uint32_t)((x >> 30) % 3);
+			for (uint32_t k = 0; k < np; k++)
+				ports[k] = (uint32_t)((x >> (8 * k + 3)) % PORTS);
+			double bytes = 1e6 * (1 + (double)((x >> 50) % 100));
+			uint32_t fa = flow_add(&a, now, ports, np, bytes, 0);
+			uint32_t fb = flow_add(&b, now, ports, np, bytes, 0);
+			ck_assert_uint_eq(fa, fb);
+			live[n_live++] = fa;
+		} else if (op < 7) {
+			uint32_t k = (uint32_t)((x >> 33) % n_live);
+			flow_remove(&a, live[k]);
+			flow_remove(&b, live[k]);
+			live[k] = live[--n_live];
+		} else {
+			uint32_t p = (uint32_t)((x >> 33) % PORTS);
+			double factor = 0.1 + (double)((x >> 45) % 10) / 10;
+			flow_scale(&a, p, factor);
+			flow_scale(&b, p, factor);
+		}
+		for (uint32_t p = 0; p < PORTS; p++) /* the reference recomputes all */
+			flow_scale(&b, p, b.cap[p] / b.base[p]);
+		uint32_t na = flow_update(&a, now, ca), nb = flow_update(&b, now, cb);
+		ck_assert_uint_eq(na, nb);
+		for (uint32_t k = 0; k < na; k++)
+			ck_assert_uint_eq(ca[k], cb[k]);
+		for (uint32_t k = 0; k < n_live; k++) {
+			ck_assert(a.f[live[k]].rate == b.f[live[k]].rate);
+			ck_assert(a.f[live[k]].left == b.f[live[k]].left);
+		}
+	}
+	flow_free(&a);
+	flow_free(&b);
+}
+END_TEST
+
 /* --- running scenarios ---------------------------------------------------- */
 
 struct seen {
@@ -567,6 +624,7 @@ Suite *physics_suite(void)
 	TCase *tc = tcase_create("physics");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, fair_share_arithmetic);
+	tcase_add_test(tc, fair_share_by_groups_equals_all);
 	tcase_add_test(tc, tier_reload_time_is_exact);
 	tcase_add_test(tc, watermark_closes_the_node_to_new_sessions);
 	tcase_add_test(tc, shedding_drops_new_sessions_first);
