@@ -6,8 +6,7 @@
 
 static size_t slot_of(const struct hmap *m, uint64_t key)
 {
-	/* Fibonacci hashing: sequential ids and well-mixed hashes both spread. */
-	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (m->cap - 1);
+	return hash_home(key, m->cap);
 }
 
 void hmap_init(struct hmap *m)

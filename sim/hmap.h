@@ -20,14 +20,21 @@ struct hmap {
 	size_t count; /* keys present */
 };
 
+/* The home slot of key in a table of cap slots (a power of two), by
+ * Fibonacci hashing: sequential ids and well-mixed hashes both spread.
+ * Shared with hset. */
+static inline size_t hash_home(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
+}
+
 void hmap_init(struct hmap *m);
 void hmap_free(struct hmap *m);
 /* Hints that key will be looked up soon (starts the cache miss early). */
 static inline void hmap_prefetch(const struct hmap *m, uint64_t key)
 {
 	if (m->cap)
-		__builtin_prefetch(
-		    &m->slots[(size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (m->cap - 1)]);
+		__builtin_prefetch(&m->slots[hash_home(key, m->cap)]);
 }
 /* Returns a pointer to the value of key, or NULL. O(1) expected. */
 uint64_t *hmap_get(const struct hmap *m, uint64_t key);

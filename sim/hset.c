@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/hmap.h"
+
 static size_t slot_of(const struct hset *s, uint64_t key)
 {
-	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (s->cap - 1);
+	return hash_home(key, s->cap);
 }
 
 void hset_init(struct hset *s)
@@ -17,7 +19,7 @@ void hset_init(struct hset *s)
 void hset_free(struct hset *s)
 {
 	free(s->slots);
-	hset_init(s);
+	memset(s, 0, sizeof *s);
 }
 
 int hset_has(const struct hset *s, uint64_t key)
