@@ -110,16 +110,18 @@ uint32_t node_evacuate(struct node *n, struct request **out);
  * event per iteration would have done by then). Call before reading or
  * changing the node's KV cache from outside. O(batch). */
 void node_sync(struct node *n, int64_t now_ns);
-/* The step event at now is inside a decode span whose later iteration ends
- * were not computed yet: computes more, and returns 1 (the caller schedules
- * the step event again at step_end_ns, under the same seq); 0 when the step
- * really ends now. */
+/* For the step event at now: 1 if now is not the step's end but an
+ * iteration end inside a decode span (the end of what was computed when the
+ * event was scheduled); the span's ends are then computed past now and the
+ * caller schedules the event again at step_end_ns, under the same seq. 0
+ * when the step really ends now. */
 int node_span_continues(struct node *n, int64_t now_ns);
 /* Forms the next iteration's batch (vLLM v1 scheduling: running requests
  * first, then admissions from the waiting queue, preempting the newest
  * running request when KV runs out), as a decode span where it can. Returns
- * the step's duration in ns, or 0 when there is nothing to run (the node is
- * then idle). O(batch + span length). */
+ * the ns to the node's step event (at step_end_ns: the step's end, or in a
+ * long decode span the last iteration end computed so far), or 0 when there
+ * is nothing to run (the node is then idle). O(batch + span length). */
 int64_t node_start_step(struct node *n, int64_t now_ns);
 /* Applies the iteration that ends at now: tokens computed and emitted,
  * blocks cached, requests finished (on_done is called for each). O(batch). */
