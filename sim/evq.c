@@ -1,4 +1,4 @@
-/* evq: binary min-heap of events keyed by (time, seq), with tombstones. */
+/* evq: binary min-heap of events keyed by (time, seq). */
 #include "sim/evq.h"
 
 #include <stdlib.h>
@@ -13,13 +13,11 @@ void evq_init(struct evq *q)
 {
 	memset(q, 0, sizeof *q);
 	q->next_seq = 1;
-	hmap_init(&q->cancelled);
 }
 
 void evq_free(struct evq *q)
 {
 	free(q->heap);
-	hmap_free(&q->cancelled);
 	memset(q, 0, sizeof *q);
 }
 
@@ -63,11 +61,6 @@ int evq_repush(struct evq *q, const struct event *ev, int64_t time_ns)
 	return 0;
 }
 
-int evq_cancel(struct evq *q, uint64_t seq)
-{
-	return hmap_put(&q->cancelled, seq + 1, 1) < 0 ? -1 : 0;
-}
-
 static void pop_top(struct evq *q, struct event *out)
 {
 	*out = q->heap[0];
@@ -90,14 +83,11 @@ static void pop_top(struct evq *q, struct event *out)
 
 int evq_pop(struct evq *q, struct event *out)
 {
-	while (q->n > 0) {
-		pop_top(q, out);
-		if (q->cancelled.count && hmap_del(&q->cancelled, out->seq + 1))
-			continue;
-		q->popped++;
-		return 1;
-	}
-	return 0;
+	if (q->n == 0)
+		return 0;
+	pop_top(q, out);
+	q->popped++;
+	return 1;
 }
 
 size_t evq_size(const struct evq *q)

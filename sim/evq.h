@@ -5,8 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/hmap.h"
-
 /* seq only grows, so events with equal times pop in insertion order and a
  * run is deterministic whatever the heap's internal layout. */
 struct event {
@@ -21,25 +19,22 @@ struct evq {
 	struct event *heap;
 	size_t n, cap;
 	uint64_t next_seq;
-	struct hmap cancelled; /* seq + 1 of tombstoned events */
-	uint64_t popped;       /* events delivered, for perf figures */
+	uint64_t popped; /* events delivered, for perf figures */
 };
 
 void evq_init(struct evq *q);
 void evq_free(struct evq *q);
-/* Schedules an event; returns its seq (a handle for evq_cancel), or 0 when
- * memory runs out. O(log n). */
+/* Schedules an event; returns its seq, or 0 when memory runs out. The seq
+ * is the owner's handle: an owner that schedules a replacement keeps the
+ * new seq and skips the old event when it pops. O(log n). */
 uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr);
 /* Schedules a popped event again at time_ns under its own seq (so it keeps
  * its place among events of equal time); it is not counted as delivered. */
 int evq_repush(struct evq *q, const struct event *ev, int64_t time_ns);
-/* Marks the event with this seq as a tombstone: it is skipped when it
- * reaches the top. O(1). */
-int evq_cancel(struct evq *q, uint64_t seq);
-/* Pops the earliest live event into *out; returns 0 when the queue is empty.
+/* Pops the earliest event into *out; returns 0 when the queue is empty.
  * O(log n). */
 int evq_pop(struct evq *q, struct event *out);
-/* Number of events scheduled, tombstones included. */
+/* Number of events scheduled, superseded ones included. */
 size_t evq_size(const struct evq *q);
 
 #endif
