@@ -55,13 +55,23 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 	d->action = POL_ROUTE;
 	d->hashed_tokens = r->prompt_tokens;
 	double need = (double)r->prompt_tokens / s->block_tokens, lo = INFINITY, hi = -INFINITY;
-	uint32_t n_lo = 0;
+	uint32_t n_lo = 0, most = v->cached_prefix ? pol_prompt_blocks(r, s->block_tokens) : 0;
 	int32_t pick = -1;
+	int prune = s->temperature == 0;
 	for (uint32_t i = 0; i < v->n_nodes; i++) {
 		if (!v->nodes[i].up)
 			continue;
-		uint32_t hit = v->cached_prefix ? v->cached_prefix(v->ctx, i, r) : 0;
-		double c = s->overlap_weight * (need - hit) + v->nodes[i].kv_used_blocks;
+		/* The cost with the whole prompt cached bounds the node's cost from
+		 * below (floating-point operations are monotone). At temperature 0
+		 * a node whose bound exceeds the minimum so far can neither be the
+		 * minimum nor tie it, so it draws nothing and its index lookup is
+		 * skipped: the picks and draws are those of the full scan. */
+		double c = s->overlap_weight * (need - most) + v->nodes[i].kv_used_blocks;
+		if (prune && c > lo)
+			continue;
+		uint32_t hit = most ? v->cached_prefix(v->ctx, i, r) : 0;
+		if (hit != most)
+			c = s->overlap_weight * (need - hit) + v->nodes[i].kv_used_blocks;
 		s->cost[i] = c;
 		if (c > hi)
 			hi = c;

@@ -433,6 +433,72 @@ START_TEST(kv_cost_follows_dynamo)
 }
 END_TEST
 
+/* The index lookups kv_cost skips (nodes whose cost with the whole prompt
+ * cached already exceeds the minimum so far) change nothing: on random
+ * views full of ties, its picks and its draws from the routing stream are
+ * those of the full scan with the reservoir draw among the minima. */
+static uint32_t scan_hits[64];
+static uint32_t scan_lookups;
+static uint32_t scan_cached(void *ctx, uint32_t node, const struct request *r)
+{
+	(void)ctx;
+	(void)r;
+	scan_lookups++;
+	return scan_hits[node];
+}
+
+START_TEST(kv_cost_skipped_lookups_change_nothing)
+{
+	enum { N = 64, BLOCKS = 12 };
+	gsl_rng *rg = rng_stream(5, 7), *ref = gsl_rng_clone(rg), *gen = rng_stream(6, 1);
+	struct pol_env env = {N, 16, rg};
+	const struct pol_ops *ops;
+	void *st = make("kv_cost", "{\"overlap_weight\": 2}", &env, &ops);
+	struct pol_node_view nodes[N];
+	uint64_t h[BLOCKS];
+	for (uint32_t b = 0; b < BLOCKS; b++)
+		h[b] = b + 1;
+	uint32_t lookups = 0;
+	for (int round = 0; round < 3000; round++) {
+		memset(nodes, 0, sizeof nodes);
+		for (uint32_t i = 0; i < N; i++) {
+			/* Few distinct values, so costs tie often. */
+			nodes[i].up = gsl_rng_uniform_int(gen, 8) != 0;
+			nodes[i].kv_used_blocks = 2 * (uint32_t)gsl_rng_uniform_int(gen, 5);
+			scan_hits[i] = (uint32_t)gsl_rng_uniform_int(gen, BLOCKS + 1);
+		}
+		struct pol_view v = view_of(nodes, N);
+		v.cached_prefix = scan_cached;
+		scan_lookups = 0;
+		int32_t got = route_prompt(ops, st, &v, h, BLOCKS, 0);
+		lookups += scan_lookups;
+		/* The full scan, drawing from a copy of the stream. */
+		double lo = INFINITY;
+		uint32_t n_lo = 0;
+		int32_t want = -1;
+		for (uint32_t i = 0; i < N; i++) {
+			if (!nodes[i].up)
+				continue;
+			double c = 2.0 * (BLOCKS - scan_hits[i]) + nodes[i].kv_used_blocks;
+			if (c < lo) {
+				lo = c;
+				n_lo = 0;
+			}
+			if (c == lo && (++n_lo == 1 || gsl_rng_uniform_int(ref, n_lo) == 0))
+				want = (int32_t)i;
+		}
+		ck_assert_int_eq(got, want);
+		ck_assert_uint_eq(gsl_rng_get(rg), gsl_rng_get(ref));
+	}
+	/* And lookups were skipped (7/8 of 64 nodes up, 3000 rounds). */
+	ck_assert_uint_lt(lookups, 3000u * 56u / 2u);
+	ops->destroy(st);
+	gsl_rng_free(gen);
+	gsl_rng_free(ref);
+	gsl_rng_free(rg);
+}
+END_TEST
+
 START_TEST(weighted_scorer_follows_llm_d)
 {
 	gsl_rng *rg = rng_stream(3, 7);
@@ -626,6 +692,7 @@ Suite *policy_suite(void)
 	tcase_add_test(tc, consistent_hash_ring_is_stable_and_bounded);
 	tcase_add_test(tc, cache_aware_follows_sglang);
 	tcase_add_test(tc, kv_cost_follows_dynamo);
+	tcase_add_test(tc, kv_cost_skipped_lookups_change_nothing);
 	tcase_add_test(tc, weighted_scorer_follows_llm_d);
 	tcase_add_test(tc, precise_prefix_is_bounded);
 	tcase_add_test(tc, every_policy_is_listed_and_routes);
