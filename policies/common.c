@@ -70,8 +70,3 @@ void *pol_metric_create(const struct cJSON *params, const char *path, const stru
 	return s;
 }
 
-int pol_reads_kv_always(const void *st)
-{
-	(void)st;
-	return 1;
-}

@@ -6,28 +6,45 @@
 #include "policies/policy.h"
 #include "policies/registry.h"
 #include "sim/cfg.h"
+#include "sim/hmap.h"
 #include "sim/request.h"
+
+#define KC_MAX_CANDIDATES 256
 
 struct kc {
 	gsl_rng *rng;
 	uint32_t block_tokens, n_nodes;
 	double overlap_weight, temperature;
 	double *cost; /* scratch, per node */
+	/* candidates > 0: the nodes scored per request are that many drawn
+	 * uniformly among those up, plus the session's last node (`last`:
+	 * session -> node + 1, forgotten when the session ends). */
+	uint32_t candidates;
+	uint32_t *cand; /* scratch: the drawn nodes */
+	struct hmap last;
 };
 
 static void *kc_create(const struct cJSON *params, const char *path, const struct pol_env *env,
 		       char *err, size_t errlen)
 {
-	static const char *const keys[] = {"overlap_weight", "temperature", NULL};
+	static const char *const keys[] = {"overlap_weight", "temperature", "candidates", NULL};
 	double w = 1.0, t = 0.0;
+	int64_t k = 0;
 	if (cfg_check_keys(params, path, keys, err, errlen) ||
 	    cfg_number(params, path, "overlap_weight", 0, 1e9, &w, err, errlen) ||
-	    cfg_number(params, path, "temperature", 0, 1e9, &t, err, errlen))
+	    cfg_number(params, path, "temperature", 0, 1e9, &t, err, errlen) ||
+	    cfg_int(params, path, "candidates", 0, KC_MAX_CANDIDATES, &k, err, errlen))
 		return NULL;
 	struct kc *s = calloc(1, sizeof *s);
-	if (s)
+	if (s) {
 		s->cost = malloc(env->n_nodes * sizeof *s->cost);
-	if (!s || !s->cost) {
+		s->cand = malloc((KC_MAX_CANDIDATES + 1) * sizeof *s->cand);
+	}
+	if (!s || !s->cost || !s->cand) {
+		if (s) {
+			free(s->cost);
+			free(s->cand);
+		}
 		free(s);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -37,15 +54,57 @@ static void *kc_create(const struct cJSON *params, const char *path, const struc
 	s->n_nodes = env->n_nodes;
 	s->overlap_weight = w;
 	s->temperature = t;
+	s->candidates = (uint32_t)k;
+	hmap_init(&s->last);
 	return s;
+}
+
+/* The k-th node that is up (k < up). */
+static uint32_t kth_up(const struct pol_view *v, uint32_t k)
+{
+	uint32_t i = 0;
+	for (;; i++)
+		if (v->nodes[i].up && k-- == 0)
+			return i;
+}
+
+/* candidates > 0: the session's last node (if up), then min(candidates,
+ * up) distinct nodes drawn uniformly among those up (Floyd's sampling, in
+ * draw order), the session's node not twice. Fills s->cand; returns how
+ * many. O(candidates^2), plus O(nodes) while some node is down. */
+static uint32_t draw_candidates(struct kc *s, const struct pol_view *v, const struct request *r)
+{
+	uint32_t m = 0, up = v->n_up, k = s->candidates < up ? s->candidates : up;
+	const uint64_t *last = hmap_get(&s->last, r->session);
+	int32_t own = last && v->nodes[*last - 1].up ? (int32_t)(*last - 1) : -1;
+	if (own >= 0)
+		s->cand[m++] = (uint32_t)own;
+	uint32_t *rank = s->cand + m, n = 0;
+	for (uint32_t j = up - k; j < up; j++) {
+		uint32_t t = (uint32_t)gsl_rng_uniform_int(s->rng, j + 1), x = 0;
+		while (x < n && rank[x] != t)
+			x++;
+		rank[n] = x < n ? j : t;
+		n++;
+	}
+	for (uint32_t x = 0; x < n; x++) {
+		uint32_t node = up == v->n_nodes ? rank[x] : kth_up(v, rank[x]);
+		if ((int32_t)node != own)
+			s->cand[m++] = node;
+	}
+	for (uint32_t x = 0; x < m && v->sync_kv; x++)
+		v->sync_kv(v->ctx, s->cand[x]);
+	return m;
 }
 
 /* cost(node) = overlap_weight * prefill blocks still to compute there
  *            + KV blocks its active requests hold,
  * where prefill blocks = prompt_tokens / B - blocks of the prompt cached on
- * the node (the exact index, as Dynamo's KV events give it). temperature 0:
- * the minimum, ties drawn uniformly; else a draw with probability
- * proportional to exp(-(cost - min) / (max - min) / temperature). */
+ * the node (the exact index, as Dynamo's KV events give it), over every
+ * node up, or over the candidates (see draw_candidates). temperature 0:
+ * the minimum, ties drawn uniformly (a reservoir draw in scan order); else
+ * a draw with probability proportional to exp(-(cost - min) / (max - min)
+ * / temperature). */
 static void kc_route(void *st, const struct pol_view *v, const struct request *r,
 		     struct pol_decision *d)
 {
@@ -56,9 +115,16 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 	d->hashed_tokens = r->prompt_tokens;
 	double need = (double)r->prompt_tokens / s->block_tokens, lo = INFINITY, hi = -INFINITY;
 	uint32_t n_lo = 0, most = v->cached_prefix ? pol_prompt_blocks(r, s->block_tokens) : 0;
+	const uint32_t *list = NULL;
+	uint32_t n = v->n_nodes;
+	if (s->candidates > 0) {
+		n = draw_candidates(s, v, r);
+		list = s->cand;
+	}
 	int32_t pick = -1;
 	int prune = s->temperature == 0;
-	for (uint32_t i = 0; i < v->n_nodes; i++) {
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t i = list ? list[j] : j;
 		if (!v->nodes[i].up)
 			continue;
 		/* The cost with the whole prompt cached bounds the node's cost from
@@ -91,11 +157,14 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 	}
 	if (s->temperature > 0 && hi > lo) {
 		double sum = 0;
-		for (uint32_t i = 0; i < v->n_nodes; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t i = list ? list[j] : j;
 			if (v->nodes[i].up)
 				sum += exp(-(s->cost[i] - lo) / (hi - lo) / s->temperature);
+		}
 		double u = gsl_rng_uniform(s->rng) * sum;
-		for (uint32_t i = 0; i < v->n_nodes; i++) {
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t i = list ? list[j] : j;
 			if (!v->nodes[i].up)
 				continue;
 			pick = (int32_t)i;
@@ -107,19 +176,46 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 	d->node = pick;
 }
 
+static void kc_dispatch(void *st, const struct request *r, int32_t node)
+{
+	struct kc *s = st;
+	if (s->candidates > 0)
+		hmap_put(&s->last, r->session, (uint64_t)node + 1); /* out of memory: no record */
+}
+
+static void kc_complete(void *st, const struct request *r, int32_t node, int session_done)
+{
+	struct kc *s = st;
+	(void)node;
+	if (session_done)
+		hmap_del(&s->last, r->session);
+}
+
+/* Every node's KV figures, or only the candidates'. */
+static int kc_reads_kv(const void *st)
+{
+	const struct kc *s = st;
+	return s->candidates > 0 ? POL_READS_KV_SOME : POL_READS_KV_ALL;
+}
+
 static void kc_destroy(void *st)
 {
 	struct kc *s = st;
+	hmap_free(&s->last);
 	free(s->cost);
+	free(s->cand);
 	free(s);
 }
 
 const struct pol_ops pol_kv_cost = {
     .name = "kv_cost",
-    .description = "stateless (Dynamo KV router): min of overlap_weight x prefill blocks to "
-		   "compute + active KV blocks, from the exact cache index; optional softmax",
+    .description = "Dynamo's KV router: min of overlap_weight x prefill blocks to compute + "
+		   "active KV blocks, from the exact cache index, over every node or over "
+		   "`candidates` sampled ones plus the session's last; optional softmax",
     .create = kc_create,
     .route = kc_route,
+    .on_dispatch = kc_dispatch,
+    .on_complete = kc_complete,
     .destroy = kc_destroy,
-    .reads_kv_util = pol_reads_kv_always,
+    .reads_kv_util = kc_reads_kv,
 };

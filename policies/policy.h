@@ -46,6 +46,11 @@ struct pol_view {
 	 * kept in a heap by the simulator; -1 if none is up. NULL: scan. */
 	int32_t (*least_outstanding)(const void *lctx);
 	const void *lctx;
+	/* Brings node's KV figures (kv_util, kv_used_blocks, closed) in nodes[]
+	 * up to now when load reports are exact (a no-op when they are
+	 * periodic). Policies whose reads_kv_util says POL_READS_KV_SOME call it
+	 * for each node whose KV figures they read; NULL: nothing to do. */
+	void (*sync_kv)(void *ctx, uint32_t node);
 };
 
 enum pol_action { POL_ROUTE, POL_SHED };
@@ -90,11 +95,15 @@ struct pol_ops {
 	 * r's session will come again, so per-session state can go. */
 	void (*on_complete)(void *st, const struct request *r, int32_t node, int session_done);
 	void (*destroy)(void *st);
-	/* 1 if route reads KV figures (kv_util, kv_used_blocks, cached_prefix),
-	 * which then must be current at every routing (it costs a pass over
-	 * all nodes). NULL: it does not. */
+	/* Whether route reads the KV figures (kv_util, kv_used_blocks, closed):
+	 * 0 (or NULL hook) no; POL_READS_KV_ALL: of every node, which the router
+	 * then brings up to date before each routing (a pass over all nodes);
+	 * POL_READS_KV_SOME: of a few nodes, each brought up to date by the
+	 * policy's own call of v->sync_kv. cached_prefix needs neither. */
 	int (*reads_kv_util)(const void *st);
 };
+
+enum { POL_READS_KV_ALL = 1, POL_READS_KV_SOME = 2 };
 
 /* Helpers shared by the policies. */
 /* Full prompt blocks of r that have hashes. */
@@ -117,8 +126,6 @@ int pol_metric_reads_kv(const void *st);
 /* create for policies whose only parameter is metric (a pol_metric_st). */
 void *pol_metric_create(const struct cJSON *params, const char *path, const struct pol_env *env,
 			char *err, size_t errlen);
-/* reads_kv_util for policies that always read the KV figures. */
-int pol_reads_kv_always(const void *st);
 
 /* The registry: NULL if no policy has that name. */
 const struct pol_ops *pol_find(const char *name);

@@ -39,8 +39,18 @@ static void p2_route(void *st, const struct pol_view *v, const struct request *r
 		kb += kb >= ka;
 	}
 	int32_t a = all_up ? (int32_t)ka : kth_up(v, ka), b = all_up ? (int32_t)kb : kth_up(v, kb);
+	if (s->metric == POL_M_KV_UTIL && v->sync_kv) {
+		v->sync_kv(v->ctx, (uint32_t)a);
+		v->sync_kv(v->ctx, (uint32_t)b);
+	}
 	d->node = pol_metric_of(s->metric, &v->nodes[b]) < pol_metric_of(s->metric, &v->nodes[a]) ? b
 												       : a;
+}
+
+/* Only the two candidates' KV figures are read. */
+static int p2_reads_kv(const void *st)
+{
+	return pol_metric_reads_kv(st) ? POL_READS_KV_SOME : 0;
 }
 
 const struct pol_ops pol_power_of_two = {
@@ -50,5 +60,5 @@ const struct pol_ops pol_power_of_two = {
     .create = pol_metric_create,
     .route = p2_route,
     .destroy = free,
-    .reads_kv_util = pol_metric_reads_kv,
+    .reads_kv_util = p2_reads_kv,
 };

@@ -58,8 +58,11 @@ struct met_summary {
 	/* When sim_opts.time_routing: wall ns of the router's decisions (the
 	 * policy and the router's checks and bookkeeping), and of the whole
 	 * handling of arrivals (those plus the chosen node's part: migration or
-	 * reload decision, enqueue, starting its next iteration). */
-	double route_ns, arrive_ns;
+	 * reload decision, enqueue, starting its next iteration). sync_ns:
+	 * the part of route_ns spent bringing nodes' decode spans up to now
+	 * for policies that read KV figures (engine work moved earlier, which
+	 * the span's end would otherwise do). */
+	double route_ns, arrive_ns, sync_ns;
 	uint64_t routed;
 	uint64_t migration_count;
 	double migration_bytes, migration_s;

@@ -147,6 +147,7 @@ struct sim {
 	double route_ns;           /* with opts->time_routing: the whole arrival */
 	double arrive_ns;          /* of which the node's part (arrive_at_node) */
 	double dispatch_ns;        /* the node's part after a routing latency */
+	double sync_ns;            /* of route_ns: nodes brought up to date */
 	uint64_t routed;
 	double migration_bytes, migration_s;
 	FILE *ts;               /* timeseries.csv (temporary name), or NULL */
@@ -889,27 +890,45 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 	return m.blocks;
 }
 
+static double wall_now(void);
+
+/* Node's KV figures in the views, brought up to now (exact reports only). */
+static void sync_kv(void *ctx, uint32_t node)
+{
+	struct sim *s = ctx;
+	if (s->report_ns != 0)
+		return;
+	double t0 = s->opts->time_routing ? wall_now() : 0;
+	node_sync(&s->nodes[node], s->now);
+	refresh_view(s, node);
+	if (s->opts->time_routing)
+		s->sync_ns += (wall_now() - t0) * 1e9;
+}
+
 static int32_t least_outstanding(const void *lctx)
 {
 	return lh_min(lctx);
 }
 
-static double wall_now(void);
 
 /* The router's mechanisms around the policy's choice, then dispatch. */
 static void route(struct sim *s, struct request *r)
 {
 	struct pol_node_view *view = s->views[r->replica];
-	if (s->pol_reads_kv_util && s->report_ns == 0) {
+	if (s->pol_reads_kv_util == POL_READS_KV_ALL && s->report_ns == 0) {
 		/* KV use grows inside decode spans; bring every node up to now. */
+		double t0 = s->opts->time_routing ? wall_now() : 0;
 		for (uint32_t i = 0; i < s->n_nodes; i++) {
 			node_sync(&s->nodes[i], s->now);
 			refresh_view(s, i);
 		}
+		if (s->opts->time_routing)
+			s->sync_ns += (wall_now() - t0) * 1e9;
 	}
 	struct pol_view v = {s->n_nodes, view,		    s->now,
 			     s->n_up,	  s->total_out[r->replica], cached_prefix,
-			     s,		  least_outstanding,	    &s->lheap[r->replica]};
+			     s,		  least_outstanding,	    &s->lheap[r->replica],
+			     sync_kv};
 	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision", 0, 0, 0};
 	s->pol->route(pol_state(s, r), &v, r, &d);
 	if (s->te) {
@@ -1576,7 +1595,7 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 		if (!s->pol_sts[k])
 			return 2;
 	}
-	s->pol_reads_kv_util = s->pol->reads_kv_util && s->pol->reads_kv_util(s->pol_sts[0]);
+	s->pol_reads_kv_util = s->pol->reads_kv_util ? s->pol->reads_kv_util(s->pol_sts[0]) : 0;
 	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
 			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0};
 	s->wl_st = wl_create(sc->workload, &wenv, &s->wl, err, errlen);
@@ -1905,6 +1924,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->route_ns = s.route_ns - s.arrive_ns;
 	out->arrive_ns = s.route_ns + s.dispatch_ns;
 	out->routed = s.routed;
+	out->sync_ns = s.sync_ns;
 	out->migration_count = s.migrations;
 	out->migration_bytes = s.migration_bytes;
 	out->migration_s = s.migration_s;

@@ -32,7 +32,7 @@ static int32_t heap_min(const void *lctx)
 /* A view over hand-built nodes, with the totals the simulator keeps. */
 static struct pol_view view_of(struct pol_node_view *nodes, uint32_t n)
 {
-	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL, NULL, NULL};
+	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL, NULL, NULL, NULL};
 	for (uint32_t i = 0; i < n; i++) {
 		if (!nodes[i].up)
 			continue;
@@ -499,6 +499,86 @@ START_TEST(kv_cost_skipped_lookups_change_nothing)
 }
 END_TEST
 
+/* kv_cost with candidates: only the session's last node and the nodes
+ * drawn (Floyd's sampling over the nodes up) are scored and brought up to
+ * date; the session's node is forgotten when the session ends. */
+static uint32_t synced[8];
+static void fake_sync(void *ctx, uint32_t node)
+{
+	(void)ctx;
+	synced[node]++;
+}
+
+START_TEST(kv_cost_scores_only_its_candidates)
+{
+	enum { N = 5, BLOCKS = 4 };
+	gsl_rng *rg = rng_stream(9, 7), *ref = gsl_rng_clone(rg);
+	struct pol_env env = {N, 16, rg};
+	const struct pol_ops *ops;
+	void *st = make("kv_cost", "{\"candidates\": 1}", &env, &ops);
+	ck_assert_int_eq(ops->reads_kv_util(st), POL_READS_KV_SOME);
+	struct pol_node_view nodes[N];
+	memset(nodes, 0, sizeof nodes);
+	for (uint32_t i = 0; i < N; i++) {
+		nodes[i].up = 1;
+		nodes[i].kv_used_blocks = 10 * i; /* the lowest id costs least */
+		scan_hits[i] = 0;
+	}
+	struct pol_view v = view_of(nodes, N);
+	v.cached_prefix = scan_cached;
+	v.sync_kv = fake_sync;
+	uint64_t h[BLOCKS] = {11, 12, 13, 14};
+	for (int round = 0; round < 50; round++) {
+		/* First turn: one node drawn, no session record. */
+		memset(synced, 0, sizeof synced);
+		uint32_t t = (uint32_t)gsl_rng_uniform_int(ref, N);
+		ck_assert_int_eq(route_prompt(ops, st, &v, h, BLOCKS, 1), (int32_t)t);
+		for (uint32_t i = 0; i < N; i++)
+			ck_assert_uint_eq(synced[i], i == t);
+		/* Next turn: the session's node t and a new draw t2; the cheaper. */
+		memset(synced, 0, sizeof synced);
+		uint32_t t2 = (uint32_t)gsl_rng_uniform_int(ref, N);
+		uint32_t want = t < t2 ? t : t2;
+		ck_assert_int_eq(route_prompt(ops, st, &v, h, BLOCKS, 1), (int32_t)want);
+		for (uint32_t i = 0; i < N; i++)
+			ck_assert_uint_eq(synced[i], i == t || i == t2);
+		/* The session ends: its record goes. */
+		struct request q;
+		memset(&q, 0, sizeof q);
+		q.session = h[0];
+		ops->on_complete(st, &q, (int32_t)want, 1);
+		uint32_t t3 = (uint32_t)gsl_rng_uniform_int(ref, N);
+		ck_assert_int_eq(route_prompt(ops, st, &v, h, BLOCKS, 0), (int32_t)t3);
+	}
+	ck_assert_uint_eq(gsl_rng_get(rg), gsl_rng_get(ref));
+	ops->destroy(st);
+	/* Three candidates of five: distinct, so three nodes are synced. */
+	st = make("kv_cost", "{\"candidates\": 3}", &env, &ops);
+	for (int round = 0; round < 50; round++) {
+		memset(synced, 0, sizeof synced);
+		int32_t got = route_prompt(ops, st, &v, h, BLOCKS, 0);
+		uint32_t n_synced = 0, lowest = N;
+		for (uint32_t i = 0; i < N; i++) {
+			ck_assert_uint_le(synced[i], 1);
+			n_synced += synced[i];
+			if (synced[i] && lowest == N)
+				lowest = i;
+		}
+		ck_assert_uint_eq(n_synced, 3);
+		ck_assert_int_eq(got, (int32_t)lowest);
+	}
+	ops->destroy(st);
+	/* Unknown values are refused with the path. */
+	char err[256] = "";
+	cJSON *bad = cJSON_Parse("{\"candidates\": 257}");
+	ck_assert_ptr_null(ops->create(bad, "router.params", &env, err, sizeof err));
+	ck_assert_ptr_nonnull(strstr(err, "router.params.candidates"));
+	cJSON_Delete(bad);
+	gsl_rng_free(ref);
+	gsl_rng_free(rg);
+}
+END_TEST
+
 START_TEST(weighted_scorer_follows_llm_d)
 {
 	gsl_rng *rg = rng_stream(3, 7);
@@ -693,6 +773,7 @@ Suite *policy_suite(void)
 	tcase_add_test(tc, cache_aware_follows_sglang);
 	tcase_add_test(tc, kv_cost_follows_dynamo);
 	tcase_add_test(tc, kv_cost_skipped_lookups_change_nothing);
+	tcase_add_test(tc, kv_cost_scores_only_its_candidates);
 	tcase_add_test(tc, weighted_scorer_follows_llm_d);
 	tcase_add_test(tc, precise_prefix_is_bounded);
 	tcase_add_test(tc, every_policy_is_listed_and_routes);

@@ -178,19 +178,23 @@ END_TEST
  * up to 256 iterations and with one event per iteration. */
 START_TEST(decode_spans_do_not_change_results)
 {
-	/* round_robin; and two policies that read every node's cache (and KV
-	 * use) per request, bringing nodes inside spans up to date */
-	static const char *const policies[] = {"router.policy=round_robin",
-					       "router.policy=precise_prefix",
-					       "router.policy=kv_cost"};
+	/* round_robin; policies that read every node's cache (and KV use) per
+	 * request, bringing nodes inside spans up to date; and policies that
+	 * bring only the nodes they read up to date (sync_kv) */
+	static const char *const policies[][2] = {
+	    {"router.policy=round_robin", "router.params={}"},
+	    {"router.policy=precise_prefix", "router.params={}"},
+	    {"router.policy=kv_cost", "router.params={}"},
+	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}"},
+	    {"router.policy=power_of_two", "router.params={\"metric\": \"kv_util\"}"}};
 	const char *dirs[2] = {"/tmp/kvsim_check_span_1", "/tmp/kvsim_check_span_256"};
 	const char *spans[2] = {"cluster.engine.max_span_iterations=1",
 				"cluster.engine.max_span_iterations=256"};
 	uint64_t events[2];
 	for (int i = 0; i < 2; i++) {
 		const char *sets[] = {spans[i],
-				      policies[_i],
-				      "router.params={}",
+				      policies[_i][0],
+				      policies[_i][1],
 				      "router.migration=transfer",
 				      "cluster.engine.gpu_memory_utilization=0.23",
 				      "cluster.engine.activation_reserve_gib=0",
@@ -413,7 +417,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, token_conservation_over_random_scenarios);
 	tcase_add_test(tc, preemption_under_kv_pressure_conserves_tokens);
 	tcase_add_test(tc, same_seed_gives_identical_outputs);
-	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 3);
+	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);
 	tcase_add_test(tc, migration_recompute_and_auto);
 	tcase_add_test(tc, queueing_oracle_md1);

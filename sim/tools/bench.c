@@ -64,6 +64,14 @@ static const struct bcase cases[] = {
      "{\"name\": \"d2\", \"duration_s\": 100000, " CHAT_1024 ", \"router\": {\"policy\": "
      "\"kv_cost\", \"params\": {}}}",
      0},
+    {"ds64", "chat 1M, 64 nodes, kv_cost over 8 candidates (baseline for d3)",
+     "{\"name\": \"ds64\", \"duration_s\": 100000, " CHAT_64 ", \"router\": {\"policy\": "
+     "\"kv_cost\", \"params\": {\"candidates\": 8}}}",
+     0},
+    {"d3", "chat 1M, 1,024 nodes, kv_cost over 8 candidates",
+     "{\"name\": \"d3\", \"duration_s\": 100000, " CHAT_1024 ", \"router\": {\"policy\": "
+     "\"kv_cost\", \"params\": {\"candidates\": 8}}}",
+     0},
     {"e", "RAG, 100,000 documents, 64 nodes, prefix_affinity",
      "{\"name\": \"e\", \"duration_s\": 100000, \"cluster\": {\"nodes\": 64, \"gpu\": "
      "\"H100-SXM\", \"model\": \"Llama-3-8B\"}, \"router\": {\"policy\": \"prefix_affinity\", "
@@ -149,6 +157,7 @@ static int bench(const struct bcase *c, double wall_limit)
 	printf("  events/wall-s     %12.0f\n", m.events / m.wall_s);
 	printf("  ns/event          %12.1f\n", m.wall_s * 1e9 / (double)m.events);
 	printf("  routing ns/req    %12.0f\n", m.routed ? m.route_ns / (double)m.routed : 0.0);
+	printf("  of which node sync%12.0f\n", m.routed ? m.sync_ns / (double)m.routed : 0.0);
 	printf("  arrival ns/req    %12.0f\n", m.routed ? m.arrive_ns / (double)m.routed : 0.0);
 	printf("  peak RSS          %12.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
 	printf("  TTFT p50 / p99    %8.4f / %.4f s\n", m.ttft.p50, m.ttft.p99);
