@@ -269,6 +269,85 @@ START_TEST(router_records_match_as_the_walk_does)
 }
 END_TEST
 
+/* Router records forget least recently routed blocks first: the blocks
+ * forgotten (in order, through on_evict) and those kept are a plain LRU
+ * model's (per node: a list scanned for the oldest touch), over random
+ * prompts with shared prefixes, touches of blocks already held and caps
+ * small enough to forget all the time. */
+enum { LRU_NODES = 3, LRU_MAX = 64 };
+struct lru_model {
+	uint64_t hash[LRU_NODES][LRU_MAX], when[LRU_NODES][LRU_MAX];
+	uint32_t n[LRU_NODES];
+	uint64_t clock;
+	uint64_t evicted[4096];
+	uint32_t n_evicted, n_seen;
+	uint64_t seen[4096];
+	uint32_t seen_node[4096];
+};
+
+static void lru_model_touch(struct lru_model *m, uint32_t node, uint64_t h, uint32_t cap)
+{
+	for (uint32_t j = 0; j < m->n[node]; j++)
+		if (m->hash[node][j] == h) {
+			m->when[node][j] = ++m->clock;
+			return;
+		}
+	if (m->n[node] >= cap) {
+		uint32_t old = 0;
+		for (uint32_t j = 1; j < m->n[node]; j++)
+			if (m->when[node][j] < m->when[node][old])
+				old = j;
+		m->evicted[m->n_evicted++ % 4096] = m->hash[node][old];
+		m->n[node]--;
+		m->hash[node][old] = m->hash[node][m->n[node]];
+		m->when[node][old] = m->when[node][m->n[node]];
+	}
+	m->hash[node][m->n[node]] = h;
+	m->when[node][m->n[node]++] = ++m->clock;
+}
+
+static void lru_seen(void *ctx, uint32_t node, uint64_t hash)
+{
+	struct lru_model *m = ctx;
+	m->seen_node[m->n_seen % 4096] = node;
+	m->seen[m->n_seen++ % 4096] = hash;
+}
+
+START_TEST(router_records_forget_least_recently_routed)
+{
+	static struct lru_model m;
+	uint64_t x = 7, h[30];
+	for (uint32_t cap = 4; cap <= LRU_MAX; cap *= 4) {
+		memset(&m, 0, sizeof m);
+		struct pidx p;
+		ck_assert_int_eq(pidx_init(&p, LRU_NODES, cap), 0);
+		p.on_evict = lru_seen;
+		p.evict_ctx = &m;
+		for (int step = 0; step < 20000; step++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			uint32_t node = (uint32_t)((x >> 20) % LRU_NODES), n = 1 + (uint32_t)((x >> 40) % 30);
+			uint64_t root = 1 + (x >> 59); /* 16 families of chains */
+			for (uint32_t i = 0; i < n; i++) /* chained: a prefix shares its hashes */
+				h[i] = root * 1000003 + i * (1 + (i >= (uint32_t)((x >> 10) % 8)) * (x >> 61));
+			uint32_t before = m.n_seen;
+			ck_assert_int_eq(pidx_insert(&p, node, h, n), 0);
+			for (uint32_t i = n; i-- > 0;)
+				lru_model_touch(&m, node, h[i], cap);
+			ck_assert_uint_eq(m.n_seen, m.n_evicted);
+			for (uint32_t k = before; k < m.n_seen; k++) {
+				ck_assert_uint_eq(m.seen[k % 4096], m.evicted[k % 4096]);
+				ck_assert_uint_eq(m.seen_node[k % 4096], node);
+			}
+			ck_assert_uint_eq(p.size[node], m.n[node]);
+			for (uint32_t j = 0; j < m.n[node]; j++)
+				ck_assert(pidx_has(&p, node, m.hash[node][j]));
+		}
+		ck_assert_uint_gt(m.n_evicted, 1000);
+		pidx_free(&p);
+	}
+}
+END_TEST
+
 /* hset holds exactly what was added, across growth and long probe runs
  * (keys that share their home slot), agreeing with an hmap. */
 START_TEST(hset_holds_what_was_added)
@@ -306,6 +385,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
 	tcase_add_test(tc, audit_catches_corruption);
 	tcase_add_test(tc, router_records_match_as_the_walk_does);
+	tcase_add_test(tc, router_records_forget_least_recently_routed);
 	tcase_add_test(tc, hset_holds_what_was_added);
 	suite_add_tcase(s, tc);
 	return s;
