@@ -88,6 +88,7 @@ scen fault_not_array '{"faults": {"kind": "crash"}}' 'faults: expected an array 
 scen fault_no_kind '{"faults": [{"node": 1, "at_s": 5}]}' 'faults[0].kind: missing (expected crash, slow, link or cooling)'
 scen cooling_without_thermal '{"faults": [{"kind": "cooling", "server": 0, "at_s": 5, "duration_s": 10}]}' 'faults[0]: a cooling fault acts through the thermal model; set cluster.thermal.enabled to true'
 scen bad_store '{"router": {"store": "memcached"}}' 'router.store: expected one of local, redis, etcd'
+scen candidates_range '{"router": {"policy": "kv_cost", "params": {"candidates": 1000}}}' 'router.params.candidates: expected an integer in [0, 256], got 1000'
 deep=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "["; for (i = 0; i < 3000; i++) printf "]" }')
 syntax deep_nesting "{\"x\": $deep}" 1:1006
 
