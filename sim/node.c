@@ -13,6 +13,7 @@ int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const stru
 	      const struct cost_model *cost, const struct node_hooks *hooks)
 {
 	memset(n, 0, sizeof *n);
+	n->sync_due_ns = INT64_MAX;
 	n->id = id;
 	n->server = server;
 	n->cost = cost;
@@ -245,10 +246,22 @@ static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 
 static void span_eval_past(struct node *n, int64_t now_ns);
 
+/* When node_sync next has work: the end of the span's first iteration
+ * whose end is not applied yet, if that is not the span's last. */
+static void set_sync_due(struct node *n)
+{
+	n->sync_due_ns = n->busy && n->span_ended + 1 < n->span_len ? n->span_end[n->span_ended]
+								       : INT64_MAX;
+}
+
 void node_sync(struct node *n, int64_t now_ns)
 {
-	if (!n->busy || n->span_len <= 1)
+	if (now_ns < n->sync_due_ns)
 		return;
+	if (!n->busy || n->span_len <= 1) {
+		set_sync_due(n);
+		return;
+	}
 	span_eval_past(n, now_ns);
 	/* Internal boundaries at or before now have passed (a boundary at the
 	 * same time as the caller's event counts as first); the span's last
@@ -258,6 +271,7 @@ void node_sync(struct node *n, int64_t now_ns)
 		ended++;
 	if (ended != n->span_ended || ended + 1 != n->span_started)
 		span_apply(n, ended + 1, ended);
+	set_sync_due(n);
 }
 
 int node_enqueue(struct node *n, struct request *r, int64_t now_ns)
@@ -446,6 +460,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 
 	if (n->n_batch == 0) {
 		n->busy = 0;
+		n->sync_due_ns = INT64_MAX;
 		swap_out(n, now_ns);
 		return 0;
 	}
@@ -459,6 +474,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	n->step_end_ns = n->span_end[0];
 	if (all_decode && !preempted && !n->wait_head && n->max_span > 1)
 		plan_span(n, &cb);
+	set_sync_due(n);
 	swap_out(n, now_ns);
 	return n->step_end_ns - now_ns;
 }
@@ -515,6 +531,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	n->n_batch = 0;
 	n->busy = 0;
 	n->span_len = n->span_eval = 0;
+	n->sync_due_ns = INT64_MAX;
 	for (uint32_t i = 0; i < n->n_done; i++)
 		n->hooks.on_done(n->hooks.ctx, n->done[i], now_ns);
 }
@@ -545,6 +562,7 @@ uint32_t node_evacuate(struct node *n, struct request **out)
 	n->n_batch = 0;
 	n->busy = 0;
 	n->span_len = n->span_eval = 0;
+	n->sync_due_ns = INT64_MAX;
 	n->n_swapped = 0;
 	n->hold_admissions = 0;
 	uint32_t blocks = n->kv.n_blocks;

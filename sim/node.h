@@ -34,6 +34,10 @@ struct batch_entry {
 
 struct node {
 	int id, server;
+	/* node_sync has nothing to do before this time (the next internal
+	 * iteration end of a decode span not yet applied; INT64_MAX when
+	 * there is none), so observers of many nodes skip the span's arrays. */
+	int64_t sync_due_ns;
 	struct kv_pool kv;
 	const struct cost_model *cost;
 	struct node_hooks hooks;
