@@ -7,6 +7,14 @@
 #include "sim/cfg.h"
 #include "sim/request.h"
 
+int32_t pol_kth_up(const struct pol_view *v, uint32_t k)
+{
+	for (uint32_t i = 0; i < v->n_nodes; i++)
+		if (v->nodes[i].up && k-- == 0)
+			return (int32_t)i;
+	return -1;
+}
+
 uint32_t pol_prompt_blocks(const struct request *r, uint32_t block_tokens)
 {
 	uint32_t full = r->prompt_tokens / block_tokens;

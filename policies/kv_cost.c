@@ -59,15 +59,6 @@ static void *kc_create(const struct cJSON *params, const char *path, const struc
 	return s;
 }
 
-/* The k-th node that is up (k < up). */
-static uint32_t kth_up(const struct pol_view *v, uint32_t k)
-{
-	uint32_t i = 0;
-	for (;; i++)
-		if (v->nodes[i].up && k-- == 0)
-			return i;
-}
-
 /* candidates > 0: the session's last node (if up), then min(candidates,
  * up) distinct nodes drawn uniformly among those up (Floyd's sampling, in
  * draw order), the session's node not twice. Fills s->cand; returns how
@@ -88,7 +79,7 @@ static uint32_t draw_candidates(struct kc *s, const struct pol_view *v, const st
 		n++;
 	}
 	for (uint32_t x = 0; x < n; x++) {
-		uint32_t node = up == v->n_nodes ? rank[x] : kth_up(v, rank[x]);
+		uint32_t node = up == v->n_nodes ? rank[x] : (uint32_t)pol_kth_up(v, rank[x]);
 		if ((int32_t)node != own)
 			s->cand[m++] = node;
 	}

@@ -106,6 +106,9 @@ struct pol_ops {
 enum { POL_READS_KV_ALL = 1, POL_READS_KV_SOME = 2 };
 
 /* Helpers shared by the policies. */
+/* The k-th node that is up (in id order, from 0), or -1 when k >= up.
+ * O(nodes): for when some node is down. */
+int32_t pol_kth_up(const struct pol_view *v, uint32_t k);
 /* Full prompt blocks of r that have hashes. */
 uint32_t pol_prompt_blocks(const struct request *r, uint32_t block_tokens);
 /* Bounded-load capacity (consistent hashing with bounded loads): the most

@@ -6,15 +6,6 @@
 #include "policies/registry.h"
 #include "sim/cfg.h"
 
-/* The k-th node that is up (k < up). */
-static int32_t kth_up(const struct pol_view *v, uint32_t k)
-{
-	for (uint32_t i = 0; i < v->n_nodes; i++)
-		if (v->nodes[i].up && k-- == 0)
-			return (int32_t)i;
-	return -1;
-}
-
 /* Mitzenmacher's two choices: draw a, then b != a, both uniform over the
  * nodes that are up; the lower metric wins, a on a tie. */
 static void p2_route(void *st, const struct pol_view *v, const struct request *r,
@@ -38,7 +29,7 @@ static void p2_route(void *st, const struct pol_view *v, const struct request *r
 		kb = (uint32_t)gsl_rng_uniform_int(s->rng, up - 1);
 		kb += kb >= ka;
 	}
-	int32_t a = all_up ? (int32_t)ka : kth_up(v, ka), b = all_up ? (int32_t)kb : kth_up(v, kb);
+	int32_t a = all_up ? (int32_t)ka : pol_kth_up(v, ka), b = all_up ? (int32_t)kb : pol_kth_up(v, kb);
 	if (s->metric == POL_M_KV_UTIL && v->sync_kv) {
 		v->sync_kv(v->ctx, (uint32_t)a);
 		v->sync_kv(v->ctx, (uint32_t)b);

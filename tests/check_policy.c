@@ -567,6 +567,24 @@ START_TEST(kv_cost_scores_only_its_candidates)
 		ck_assert_uint_eq(n_synced, 3);
 		ck_assert_int_eq(got, (int32_t)lowest);
 	}
+	/* A node down is never a candidate: three of the four up. */
+	nodes[1].up = 0;
+	v = view_of(nodes, N);
+	v.cached_prefix = scan_cached;
+	v.sync_kv = fake_sync;
+	for (int round = 0; round < 50; round++) {
+		memset(synced, 0, sizeof synced);
+		int32_t got = route_prompt(ops, st, &v, h, BLOCKS, 0);
+		uint32_t n_synced = 0, lowest = N;
+		for (uint32_t i = 0; i < N; i++) {
+			n_synced += synced[i];
+			if (synced[i] && lowest == N)
+				lowest = i;
+		}
+		ck_assert_uint_eq(synced[1], 0);
+		ck_assert_uint_eq(n_synced, 3);
+		ck_assert_int_eq(got, (int32_t)lowest);
+	}
 	ops->destroy(st);
 	/* Unknown values are refused with the path. */
 	char err[256] = "";
