@@ -208,6 +208,69 @@ START_TEST(resumed_hash_chains_equal_fresh_ones)
 }
 END_TEST
 
+/* Sessions start their hash chain after their head's cached full blocks;
+ * the hashes are those of hashing every prompt from scratch: chat with
+ * heads shorter than a block, of whole blocks and cut to fit the context,
+ * rag (documents after the head) and agent. Digest of every request's
+ * hashes, first turns and follow-ups. */
+static uint64_t hash_digest(const char *json, uint32_t max_context, int off, uint64_t *n_hashes)
+{
+	const struct wl_ops *ops;
+	wl_head_hashes_off = off;
+	void *st = make_wl(json, max_context, &ops);
+	struct request a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	uint64_t d = 0;
+	*n_hashes = 0;
+	for (int k = 0; k < 200 && ops->next(st, &a) == 1; k++) {
+		for (int turn = 0; turn < 6; turn++) {
+			for (uint32_t i = 0; i < a.n_hashes; i++)
+				d = rng_mix64(d ^ a.hashes[i]);
+			*n_hashes += a.n_hashes;
+			if (ops->follow_up(st, &a, 1, a.arrival_ns, &b) != 1)
+				break;
+			struct request t = a;
+			a = b;
+			b = t;
+		}
+	}
+	free(a.hashes);
+	free(b.hashes);
+	ops->destroy(st);
+	wl_head_hashes_off = 0;
+	return d;
+}
+
+START_TEST(head_hashes_equal_fresh_ones)
+{
+	static const struct {
+		const char *json;
+		uint32_t ctx;
+	} cases[] = {
+	    {"{\"kind\": \"chat\", \"system_prompts\": {\"count\": 5, \"tokens\": {\"dist\": "
+	     "\"uniform\", \"min\": 3, \"max\": 90}}}",
+	     8192},
+	    {"{\"kind\": \"chat\", \"system_prompts\": {\"count\": 2, \"tokens\": {\"dist\": "
+	     "\"constant\", \"value\": 64}}}",
+	     8192},
+	    {"{\"kind\": \"chat\", \"turns\": {\"dist\": \"constant\", \"value\": 6}, "
+	     "\"user_tokens\": {\"dist\": \"constant\", \"value\": 300}}",
+	     1500},
+	    {"{\"kind\": \"rag\", \"follow_up_prob\": 0.8}", 32768},
+	    {"{\"kind\": \"agent\"}", 32768},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		uint64_t n_on, n_off;
+		uint64_t on = hash_digest(cases[c].json, cases[c].ctx, 0, &n_on);
+		uint64_t off = hash_digest(cases[c].json, cases[c].ctx, 1, &n_off);
+		ck_assert_uint_gt(n_on, 1000);
+		ck_assert_uint_eq(n_on, n_off);
+		ck_assert_msg(on == off, "case %zu: hashes differ", c);
+	}
+}
+END_TEST
+
 START_TEST(open_arrivals_and_lengths)
 {
 	const struct wl_ops *ops;
@@ -385,6 +448,7 @@ Suite *workload_suite(void)
 	tcase_add_test(tc, chat_truncates_at_the_context_limit);
 	tcase_add_test(tc, open_arrivals_and_lengths);
 	tcase_add_test(tc, resumed_hash_chains_equal_fresh_ones);
+	tcase_add_test(tc, head_hashes_equal_fresh_ones);
 	tcase_add_test(tc, generator_means_match_their_distributions);
 	tcase_add_test(tc, zipf_popularity_ranks);
 	tcase_add_test(tc, chat_gamma_arrivals_have_rate_and_cv);

@@ -54,6 +54,11 @@ struct wl_hash_state {
 int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
 			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix);
 
+/* Tests: when set, conversation workloads hash each session's head from
+ * scratch instead of starting after its cached full blocks (the hashes are
+ * the same either way). */
+extern int wl_head_hashes_off;
+
 /* A pool of shared texts (system prompts, RAG documents, tool definitions)
  * with Zipf popularity: item k's length is drawn once; its tokens are the
  * same for every request that names it. */

@@ -28,7 +28,17 @@ struct chat_session {
 	uint32_t n_segs, cap_segs;
 	struct wl_seg *segs;
 	struct wl_hash_state hs; /* where the last request's hash chain stopped */
+	uint32_t head_item;      /* the pool item that heads it (UINT32_MAX: none) */
 	struct chat_session *free_next;
+};
+
+/* A head pool item's full blocks hashed on their own: the first blocks of
+ * every prompt it heads (block hashes chain from the start, and these blocks
+ * hold nothing else), so a session's first request resumes after them. */
+struct head_hashes {
+	int done;
+	uint64_t *hashes;
+	struct wl_hash_state st;
 };
 
 struct chat_wl {
@@ -46,6 +56,7 @@ struct chat_wl {
 	 * policy; their draws come from this generator re-seeded per (session,
 	 * turn), so every policy sees the same conversations. */
 	gsl_rng *r_turn;
+	struct head_hashes *heads; /* per item of sys */
 	struct hmap live; /* session id -> struct chat_session * */
 	struct chat_session *free_list;
 	uint64_t truncated; /* turns whose history was cut to fit the context */
@@ -70,6 +81,9 @@ static void chat_destroy(void *st)
 		free(s);
 	}
 	hmap_free(&w->live);
+	for (uint32_t i = 0; w->heads && i < w->sys.count; i++)
+		free(w->heads[i].hashes);
+	free(w->heads);
 	dist_free(&w->turns);
 	dist_free(&w->first_user);
 	dist_free(&w->user);
@@ -108,7 +122,9 @@ static void *convo_ready(struct chat_wl *w, char *err, size_t errlen)
 	w->r_arr = rng_stream(w->env.seed, WL_STREAM_ARRIVALS);
 	w->r_len = rng_stream(w->env.seed, WL_STREAM_LENGTHS);
 	w->r_turn = gsl_rng_alloc(gsl_rng_taus2);
-	if (!w->r_arr || !w->r_len || !w->r_turn) {
+	if (w->sys.count)
+		w->heads = calloc(w->sys.count, sizeof *w->heads);
+	if (!w->r_arr || !w->r_len || !w->r_turn || (w->sys.count && !w->heads)) {
 		snprintf(err, errlen, "out of memory");
 		chat_destroy(w);
 		return NULL;
@@ -285,6 +301,37 @@ static int truncate_to_context(struct chat_session *s, uint32_t max_context)
 
 /* prev: the session's previous request (its hashes chain the history this
  * one repeats), or NULL. */
+int wl_head_hashes_off; /* tests: 1 hashes every head from scratch */
+
+/* Starts s's hash chain after its head's full blocks (s->hs from scratch);
+ * returns their hashes, or NULL to hash from the start (no head, a head
+ * cut short to fit the context, or out of memory). */
+static const uint64_t *head_start(struct chat_wl *w, struct chat_session *s)
+{
+	if (s->head_item == UINT32_MAX || !w->heads || wl_head_hashes_off)
+		return NULL;
+	struct head_hashes *hh = &w->heads[s->head_item];
+	struct wl_seg seg;
+	wl_pool_item(&w->sys, s->head_item, &seg);
+	if (s->n_segs == 0 || s->segs[0].id != seg.id || s->segs[0].len != seg.len)
+		return NULL;
+	if (!hh->done) {
+		struct request t;
+		memset(&t, 0, sizeof t);
+		if (wl_hash_blocks_resume(&t, &seg, 1, w->env.block_tokens, &hh->st, NULL)) {
+			free(t.hashes);
+			memset(&hh->st, 0, sizeof hh->st);
+			return NULL;
+		}
+		hh->hashes = t.hashes;
+		hh->done = 1;
+	}
+	if (hh->st.blocks == 0)
+		return NULL;
+	s->hs = hh->st;
+	return hh->hashes;
+}
+
 static int fill_request(struct chat_wl *w, struct chat_session *s, struct request *r,
 			int64_t arrival_ns, const struct request *prev)
 {
@@ -294,6 +341,7 @@ static int fill_request(struct chat_wl *w, struct chat_session *s, struct reques
 	}
 	if (!prev || prev->n_hashes != s->hs.blocks)
 		memset(&s->hs, 0, sizeof s->hs);
+	const uint64_t *prefix = s->hs.blocks ? prev->hashes : head_start(w, s);
 	uint32_t prompt = 0;
 	for (uint32_t i = 0; i + 1 < s->n_segs; i++)
 		prompt += s->segs[i].len;
@@ -308,7 +356,7 @@ static int fill_request(struct chat_wl *w, struct chat_session *s, struct reques
 		shared += s->segs[i].len;
 	r->n_shared = (uint32_t)(shared / w->env.block_tokens);
 	return wl_hash_blocks_resume(r, s->segs, s->n_segs, w->env.block_tokens, &s->hs,
-				     s->hs.blocks ? prev->hashes : NULL) == 0
+				     prefix) == 0
 		   ? 1
 		   : -1;
 }
@@ -344,8 +392,12 @@ static int cmp_u32(const void *a, const void *b)
  * (agent), then rag's documents: k distinct by popularity, in rank order. */
 static int build_head(struct chat_wl *w, struct chat_session *s)
 {
-	struct wl_seg seg;
-	wl_pool_draw(&w->sys, w->r_len, &seg);
+	struct wl_seg seg = {0, 0};
+	s->head_item = UINT32_MAX;
+	if (w->sys.count) { /* as wl_pool_draw, keeping the item */
+		s->head_item = zipf_draw(&w->sys.pop, w->r_len);
+		wl_pool_item(&w->sys, s->head_item, &seg);
+	}
 	if (push_seg(s, seg.id, seg.len))
 		return -1;
 	s->n_head = s->n_shared_segs = 1;
