@@ -2,12 +2,14 @@
 #include "results/metrics.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "results/fmt.h"
 #include "sim/request.h"
 
 void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv)
@@ -115,6 +117,76 @@ static void count_reason(struct met_reasons *w, const char *reason)
 	}
 }
 
+/* Appends x as %.9f and a comma. */
+static char *put_s(char *p, double x)
+{
+	int n = fmt_fixed(p, x, 9);
+	if (n < 0) { /* at most 319 characters (%.9f of DBL_MAX) */
+		n = snprintf(p, 400, "%.9f", x);
+		n = n < 400 ? n : 399;
+	}
+	p += n;
+	*p++ = ',';
+	return p;
+}
+
+static char *put_u(char *p, uint64_t v, char sep)
+{
+	p += fmt_u64(p, v);
+	*p++ = sep;
+	return p;
+}
+
+/* One requests.csv row, as fprintf wrote it, in one fwrite. */
+static void csv_row(FILE *f, const struct request *r, const char *status, double ttft,
+		    double tpot, double e2e, double queue)
+{
+	char line[4096], *p = line; /* 5 figures x 400 + 512 + integers */
+	const char *reason = r->reason ? r->reason : "";
+	size_t ls = strlen(status), lr = strlen(reason);
+	if (ls + lr > 512) { /* no such strings today; kept correct anyway */
+		fprintf(f, "%llu,%llu,%u,%d,%s,%s,", (unsigned long long)r->id,
+			(unsigned long long)r->session, r->turn, r->node, status, reason);
+	} else {
+		p = put_u(p, r->id, ',');
+		p = put_u(p, r->session, ',');
+		p = put_u(p, r->turn, ',');
+		p += sprintf(p, "%d,", r->node);
+		memcpy(p, status, ls);
+		p += ls;
+		*p++ = ',';
+		memcpy(p, reason, lr);
+		p += lr;
+		*p++ = ',';
+	}
+	p = put_s(p, (double)r->arrival_ns * 1e-9);
+	p = put_u(p, r->prompt_tokens, ',');
+	p = put_u(p, r->output_tokens, ',');
+	if (ttft >= 0)
+		p = put_s(p, ttft);
+	else
+		*p++ = ',';
+	if (tpot >= 0)
+		p = put_s(p, tpot);
+	else
+		*p++ = ',';
+	if (e2e >= 0) {
+		p = put_s(p, e2e);
+		p = put_s(p, queue);
+	} else {
+		*p++ = ',';
+		*p++ = ',';
+	}
+	p = put_u(p, r->cached, ',');
+	p = put_u(p, r->reloaded, ',');
+	p = put_u(p, r->migrated, ',');
+	p = put_u(p, r->recomputed, ',');
+	p = put_u(p, r->fresh, ',');
+	p = put_u(p, r->preempt_recomputed, ',');
+	p = put_u(p, r->preemptions, '\n');
+	fwrite(line, 1, (size_t)(p - line), f);
+}
+
 int met_record(struct metrics *m, const struct request *r, double recompute_s)
 {
 	const char *status = r->state == REQ_DONE ? "completed" : r->state == REQ_SHED ? "shed"
@@ -153,26 +225,8 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 		m->recompute_gpu_s += recompute_s;
 	}
 	m->preemptions += r->preemptions;
-	if (m->csv) {
-		fprintf(m->csv, "%llu,%llu,%u,%d,%s,%s,%.9f,%u,%u,", (unsigned long long)r->id,
-			(unsigned long long)r->session, r->turn, r->node, status,
-			r->reason ? r->reason : "", (double)r->arrival_ns * 1e-9, r->prompt_tokens,
-			r->output_tokens);
-		if (ttft >= 0)
-			fprintf(m->csv, "%.9f,", ttft);
-		else
-			fputc(',', m->csv);
-		if (tpot >= 0)
-			fprintf(m->csv, "%.9f,", tpot);
-		else
-			fputc(',', m->csv);
-		if (e2e >= 0)
-			fprintf(m->csv, "%.9f,%.9f,", e2e, queue);
-		else
-			fputs(",,", m->csv);
-		fprintf(m->csv, "%u,%u,%u,%u,%u,%u,%u\n", r->cached, r->reloaded, r->migrated,
-			r->recomputed, r->fresh, r->preempt_recomputed, r->preemptions);
-	}
+	if (m->csv)
+		csv_row(m->csv, r, status, ttft, tpot, e2e, queue);
 	return rc ? -1 : 0;
 }
 

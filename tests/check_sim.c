@@ -9,10 +9,12 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "results/fmt.h"
 #include "results/metrics.h"
 #include "sim/config.h"
 #include "sim/cost.h"
 #include "sim/request.h"
+#include "sim/rng.h"
 #include "sim/sim.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
@@ -176,6 +178,114 @@ END_TEST
  * run under KV pressure (preemptions), with migrations between servers and
  * arrivals cutting spans short, gives byte-identical outputs with spans of
  * up to 256 iterations and with one event per iteration. */
+/* The CSV's number formatting writes what printf writes: integers, and
+ * "%.Nf" of doubles (the exact binary value rounded half to even), over
+ * random values of every magnitude, ns -> s conversions and exact ties. */
+static void check_fixed(double x, int d)
+{
+	char a[512], b[512];
+	int n = fmt_fixed(a, x, d);
+	if (x >= 1e9) { /* left to printf */
+		ck_assert_int_eq(n, -1);
+		return;
+	}
+	ck_assert_int_ge(n, 0);
+	a[n] = 0;
+	snprintf(b, sizeof b, "%.*f", d, x);
+	ck_assert_msg(strcmp(a, b) == 0, "%%.%df of %a: %s, printf %s", d, x, a, b);
+}
+
+START_TEST(csv_numbers_are_what_printf_writes)
+{
+	char a[64], b[64];
+	uint64_t u[] = {0, 1, 9, 10, 99, 100, 4294967295u, 18446744073709551615u};
+	for (size_t i = 0; i < sizeof u / sizeof *u; i++) {
+		a[fmt_u64(a, u[i])] = 0;
+		snprintf(b, sizeof b, "%llu", (unsigned long long)u[i]);
+		ck_assert_str_eq(a, b);
+	}
+	uint64_t x = 12345;
+	for (int i = 0; i < 400000; i++) {
+		x = rng_mix64(x + (uint64_t)i);
+		int d = (int)(x % 10);
+		/* random bits at every exponent below 2^30 (1e9 is the limit) */
+		double v = ldexp((double)(x >> 11) / 9007199254740992.0, (int)(x % 90) - 60);
+		check_fixed(v, d);
+		check_fixed((double)(int64_t)(x >> 20) * 1e-9, 9); /* ns -> s */
+		check_fixed((double)(x >> 40) * 1e-9, 9);
+		/* ties: odd multiples of 2^-k are halfway at d digits for k > d */
+		check_fixed(ldexp((double)((x >> 30) | 1), -(int)(x % 40)), d);
+		a[fmt_u64(a, x)] = 0;
+		snprintf(b, sizeof b, "%llu", (unsigned long long)x);
+		ck_assert_str_eq(a, b);
+	}
+	double special[] = {0.0, 5e-324, 1e-300, 0.0009765625, 0.5, 1.5, 2.5, 0.0000000005,
+			    0.9999999995, 999999999.9999999, 123456789.123456789};
+	for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+		for (int d = 0; d <= 9; d++)
+			check_fixed(special[i], d);
+	/* Left to printf: negative, not finite, 1e9 and above. */
+	ck_assert_int_eq(fmt_fixed(a, -1e-9, 9), -1);
+	ck_assert_int_eq(fmt_fixed(a, NAN, 9), -1);
+	ck_assert_int_eq(fmt_fixed(a, INFINITY, 9), -1);
+	ck_assert_int_eq(fmt_fixed(a, 1e9, 9), -1);
+}
+END_TEST
+
+/* A requests.csv row, completed and shed, is what the documented printf
+ * formats give. */
+START_TEST(requests_csv_rows_are_exact)
+{
+	FILE *f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	struct metrics m;
+	met_init(&m, 1.0, 0.1, f);
+	struct request r;
+	memset(&r, 0, sizeof r);
+	r.id = 42;
+	r.session = 7;
+	r.turn = 3;
+	r.node = 5;
+	r.state = REQ_DONE;
+	r.arrival_ns = 1234567890123;
+	r.enqueue_ns = 1234567890123;
+	r.sched_ns = 1234567990123;
+	r.first_token_ns = 1234600000001;
+	r.finish_ns = 1235600000001;
+	r.prompt_tokens = 1000;
+	r.output_tokens = 101;
+	r.cached = 512;
+	r.fresh = 488;
+	r.preemptions = 1;
+	ck_assert_int_eq(met_record(&m, &r, 0), 0);
+	struct request q;
+	memset(&q, 0, sizeof q);
+	q.id = 43;
+	q.session = 8;
+	q.turn = 1;
+	q.node = -1;
+	q.state = REQ_SHED;
+	q.reason = "capacity";
+	q.arrival_ns = 999;
+	q.prompt_tokens = 10;
+	q.output_tokens = 1;
+	ck_assert_int_eq(met_record(&m, &q, 0), 0);
+	char want[1024], got[1024] = "";
+	int n = snprintf(want, sizeof want, "42,7,3,5,completed,,%.9f,1000,101,%.9f,%.9f,%.9f,%.9f,"
+			 "512,0,0,0,488,0,1\n43,8,1,-1,shed,capacity,%.9f,10,1,,,,,0,0,0,0,0,0,0\n",
+			 1234567890123 * 1e-9, (1234600000001 - 1234567890123) * 1e-9,
+			 (1235600000001 - 1234600000001) * 1e-9 / 100, (1235600000001 - 1234567890123) * 1e-9,
+			 (1234567990123 - 1234567890123) * 1e-9, 999 * 1e-9);
+	rewind(f);
+	size_t k = fread(got, 1, sizeof got - 1, f);
+	got[k] = 0;
+	ck_assert_int_eq((int)k, n);
+	ck_assert_str_eq(got, want);
+	fclose(f);
+	met_free(&m);
+}
+END_TEST
+
 START_TEST(decode_spans_do_not_change_results)
 {
 	/* round_robin; policies that read every node's cache (and KV use) per
@@ -418,6 +528,8 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, preemption_under_kv_pressure_conserves_tokens);
 	tcase_add_test(tc, same_seed_gives_identical_outputs);
 	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
+	tcase_add_test(tc, csv_numbers_are_what_printf_writes);
+	tcase_add_test(tc, requests_csv_rows_are_exact);
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);
 	tcase_add_test(tc, migration_recompute_and_auto);
 	tcase_add_test(tc, queueing_oracle_md1);

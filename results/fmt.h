@@ -1,0 +1,18 @@
+/* fmt: number formatting for the CSV writers, byte for byte what printf
+ * writes, several times faster (requests.csv has a million rows). */
+#ifndef KVSIM_FMT_H
+#define KVSIM_FMT_H
+
+#include <stdint.h>
+
+/* Writes v in decimal at out (no terminator); returns the characters
+ * written (at most 20). */
+int fmt_u64(char *out, uint64_t v);
+/* Writes x as printf's "%.<digits>f" does (digits 0..9: the exact binary
+ * value rounded to nearest, ties to even, as glibc rounds) at out, no
+ * terminator; returns the characters written, or -1 (nothing written) for x
+ * negative, not finite or at least 1e9, which the caller formats with
+ * printf. */
+int fmt_fixed(char *out, double x, int digits);
+
+#endif
