@@ -2,6 +2,7 @@
 #include "results/fmt.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 int fmt_u64(char *out, uint64_t v)
@@ -50,4 +51,14 @@ int fmt_fixed(char *out, double x, int digits)
 		n += digits;
 	}
 	return n;
+}
+
+char *fmt_put_fixed(char *p, double x, int digits)
+{
+	int n = fmt_fixed(p, x, digits);
+	if (n < 0) { /* at most 319 characters for digits <= 9 (DBL_MAX) */
+		n = snprintf(p, 400, "%.*f", digits, x);
+		n = n < 400 ? n : 399;
+	}
+	return p + n;
 }

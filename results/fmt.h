@@ -15,4 +15,8 @@ int fmt_u64(char *out, uint64_t v);
  * printf. */
 int fmt_fixed(char *out, double x, int digits);
 
+/* fmt_fixed with printf's output where it declines: writes at p (room for
+ * 400 characters) and returns the end. */
+char *fmt_put_fixed(char *p, double x, int digits);
+
 #endif

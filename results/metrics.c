@@ -120,12 +120,7 @@ static void count_reason(struct met_reasons *w, const char *reason)
 /* Appends x as %.9f and a comma. */
 static char *put_s(char *p, double x)
 {
-	int n = fmt_fixed(p, x, 9);
-	if (n < 0) { /* at most 319 characters (%.9f of DBL_MAX) */
-		n = snprintf(p, 400, "%.9f", x);
-		n = n < 400 ? n : 399;
-	}
-	p += n;
+	p = fmt_put_fixed(p, x, 9);
 	*p++ = ',';
 	return p;
 }

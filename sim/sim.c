@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "policies/policy.h"
+#include "results/fmt.h"
 #include "results/metrics.h"
 #include "results/writer.h"
 #include "sim/config.h"
@@ -1350,14 +1351,22 @@ static void sample(struct sim *s)
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
 		struct node *n = &s->nodes[i];
 		node_sync(n, s->now);
+		/* "%.6f,%u,%.6f,%u,%u,%.3f,%d\n" (temperature empty without the
+		 * thermal model), formatted exactly without printf */
+		char line[2048], *p = fmt_put_fixed(line, (double)s->now * 1e-9, 6);
+		*p++ = ',';
+		p += fmt_u64(p, i);
+		*p++ = ',';
+		p = fmt_put_fixed(p, (double)n->kv.n_used / (double)n->kv.n_blocks, 6);
+		*p++ = ',';
+		p += fmt_u64(p, n->n_running);
+		*p++ = ',';
+		p += fmt_u64(p, n->n_waiting);
+		*p++ = ',';
 		if (s->sc->cluster.thermal.enabled)
-			fprintf(s->ts, "%.6f,%u,%.6f,%u,%u,%.3f,%d\n", (double)s->now * 1e-9, i,
-				(double)n->kv.n_used / (double)n->kv.n_blocks, n->n_running,
-				n->n_waiting, thermal_temp_now(s, i), s->hl[i].throttled);
-		else
-			fprintf(s->ts, "%.6f,%u,%.6f,%u,%u,,%d\n", (double)s->now * 1e-9, i,
-				(double)n->kv.n_used / (double)n->kv.n_blocks, n->n_running,
-				n->n_waiting, s->hl[i].throttled);
+			p = fmt_put_fixed(p, thermal_temp_now(s, i), 3);
+		p += sprintf(p, ",%d\n", s->hl[i].throttled);
+		fwrite(line, 1, (size_t)(p - line), s->ts);
 	}
 	/* Keep sampling until the run is over. */
 	if (!evq_push(&s->q, s->now + s->sample_ns, EV_SAMPLE, -1, NULL))
