@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 int fmt_u64(char *out, uint64_t v)
 {

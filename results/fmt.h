@@ -1,5 +1,6 @@
 /* fmt: number formatting for the CSV writers, byte for byte what printf
- * writes, several times faster (requests.csv has a million rows). */
+ * writes, without printf's general machinery (requests.csv can have
+ * millions of rows). */
 #ifndef KVSIM_FMT_H
 #define KVSIM_FMT_H
 
