@@ -146,9 +146,6 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
 	return cost_iteration_s(cm, &b) * 1e9;
 }
 
-/* Grid spacing of the exact evaluations in cost_span_ns. */
-#define SPAN_GRID 16
-
 /* Along a decode span the iteration time x(j) is convex in j: compute and
  * memory time are linear in j, their smooth maximum (the l_knee norm, knee
  * >= 1) or plain maximum is convex, and the other terms are constant. So
@@ -158,63 +155,53 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
  * above the evaluation's rounding error) round to the same nanosecond, that
  * is the iteration's value; elsewhere (rare: the bounds are ~1e-3 ns apart)
  * the iteration is evaluated. Exact, not approximate: the same integers as
- * cost_iteration_ns of each iteration (a test compares). */
+ * cost_iteration_ns of each iteration (a test compares).
+ *
+ * The grid is anchored at the span's first iteration (g_i = i G) and kept
+ * by the caller, so a span evaluated in chunks evaluates each grid point
+ * once: one evaluation per G iterations, plus two ahead (x(j) past the
+ * span's end is the same formula, still convex). */
 uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, uint32_t from,
-		      uint32_t to, const double *x_prev, int64_t *out)
+		      uint32_t to, double *grid, uint32_t *n_grid, int64_t *out)
 {
 	if (to <= from)
 		return 0;
-	/* The grid starts at base: from, or from - 1 when its x is known. */
-	uint32_t base = x_prev && from > 0 ? from - 1 : from;
-	uint32_t n = to - base, evals = 0;
+	const uint32_t G = COST_SPAN_GRID;
+	uint32_t evals = 0, last = (to - 1) / G + 2; /* the grid points needed */
 	int convex = cm->fixed || cm->knee == 0 || cm->knee >= 1;
-	if (n < 5 || !convex) {
+	if (!convex || (*n_grid <= last && to - from <= last + 1 - *n_grid)) {
+		/* no grid, or one that would cost as much as the iterations */
 		for (uint32_t j = from; j < to; j++)
 			out[j - from] = ns_of(span_x(cm, b0, j));
 		return to - from;
 	}
-	/* at least three grid points g_i = base + i G, i = 0..m, g_m >= to - 1 */
-	const uint32_t G = n > 2 * SPAN_GRID ? SPAN_GRID : (n - 1) / 2;
-	uint32_t m = (n - 1 + G - 1) / G;
-	double xl = 0, x0 = base < from ? *x_prev : span_x(cm, b0, base);
-	double x1 = span_x(cm, b0, base + G), x2 = span_x(cm, b0, base + 2 * G);
-	evals = base < from ? 2 : 3;
-	for (uint32_t i = 0; i < m; i++) {
-		uint32_t g = base + i * G;
+	for (; *n_grid <= last; ++*n_grid, evals++)
+		grid[*n_grid] = span_x(cm, b0, *n_grid * G);
+	for (uint32_t j = from; j < to;) {
+		uint32_t i = j / G, k = j % G;
+		double x0 = grid[i], x1 = grid[i + 1], x2 = grid[i + 2];
 		double s0 = (x1 - x0) / G;
-		double sl = i > 0 ? (x0 - xl) / G : 0;
-		double sr = i + 2 <= m ? (x2 - x1) / G : 0;
+		double sl = i > 0 ? (x0 - grid[i - 1]) / G : 0;
+		double sr = (x2 - x1) / G;
 		double slack = 4e-12 * fabs(x1) + 1e-6;
-		if (g >= from)
-			out[g - from] = ns_of(x0);
-		for (uint32_t k = 1; k < G && g + k < to; k++) {
+		if (k == 0) {
+			out[j++ - from] = ns_of(x0);
+			k = 1;
+		}
+		for (; k < G && j < to; k++, j++) {
 			double up = x0 + s0 * k;
-			double lo = -INFINITY;
-			if (i > 0)
+			double lo = x1 - sr * (double)(G - k);
+			if (i > 0 && x0 + sl * k > lo)
 				lo = x0 + sl * k;
-			if (i + 2 <= m) {
-				double r = x1 - sr * (double)(G - k);
-				if (r > lo)
-					lo = r;
-			}
 			int64_t a = ns_of(lo - slack), z = ns_of(up + slack);
 			if (a == z) {
-				out[g + k - from] = a;
+				out[j - from] = a;
 			} else {
-				out[g + k - from] = ns_of(span_x(cm, b0, g + k));
+				out[j - from] = ns_of(span_x(cm, b0, j));
 				evals++;
 			}
 		}
-		xl = x0;
-		x0 = x1;
-		x1 = x2;
-		if (i + 3 <= m) {
-			x2 = span_x(cm, b0, base + (i + 3) * G);
-			evals++;
-		}
 	}
-	if (base + m * G < to) /* to - 1 is the last grid point */
-		out[base + m * G - from] = ns_of(x0);
 	return evals;
 }
 

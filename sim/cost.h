@@ -69,14 +69,19 @@ double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b)
 int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *b);
 /* cost_iteration_ns, also giving the unrounded ns in *x (for cost_span_ns). */
 int64_t cost_iteration_ns_x(const struct cost_model *cm, const struct cost_batch *b, double *x);
+/* Spacing, in iterations, of the exact evaluations in cost_span_ns. */
+#define COST_SPAN_GRID 16
 /* cost_iteration_ns of iterations j in [from, to) of a decode span, into
  * out[j - from]: iteration j is the batch b0 with attn_pairs and kv_tokens
- * grown by j * decodes. x_prev, if not NULL, is iteration from - 1's
- * unrounded ns (from cost_iteration_ns_x), saving an evaluation. The same
- * values as evaluating each iteration, with far fewer evaluations (see
- * cost.c). Returns the evaluations made. */
+ * grown by j * decodes. grid[i] is iteration i * COST_SPAN_GRID's unrounded
+ * ns (cost_iteration_ns_x) for i < *n_grid: what earlier calls for the same
+ * span evaluated (grid[0] may come from the caller; *n_grid 0 is an empty
+ * grid). The call adds the grid points it evaluates, so grid needs room for
+ * (to - 1) / COST_SPAN_GRID + 3 values. The same values as evaluating each
+ * iteration, with far fewer evaluations (see cost.c). Returns the
+ * evaluations made. */
 uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, uint32_t from,
-		      uint32_t to, const double *x_prev, int64_t *out);
+		      uint32_t to, double *grid, uint32_t *n_grid, int64_t *out);
 /* Seconds to prefill n tokens after c cached ones as a batch of its own, the
  * fixed per-iteration overhead excluded (the marginal cost of a recompute). */
 double cost_prefill_s(const struct cost_model *cm, double n, double c);

@@ -36,7 +36,9 @@ int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const stru
 	n->swapped = malloc(n->running_cap * sizeof *n->swapped);
 	n->span_end = malloc(n->max_span * sizeof *n->span_end);
 	n->span_used = malloc(n->max_span * sizeof *n->span_used);
+	n->span_grid = malloc((n->max_span / COST_SPAN_GRID + 3) * sizeof *n->span_grid);
 	if (!n->running || !n->batch || !n->done || !n->swapped || !n->span_end || !n->span_used ||
+	    !n->span_grid ||
 	    kv_init(&n->kv, kv_blocks)) {
 		node_free(n);
 		return -1;
@@ -54,6 +56,7 @@ void node_free(struct node *n)
 	n->swapped = NULL;
 	free(n->span_end);
 	free(n->span_used);
+	free(n->span_grid);
 	n->span_end = NULL;
 	n->span_used = NULL;
 	n->running = NULL;
@@ -313,8 +316,8 @@ static void span_eval_to(struct node *n, uint32_t upto)
 		return;
 	/* durations into span_end[j], then their running sum */
 	int64_t *end = n->span_end;
-	const double *x_prev = n->span_eval == 1 ? &n->span_x0 : NULL;
-	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, x_prev, end + n->span_eval);
+	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, n->span_grid, &n->span_ng,
+		     end + n->span_eval);
 	for (uint32_t j = n->span_eval; j < upto; j++)
 		end[j] = end[j - 1] + scaled_ns(n, end[j]);
 	n->span_eval = upto;
@@ -372,6 +375,8 @@ static void plan_span(struct node *n, const struct cost_batch *cb0)
 	for (uint32_t j = 1; j < k; j++)
 		n->span_used[j] += n->span_used[j - 1];
 	n->span_cb = *cb0;
+	n->span_grid[0] = n->span_x0; /* iteration 0's */
+	n->span_ng = 1;
 	n->span_len = k;
 	span_eval_to(n, k < SPAN_FIRST_CHUNK ? k : SPAN_FIRST_CHUNK);
 }

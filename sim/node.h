@@ -78,6 +78,10 @@ struct node {
 	uint32_t span_eval;
 	struct cost_batch span_cb; /* the span's first iteration */
 	double span_x0;            /* its unrounded cost-model ns */
+	/* The span's cost_span_ns grid: span_ng values, room for
+	 * max_span / COST_SPAN_GRID + 3. */
+	double *span_grid;
+	uint32_t span_ng;
 	int64_t step_start_ns, step_end_ns;
 	int64_t *span_end;
 	uint32_t *span_used;

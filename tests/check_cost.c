@@ -150,8 +150,9 @@ END_TEST
  * cost_iteration_ns gives it, for the calibrated smooth max (H100, A100),
  * the plain max, tensor parallelism, a steep knee, the fixed model, the
  * measured-layers model and a knee under 1 (not convex: evaluated one by
- * one), over spans of every length and offset that a node asks for; and the
- * convex models need far fewer evaluations than iterations. */
+ * one), over spans of every length and offset that a node asks for, in
+ * chunks that share the span's grid; and the convex models need far fewer
+ * evaluations than iterations. */
 START_TEST(span_times_equal_one_evaluation_per_iteration)
 {
 	const char *models[] = {
@@ -183,13 +184,23 @@ START_TEST(span_times_equal_one_evaluation_per_iteration)
 			cost_batch_clear(&b0);
 			for (uint32_t i = 0; i < batch; i++)
 				cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
-			/* every other span knows iteration from - 1's x already */
-			double x_prev;
-			struct cost_batch bp = b0;
-			bp.attn_pairs = b0.attn_pairs + (from - 1) * (double)b0.decodes;
-			bp.kv_tokens = b0.kv_tokens + (from - 1) * (double)b0.decodes;
-			ck_assert_int_eq(cost_iteration_ns_x(&cm, &bp, &x_prev), cost_iteration_ns(&cm, &bp));
-			evals += cost_span_ns(&cm, &b0, from, from + n, trial % 2 ? &x_prev : NULL, got);
+			/* Every other span knows iteration 0's x already; the span is
+			 * asked for in one to three chunks sharing its grid. */
+			double grid[300 / COST_SPAN_GRID + 3];
+			uint32_t ng = 0;
+			if (trial % 2) {
+				ck_assert_int_eq(cost_iteration_ns_x(&cm, &b0, &grid[0]),
+						 cost_iteration_ns(&cm, &b0));
+				ng = 1;
+			}
+			uint32_t cut1 = from + (n ? (uint32_t)(state >> 7) % (n + 1) : 0);
+			uint32_t cut2 = cut1 + (from + n > cut1 ? (uint32_t)(state >> 13) % (from + n - cut1 + 1) : 0);
+			if (trial % 3 == 0)
+				cut1 = cut2 = from + n;
+			evals += cost_span_ns(&cm, &b0, from, cut1, grid, &ng, got);
+			evals += cost_span_ns(&cm, &b0, cut1, cut2, grid, &ng, got + (cut1 - from));
+			evals += cost_span_ns(&cm, &b0, cut2, from + n, grid, &ng, got + (cut2 - from));
+			ck_assert_uint_le(ng, (from + n) / COST_SPAN_GRID + 3);
 			iters += n;
 			for (uint32_t j = from; j < from + n; j++) {
 				struct cost_batch b = b0;
