@@ -7,14 +7,6 @@
 
 #include <gsl/gsl_randist.h>
 
-uint64_t rng_mix64(uint64_t x)
-{
-	x += 0x9E3779B97F4A7C15ULL;
-	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-	return x ^ (x >> 31);
-}
-
 gsl_rng *rng_stream(uint64_t seed, uint64_t stream_id)
 {
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
