@@ -97,10 +97,11 @@ run: deps
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: $(B)/kvsim $(B)/check_kvsim
+test: $(B)/kvsim $(B)/check_kvsim $(B)/bench
 	$(B)/check_kvsim
 	KVSIM=$(B)/kvsim sh tests/cli.sh
 	KVSIM=$(B)/kvsim sh tests/bad_inputs.sh
+	BENCH=$(B)/bench sh tests/bench_cli.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory build/bench

@@ -25,6 +25,8 @@
 	" \"workload\": {\"kind\": \"trace\", \"format\": \"mooncake\", \"repeat\": 10," \
 	"  \"path\": \"../shared/traces/mooncake/conversation_trace.jsonl\"}"
 
+#define MAX_REPEAT 100
+
 struct bcase {
 	const char *id, *label, *json;
 	int rss_curve;
@@ -114,8 +116,13 @@ static void on_request(void *ctx, const struct request *r)
 		t->mib[t->n++] = rss_mib();
 }
 
-/* Runs one case; in a child process. */
-static int bench(const struct bcase *c, double wall_limit)
+/* What a run reports back to the parent for --repeat's summary. */
+struct figures {
+	double rps, eps, route_ns, sync_ns, arrive_ns;
+};
+
+/* Runs one case; in a child process. Writes its figures to fd out. */
+static int bench(const struct bcase *c, double wall_limit, int out)
 {
 	cJSON *root = cJSON_Parse(c->json);
 	struct scenario s;
@@ -145,7 +152,7 @@ static int bench(const struct bcase *c, double wall_limit)
 	printf("(%s) %s: %d x %s, %s\n", c->id, c->label, s.cluster.nodes, s.cluster.gpu->name,
 	       s.cluster.model->name);
 	if (m.truncated)
-		printf("  STOPPED after the %.0f s wall-clock limit: figures cover what finished\n",
+		printf("  STOPPED after the %g s wall-clock limit: figures cover what finished\n",
 		       wall_limit);
 	printf("  requests          %12llu (completed %llu, shed %llu)\n",
 	       (unsigned long long)m.arrived, (unsigned long long)m.completed,
@@ -170,56 +177,172 @@ static int bench(const struct bcase *c, double wall_limit)
 		printf("\n  percentiles       %s\n", m.percentiles_exact ? "exact" : "histogram (0.1%)");
 	}
 	fflush(stdout);
+	double n = m.routed ? (double)m.routed : 1.0;
+	struct figures f = {m.requests_per_wall_s, m.events / m.wall_s, m.route_ns / n,
+			    m.sync_ns / n, m.arrive_ns / n};
+	int wrote = write(out, &f, sizeof f) == (ssize_t)sizeof f;
 	met_summary_free(&m);
 	cfg_scenario_free(&s);
-	return 0;
+	return wrote ? 0 : 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* "median M (min A, max B)" of v[0..n), reordering v. */
+static void print_spread(const char *what, double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	printf("  %-18s median %.0f (min %.0f, max %.0f)\n", what, med, v[0], v[n - 1]);
+}
+
+static const struct bcase *find_case(const char *id, size_t len)
+{
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+		if (strlen(cases[k].id) == len && !strncmp(cases[k].id, id, len))
+			return &cases[k];
+	return NULL;
+}
+
+/* Runs case c `repeat` times, each in a fresh process; 0 if all ran. */
+static int run_case(const struct bcase *c, double limit, int repeat)
+{
+	struct figures f[MAX_REPEAT];
+	int got = 0, failed = 0;
+	for (int i = 0; i < repeat; i++) {
+		int fd[2];
+		fflush(stdout);
+		if (pipe(fd)) {
+			perror("bench: pipe");
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(fd[0]);
+			_exit(bench(c, limit, fd[1]));
+		}
+		close(fd[1]);
+		if (pid > 0 && read(fd[0], &f[got], sizeof f[got]) == (ssize_t)sizeof f[got])
+			got++;
+		close(fd[0]);
+		int st = 0;
+		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			failed = 1;
+		printf("\n");
+	}
+	if (repeat > 1 && got > 0) {
+		double v[MAX_REPEAT];
+		printf("(%s) over %d runs:\n", c->id, got);
+#define SPREAD(label, field)                                                                      \
+	do {                                                                                      \
+		for (int i = 0; i < got; i++)                                                     \
+			v[i] = f[i].field;                                                        \
+		print_spread(label, v, got);                                                      \
+	} while (0)
+		SPREAD("requests/wall-s", rps);
+		SPREAD("events/wall-s", eps);
+		SPREAD("routing ns/req", route_ns);
+		SPREAD("of which node sync", sync_ns);
+		SPREAD("arrival ns/req", arrive_ns);
+#undef SPREAD
+		printf("\n");
+	}
+	return failed || got < repeat;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench [--quick] [--case ID[,ID...]] [--repeat N] [--wall-limit S]\n\n"
+		"Runs the benchmark cases of BENCHMARKS.md, each in its own process on one\n"
+		"core: (a) chat, 1M requests, 64 H100 nodes, session_affinity; (b1, b2)\n"
+		"the same with cache_aware and precise_prefix; (c) the Mooncake\n"
+		"conversation trace replayed 10 times; (d64, d1) least_loaded at 64 and\n"
+		"1,024 nodes, (dk64, d2) kv_cost at 64 and 1,024 nodes, (ds64, d3)\n"
+		"kv_cost over 8 sampled candidates at 64 and 1,024 nodes; (e) RAG over\n"
+		"100,000 documents; (m) 10M requests with resident memory after each\n"
+		"million. Prints requests and events per wall-second, ns per event,\n"
+		"routing ns per request (the router's decision; of which node sync:\n"
+		"bringing nodes' decode spans up to now) and arrival ns per request (with\n"
+		"the chosen node's handling: migration decision, enqueue, next\n"
+		"iteration), peak RSS and the simulated TTFT/TPOT.\n\n"
+		"  --quick         (a) only\n"
+		"  --case IDS      only these cases, comma-separated: a b1 b2 c d64 d1 dk64\n"
+		"                  d2 ds64 d3 e m\n"
+		"  --repeat N      run each case N times (1-%d), each in a fresh process,\n"
+		"                  then print the median, min and max of each figure\n"
+		"                  (this machine's figures vary between runs)\n"
+		"  --wall-limit S  stop a case after S wall-clock seconds (default 300) and\n"
+		"                  say so; its figures then cover what finished\n\n"
+		"Reads ../shared/traces for (c).\n",
+		MAX_REPEAT);
 }
 
 int main(int argc, char **argv)
 {
 	double limit = 300;
 	const char *only = NULL;
-	int quick = 0;
+	int quick = 0, repeat = 1;
 	for (int i = 1; i < argc; i++) {
+		char *end = NULL;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: bench [--quick] [--case ID] [--wall-limit S]\n\n"
-			       "Runs the benchmark cases of BENCHMARKS.md, each in its own process on one\n"
-			       "core: (a) chat, 1M requests, 64 H100 nodes, session_affinity; (b1, b2)\n"
-			       "the same with cache_aware and precise_prefix; (c) the Mooncake\n"
-			       "conversation trace replayed 10 times; (d64, d1) least_loaded at 64 and\n"
-			       "1,024 nodes, (dk64, d2) kv_cost at 64 and 1,024 nodes; (e) RAG over\n"
-			       "100,000 documents; (m) 10M requests with resident memory after each\n"
-			       "million. Prints requests and events per wall-second, ns per event,\n"
-			       "routing ns per request (the router's decision) and arrival ns per\n"
-			       "request (with the chosen node's handling: migration decision, enqueue,\n"
-			       "next iteration), peak RSS and the simulated TTFT/TPOT. A case still\n"
-			       "running after the wall-clock limit (default 300 s) stops and says so.\n"
-			       "--quick runs (a) only. Reads ../shared/traces for (c).\n");
+			usage(stdout);
 			return 0;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = 1;
 		} else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
 			only = argv[++i];
 		} else if (!strcmp(argv[i], "--wall-limit") && i + 1 < argc) {
-			limit = atof(argv[++i]);
+			limit = strtod(argv[++i], &end);
+			if (end == argv[i] || *end || !(limit > 0) || limit > 1e9) {
+				fprintf(stderr, "bench: --wall-limit \"%s\": expected seconds > 0\n",
+					argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+			long n = strtol(argv[++i], &end, 10);
+			if (end == argv[i] || *end || n < 1 || n > MAX_REPEAT) {
+				fprintf(stderr, "bench: --repeat \"%s\": expected an integer 1-%d\n",
+					argv[i], MAX_REPEAT);
+				return 2;
+			}
+			repeat = (int)n;
 		} else {
-			fprintf(stderr, "bench: unknown option \"%s\" (see --help)\n", argv[i]);
+			fprintf(stderr, "bench: unknown option or missing value \"%s\" (see --help)\n",
+				argv[i]);
 			return 2;
 		}
 	}
+	/* The cases to run, in the order asked (all, or (a) for --quick). */
+	const struct bcase *run[64];
+	size_t n_run = 0;
+	if (only) {
+		for (const char *p = only;;) {
+			size_t len = strcspn(p, ",");
+			const struct bcase *c = find_case(p, len);
+			if (!c || n_run == sizeof run / sizeof *run) {
+				fprintf(stderr,
+					"bench: unknown case \"%.*s\" (expected a, b1, b2, c, d64, d1, "
+					"dk64, d2, ds64, d3, e or m)\n",
+					(int)len, p);
+				return 2;
+			}
+			run[n_run++] = c;
+			if (!p[len])
+				break;
+			p += len + 1;
+		}
+	} else {
+		for (size_t k = 0; k < sizeof cases / sizeof *cases && !(quick && k > 0); k++)
+			run[n_run++] = &cases[k];
+	}
 	printf("kvsim %s benchmark (one core per case)\n", kvsim_version());
 	int failed = 0;
-	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-		if (only ? strcmp(only, cases[k].id) != 0 : quick && k > 0)
-			continue;
-		fflush(stdout);
-		pid_t pid = fork();
-		if (pid == 0)
-			_exit(bench(&cases[k], limit));
-		int st = 0;
-		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-			failed = 1;
-		printf("\n");
-	}
+	for (size_t k = 0; k < n_run; k++)
+		failed |= run_case(run[k], limit, repeat);
 	return failed;
 }

@@ -1,0 +1,61 @@
+#!/bin/sh
+# bench_cli.sh: the benchmark program's command line (options, errors, the
+# --repeat summary), on one-second runs. Usage: BENCH=build/bench sh tests/bench_cli.sh
+BENCH=${BENCH:-build/bench}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect CODE 'OUTPUT FRAGMENT' ARGS...: runs bench, checks exit code and output.
+expect() {
+	code=$1
+	frag=$2
+	shift 2
+	"$BENCH" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" -ne "$code" ]; then
+		bad "bench $*: exit $rc, expected $code; stderr: $(head -c 300 "$T/err")"
+		return
+	fi
+	if [ -n "$frag" ] && ! grep -qF -- "$frag" "$T/err" "$T/out"; then
+		bad "bench $*: output lacks '$frag'; got: $(head -c 300 "$T/err")"
+		return
+	fi
+	ok
+}
+
+expect 0 "usage: bench" --help
+expect 0 "--repeat N" --help
+expect 2 'unknown case "x"' --case x
+expect 2 'unknown case "zz"' --case a,zz
+expect 2 'unknown case ""' --case a,
+expect 2 'expected an integer 1-100' --repeat 0
+expect 2 'expected an integer 1-100' --repeat 101
+expect 2 'expected an integer 1-100' --repeat 2x
+expect 2 'expected seconds > 0' --wall-limit 0
+expect 2 'expected seconds > 0' --wall-limit abc
+expect 2 'unknown option or missing value "--case"' --case
+expect 2 'unknown option or missing value "--fast"' --fast
+
+# Two short runs of (a): each prints its block, then the summary, whose
+# median lies between its min and max, and the runs' own figures are those
+# the summary spans.
+expect 0 "(a) over 2 runs:" --case a --repeat 2 --wall-limit 0.5
+[ "$(grep -c "STOPPED after the 0.5 s wall-clock limit" "$T/out")" -eq 2 ] && ok ||
+	bad "two runs of (a) were not both reported"
+runs=$(sed -n 's/^  requests\/wall-s *\([0-9][0-9]*\)$/\1/p' "$T/out" | sort -n | tr '\n' ' ')
+sum=$(sed -n 's/^  requests\/wall-s *median \([0-9]*\) (min \([0-9]*\), max \([0-9]*\))$/\1 \2 \3/p' "$T/out")
+echo "$runs|$sum" | awk -F'|' '{
+	split($1, r, " "); split($2, s, " ");
+	med = (r[1] + r[2]) / 2;
+	exit !(s[2] == r[1] && s[3] == r[2] && s[1] >= med - 0.5 && s[1] <= med + 0.5 && r[1] > 0) }' &&
+	ok || bad "summary '$sum' does not span the runs '$runs'"
+grep -q "^  of which node sync median 0 (min 0, max 0)$" "$T/out" && ok ||
+	bad "session_affinity's node sync is not 0 in the summary"
+
+echo "bench: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
