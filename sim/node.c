@@ -59,6 +59,7 @@ void node_free(struct node *n)
 	free(n->span_grid);
 	n->span_end = NULL;
 	n->span_used = NULL;
+	n->span_grid = NULL;
 	n->running = NULL;
 	n->batch = NULL;
 	n->done = NULL;
