@@ -37,26 +37,11 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 			   : NULL;
 }
 
-void cost_add_prefill(struct cost_batch *b, double n, double c)
-{
-	b->new_tokens += n;
-	b->attn_pairs += n * (c + n / 2.0);
-	b->kv_tokens += c + n;
-	b->prefills++;
-}
-
-void cost_add_decode(struct cost_batch *b, double k)
-{
-	b->new_tokens += 1;
-	b->attn_pairs += k;
-	b->kv_tokens += k;
-	b->decodes++;
-}
-
 /* max(a, b) when knee is 0, else (a^knee + b^knee)^(1/knee). */
 static double smooth_max(double a, double b, double knee)
 {
-	double hi = fmax(a, b), lo = fmin(a, b);
+	/* (not fmax/fmin: a library call each at -O2; a and b are never NaN) */
+	double hi = a > b ? a : b, lo = a > b ? b : a;
 	if (knee <= 0 || hi <= 0)
 		return hi;
 	return hi * pow(1.0 + pow(lo / hi, knee), 1.0 / knee);

@@ -59,9 +59,21 @@ static inline void cost_batch_clear(struct cost_batch *b)
 	b->decodes = b->prefills = 0;
 }
 /* Adds a prefill chunk of n new tokens after c cached ones. */
-void cost_add_prefill(struct cost_batch *b, double n, double c);
+static inline void cost_add_prefill(struct cost_batch *b, double n, double c)
+{
+	b->new_tokens += n;
+	b->attn_pairs += n * (c + n / 2.0);
+	b->kv_tokens += c + n;
+	b->prefills++;
+}
 /* Adds a decode step attending over k tokens (the new one included). */
-void cost_add_decode(struct cost_batch *b, double k);
+static inline void cost_add_decode(struct cost_batch *b, double k)
+{
+	b->new_tokens += 1;
+	b->attn_pairs += k;
+	b->kv_tokens += k;
+	b->decodes++;
+}
 /* The iteration's time split into its terms. */
 void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p);
 /* Iteration time in seconds, and rounded to integer nanoseconds (>= 1). */
