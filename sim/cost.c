@@ -145,7 +145,10 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
  * The grid is anchored at the span's first iteration (g_i = i G) and kept
  * by the caller, so a span evaluated in chunks evaluates each grid point
  * once: one evaluation per G iterations, plus two ahead (x(j) past the
- * span's end is the same formula, still convex). */
+ * span's end is the same formula, still convex). Most iterations are
+ * settled by one rounding: the chord minus the interval's largest gap to
+ * the lower bound still rounds as the chord does; only near a rounding
+ * boundary are the iteration's own bounds computed. */
 uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, uint32_t from,
 		      uint32_t to, double *grid, uint32_t *n_grid, int64_t *out)
 {
@@ -165,22 +168,38 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 	for (uint32_t j = from; j < to;) {
 		uint32_t i = j / G, k = j % G;
 		double x0 = grid[i], x1 = grid[i + 1], x2 = grid[i + 2];
-		double s0 = (x1 - x0) / G;
+		double s0 = (x1 - x0) / G, sr = (x2 - x1) / G;
+		/* gap: how far below the chord the lower bound can lie on this
+		 * interval. At offset k the left chord (slope sl) is (s0 - sl) k
+		 * below it and the right one (sr - s0) (G - k); the bound is the
+		 * higher of the two, so the gap is at most the crossing of those
+		 * lines, ab G / (a + b). */
+		double b = sr - s0 > 0 ? sr - s0 : 0, gap = b * (G - 1);
 		double sl = i > 0 ? (x0 - grid[i - 1]) / G : 0;
-		double sr = (x2 - x1) / G;
-		double slack = 4e-12 * fabs(x1) + 1e-6;
+		if (i > 0) {
+			double a = s0 - sl > 0 ? s0 - sl : 0;
+			gap = a + b > 0 ? a * b * G / (a + b) : 0;
+		}
+		double slack = 4e-12 * fabs(x1) + 1e-6, w = gap + 2 * slack;
 		if (k == 0) {
 			out[j++ - from] = ns_of(x0);
 			k = 1;
 		}
 		for (; k < G && j < to; k++, j++) {
-			double up = x0 + s0 * k;
+			/* x + 0.5 lies in [r - w, r]: one integer part for the whole
+			 * window is the iteration's nanoseconds */
+			double up = x0 + s0 * k, r = (up + slack) + 0.5, n = floor(r);
+			if (r - n >= w) {
+				out[j - from] = n < 1 ? 1 : (int64_t)n;
+				continue;
+			}
+			/* near a rounding boundary: this iteration's own bounds */
 			double lo = x1 - sr * (double)(G - k);
 			if (i > 0 && x0 + sl * k > lo)
 				lo = x0 + sl * k;
-			int64_t a = ns_of(lo - slack), z = ns_of(up + slack);
-			if (a == z) {
-				out[j - from] = a;
+			int64_t lo_ns = ns_of(lo - slack), up_ns = ns_of(up + slack);
+			if (lo_ns == up_ns) {
+				out[j - from] = up_ns;
 			} else {
 				out[j - from] = ns_of(span_x(cm, b0, j));
 				evals++;
