@@ -106,8 +106,12 @@ double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b)
 /* Nanoseconds x rounded to the nearest integer, at least 1: monotone in x. */
 static int64_t ns_of(double x)
 {
-	double ns = floor(x + 0.5);
-	return ns < 1 ? 1 : (int64_t)ns;
+	/* floor(y) by truncation, y >= 1 (floor itself is a long sequence on
+	 * baseline x86-64); clamped where the conversion would overflow */
+	double y = x + 0.5;
+	if (!(y >= 1))
+		return 1;
+	return y < 9e18 ? (int64_t)y : INT64_MAX;
 }
 
 int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *b)
@@ -188,10 +192,13 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 		for (; k < G && j < to; k++, j++) {
 			/* x + 0.5 lies in [r - w, r]: one integer part for the whole
 			 * window is the iteration's nanoseconds */
-			double up = x0 + s0 * k, r = (up + slack) + 0.5, n = floor(r);
-			if (r - n >= w) {
-				out[j - from] = n < 1 ? 1 : (int64_t)n;
-				continue;
+			double up = x0 + s0 * k, r = (up + slack) + 0.5;
+			if (r >= 0 && r < 9e18) {
+				int64_t n = (int64_t)r; /* floor(r), as in ns_of */
+				if (r - (double)n >= w) {
+					out[j - from] = n < 1 ? 1 : n;
+					continue;
+				}
 			}
 			/* near a rounding boundary: this iteration's own bounds */
 			double lo = x1 - sr * (double)(G - k);

@@ -1,6 +1,7 @@
 /* check_cost: the roofline and fixed models against hand-computed values. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "sim/config.h"
 #include "sim/cost.h"
@@ -146,6 +147,38 @@ START_TEST(kv_capacity_follows_memory_budget)
 }
 END_TEST
 
+/* Iteration times are whole nanoseconds: the nearest, halves up, never 0
+ * (a zero-length iteration would stall the clock). */
+START_TEST(iteration_ns_is_the_nearest_whole_ns_and_at_least_one)
+{
+	static const struct {
+		const char *base_ms;
+		int64_t ns;
+	} cases[] = {
+	    {"1e-9", 1},        {"1e-7", 1},      {"6e-7", 1},       {"1.6e-6", 2},
+	    {"7.2e-6", 7},      {"1.5e-6", 2},    {"2.5e-6", 3},     {"0.0125", 12500}, {"1234.5678", 1234567800},
+	    {"1000000", 1000000000000},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char json[256];
+		snprintf(json, sizeof json,
+			 "{\"cluster\": {\"cost_model\": {\"kind\": \"fixed\", \"base_ms\": %s, "
+			 "\"per_token_ms\": 0}}}",
+			 cases[i].base_ms);
+		struct scenario s;
+		struct cost_model cm;
+		model_for(json, &cm, &s);
+		struct cost_batch b;
+		cost_batch_clear(&b);
+		cost_add_decode(&b, 100);
+		ck_assert_msg(cost_iteration_ns(&cm, &b) == cases[i].ns, "base_ms %s: %lld, expected %lld",
+			      cases[i].base_ms, (long long)cost_iteration_ns(&cm, &b),
+			      (long long)cases[i].ns);
+		cfg_scenario_free(&s);
+	}
+}
+END_TEST
+
 /* cost_span_ns gives each iteration of a decode span exactly what
  * cost_iteration_ns gives it, for the calibrated smooth max (H100, A100),
  * the plain max, tensor parallelism, a steep knee, the fixed model, the
@@ -232,6 +265,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, calibrated_roofline_is_a_smooth_max_plus_kernels);
 	tcase_add_test(tc, fixed_model_is_base_plus_per_token);
 	tcase_add_test(tc, kv_capacity_follows_memory_budget);
+	tcase_add_test(tc, iteration_ns_is_the_nearest_whole_ns_and_at_least_one);
 	tcase_add_test(tc, span_times_equal_one_evaluation_per_iteration);
 	suite_add_tcase(s, tc);
 	return s;
