@@ -319,8 +319,14 @@ static void span_eval_to(struct node *n, uint32_t upto)
 	int64_t *end = n->span_end;
 	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, n->span_grid, &n->span_ng,
 		     end + n->span_eval);
-	for (uint32_t j = n->span_eval; j < upto; j++)
-		end[j] = end[j - 1] + scaled_ns(n, end[j]);
+	if (n->time_scale == 1.0) { /* scaled_ns is the identity: durations are >= 1 */
+		int64_t t = end[n->span_eval - 1];
+		for (uint32_t j = n->span_eval; j < upto; j++)
+			end[j] = t += end[j];
+	} else {
+		for (uint32_t j = n->span_eval; j < upto; j++)
+			end[j] = end[j - 1] + scaled_ns(n, end[j]);
+	}
 	n->span_eval = upto;
 	n->step_end_ns = n->span_end[n->span_eval - 1];
 }
