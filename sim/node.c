@@ -496,15 +496,20 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	/* Statistics of the iterations that ran, then the span's inner
 	 * iterations, then the last iteration's end like any step's. */
 	int64_t start = n->step_start_ns;
-	assert(n->span_eval == n->span_len && now_ns == n->span_end[n->span_len - 1]);
-	for (uint32_t j = 0; j < n->span_len; j++) {
-		int64_t dur = n->span_end[j] - start;
-		n->busy_ns += dur;
-		n->kv_used_block_ns += (double)n->span_used[j] * (double)dur;
-		if (n->span_used[j] > n->peak_used)
-			n->peak_used = n->span_used[j];
+	uint32_t last = n->span_len - 1;
+	assert(n->span_eval == n->span_len && now_ns == n->span_end[last]);
+	/* The used-block integral term by term, in order (a double sum); busy
+	 * time telescopes; blocks in use only grow along a span, so its last
+	 * iteration's are its peak. */
+	double kv = n->kv_used_block_ns;
+	for (uint32_t j = 0; j <= last; j++) {
+		kv += (double)n->span_used[j] * (double)(n->span_end[j] - start);
 		start = n->span_end[j];
 	}
+	n->kv_used_block_ns = kv;
+	n->busy_ns += n->span_end[last] - n->step_start_ns;
+	if (n->span_used[last] > n->peak_used)
+		n->peak_used = n->span_used[last];
 	n->iterations += n->span_len;
 	if (n->span_len > 1) {
 		span_apply(n, n->span_len, n->span_len - 1);
