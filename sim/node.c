@@ -214,15 +214,17 @@ static void computed_upto(struct node *n, struct request *r, uint32_t old)
 	uint32_t full = node_full_blocks(n, r->num_computed);
 	if (full > r->n_hashes)
 		full = r->n_hashes;
-	for (uint32_t b = node_full_blocks(n, old); b < full; b++) {
+	uint32_t from = node_full_blocks(n, old);
+	for (uint32_t b = from; b < full; b++) {
 		/* A block enters the cache when full, if the request's cached path
 		 * reaches it (blocks before a hit's recomputed last token are
 		 * cached already). */
 		if (n->prefix_caching && b == r->n_blocks - r->n_own &&
 		    kv_commit_block(&n->kv, &r->kv_tail, b, r->hashes[b]) == 0)
 			r->n_own--;
-		n->hooks.on_block_computed(n->hooks.ctx, r, b);
 	}
+	if (from < full)
+		n->hooks.on_blocks_computed(n->hooks.ctx, r, from, full);
 }
 
 /* Applies a decode span's block allocations up to iteration `started` and

@@ -16,8 +16,9 @@ struct node_hooks {
 	void *ctx;
 	/* A request finished (all output tokens emitted). */
 	void (*on_done)(void *ctx, struct request *r, int64_t now_ns);
-	/* Block idx of r was computed (its KV now exists on this node). */
-	void (*on_block_computed)(void *ctx, struct request *r, uint32_t idx);
+	/* Blocks [from, to) of r were computed (their KV now exists on this
+	 * node), in order. */
+	void (*on_blocks_computed)(void *ctx, struct request *r, uint32_t from, uint32_t to);
 	/* 1 if some node has computed block idx of r before. */
 	int (*computed_before)(void *ctx, const struct request *r, uint32_t idx);
 	/* r was preempted in swap mode: it is out of the node (not in any

@@ -1320,13 +1320,31 @@ static int hook_before(void *ctx, const struct request *r, uint32_t idx)
 	return before;
 }
 
-static void hook_block(void *ctx, struct request *r, uint32_t idx)
+/* --audit: the frontier hook_blocks left after private blocks [from, to)
+ * is the one that moving it block by block from `was` gives. */
+static void audit_frontier(struct sim *s, const struct request *r, struct session_rec was,
+			   uint32_t from, uint32_t to)
+{
+	for (uint32_t b = from; b < to; b++)
+		if (!private_before(&was, r, b)) {
+			was.frontier_len = b + 1;
+			was.frontier_hash = r->hashes[b];
+		}
+	const struct session_rec *now = r->session_rec;
+	if (now->frontier_len != was.frontier_len || now->frontier_hash != was.frontier_hash)
+		audit_fail(s, "session frontier %u after blocks [%u, %u) of request %llu, block by "
+			      "block %u",
+			   now->frontier_len, from, to, (unsigned long long)r->id, was.frontier_len);
+}
+
+static void hook_blocks(void *ctx, struct request *r, uint32_t from, uint32_t to)
 {
 	struct sim *s = ctx;
-	if (idx < r->n_shared) {
+	uint32_t idx = from;
+	for (; idx < to && idx < r->n_shared; idx++) {
 		if (idx >= r->before_lo && idx < r->before_hi) {
 			r->ever_next = idx + 1;
-			return; /* in the set since its admission at least */
+			continue; /* in the set since its admission at least */
 		}
 		if (s->ever_closed && idx > 0 && r->ever_next != idx &&
 		    !(idx - 1 >= r->before_lo && idx - 1 < r->before_hi) &&
@@ -1335,13 +1353,19 @@ static void hook_block(void *ctx, struct request *r, uint32_t idx)
 		if (hset_add(&s->ever, r->hashes[idx]) < 0)
 			fail(s, "out of memory");
 		r->ever_next = idx + 1;
+	}
+	if (idx == to)
 		return;
+	/* Private blocks: block by block, the frontier would move to each
+	 * block not behind it, and once it moves it moves with every later
+	 * one; so it ends at the last block unless that one is behind it. */
+	struct session_rec *rec = r->session_rec, was = *rec;
+	if (!private_before(rec, r, to - 1)) {
+		rec->frontier_len = to;
+		rec->frontier_hash = r->hashes[to - 1];
 	}
-	struct session_rec *rec = r->session_rec;
-	if (!private_before(rec, r, idx)) {
-		rec->frontier_len = idx + 1;
-		rec->frontier_hash = r->hashes[idx];
-	}
+	if (s->opts->audit)
+		audit_frontier(s, r, was, idx, to);
 }
 
 /* One timeseries row per node. Nodes inside a decode span are brought up
@@ -1672,7 +1696,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		goto oom;
 	s->dram.on_evict = on_dram_evict;
 	s->dram.evict_ctx = s;
-	struct node_hooks hooks = {s, hook_done, hook_block, hook_before, hook_swap_out};
+	struct node_hooks hooks = {s, hook_done, hook_blocks, hook_before, hook_swap_out};
 	const struct thermal_cfg *th = &cl->thermal;
 	for (uint32_t i = 0; i < N; i++) {
 		int server = (int)(i / (uint32_t)cl->nodes_per_server);
