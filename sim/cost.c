@@ -189,19 +189,23 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 			out[j++ - from] = ns_of(x0);
 			k = 1;
 		}
-		for (; k < G && j < to; k++, j++) {
-			/* x + 0.5 lies in [r - w, r]: one integer part for the whole
-			 * window is the iteration's nanoseconds */
-			double up = x0 + s0 * k, r = (up + slack) + 0.5;
-			if (r >= 0 && r < 9e18) {
-				int64_t n = (int64_t)r; /* floor(r), as in ns_of */
+		uint32_t end = to - j < G - k ? j + (to - j) : j + (G - k);
+		/* x + 0.5 lies in [r - w, r] with r = x0 + slack + 0.5 + s0 k: one
+		 * integer part for the whole window is the iteration's nanoseconds.
+		 * Truncation is floor while r stays in [1, 9e18) (x0, x1 bound it). */
+		int fast = x0 >= 1 && x1 >= 1 && x0 < 1e18 && x1 < 1e18;
+		double base = (x0 + slack) + 0.5;
+		for (; j < end; k++, j++) {
+			if (fast) {
+				double r = base + s0 * k;
+				int64_t n = (int64_t)r;
 				if (r - (double)n >= w) {
-					out[j - from] = n < 1 ? 1 : n;
+					out[j - from] = n;
 					continue;
 				}
 			}
 			/* near a rounding boundary: this iteration's own bounds */
-			double lo = x1 - sr * (double)(G - k);
+			double up = x0 + s0 * k, lo = x1 - sr * (double)(G - k);
 			if (i > 0 && x0 + sl * k > lo)
 				lo = x0 + sl * k;
 			int64_t lo_ns = ns_of(lo - slack), up_ns = ns_of(up + slack);
