@@ -159,7 +159,11 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 	if (to <= from)
 		return 0;
 	const uint32_t G = COST_SPAN_GRID;
-	uint32_t evals = 0, last = (to - 1) / G + 2; /* the grid points needed */
+	/* The grid points needed: each interval's ends, and for the first
+	 * interval (no left neighbour) the point after it, for a lower bound. */
+	uint32_t evals = 0, last = (to - 1) / G + 1;
+	if (from < G && last < 2)
+		last = 2;
 	int convex = cm->fixed || cm->knee == 0 || cm->knee >= 1;
 	if (!convex || (*n_grid <= last && to - from <= last + 1 - *n_grid)) {
 		/* no grid, or one that would cost as much as the iterations */
@@ -171,19 +175,23 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 		grid[*n_grid] = span_x(cm, b0, *n_grid * G);
 	for (uint32_t j = from; j < to;) {
 		uint32_t i = j / G, k = j % G;
-		double x0 = grid[i], x1 = grid[i + 1], x2 = grid[i + 2];
-		double s0 = (x1 - x0) / G, sr = (x2 - x1) / G;
-		/* gap: how far below the chord the lower bound can lie on this
-		 * interval. At offset k the left chord (slope sl) is (s0 - sl) k
-		 * below it and the right one (sr - s0) (G - k); the bound is the
-		 * higher of the two, so the gap is at most the crossing of those
-		 * lines, ab G / (a + b). */
-		double b = sr - s0 > 0 ? sr - s0 : 0, gap = b * (G - 1);
-		double sl = i > 0 ? (x0 - grid[i - 1]) / G : 0;
-		if (i > 0) {
-			double a = s0 - sl > 0 ? s0 - sl : 0;
+		double x0 = grid[i], x1 = grid[i + 1];
+		double s0 = (x1 - x0) / G;
+		/* Lower bounds: the left neighbour's chord extended (slope sl), and
+		 * the right neighbour's (slope sr) where the grid has it already.
+		 * gap: how far below the chord the higher of them can lie on this
+		 * interval. At offset k the left one is (s0 - sl) k below it and
+		 * the right one (sr - s0) (G - k), so the gap is at most the
+		 * crossing of those lines, ab G / (a + b), or with one of them its
+		 * value at the interval's far end. */
+		int left = i > 0, right = i + 2 < *n_grid;
+		double sl = left ? (x0 - grid[i - 1]) / G : 0;
+		double sr = right ? (grid[i + 2] - x1) / G : 0;
+		double a = s0 - sl > 0 ? s0 - sl : 0, b = sr - s0 > 0 ? sr - s0 : 0, gap;
+		if (left && right)
 			gap = a + b > 0 ? a * b * G / (a + b) : 0;
-		}
+		else
+			gap = left ? a * (G - 1) : b * (G - 1);
 		double slack = 4e-12 * fabs(x1) + 1e-6, w = gap + 2 * slack;
 		if (k == 0) {
 			out[j++ - from] = ns_of(x0);
@@ -205,8 +213,8 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 				}
 			}
 			/* near a rounding boundary: this iteration's own bounds */
-			double up = x0 + s0 * k, lo = x1 - sr * (double)(G - k);
-			if (i > 0 && x0 + sl * k > lo)
+			double up = x0 + s0 * k, lo = right ? x1 - sr * (double)(G - k) : -INFINITY;
+			if (left && x0 + sl * k > lo)
 				lo = x0 + sl * k;
 			int64_t lo_ns = ns_of(lo - slack), up_ns = ns_of(up + slack);
 			if (lo_ns == up_ns) {
