@@ -148,8 +148,11 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
  *
  * The grid is anchored at the span's first iteration (g_i = i G) and kept
  * by the caller, so a span evaluated in chunks evaluates each grid point
- * once: one evaluation per G iterations, plus two ahead (x(j) past the
- * span's end is the same formula, still convex). Most iterations are
+ * once: one evaluation per G iterations, the end of the last interval
+ * (x(j) past the span's end is the same formula, still convex), and 2G for
+ * the first interval's lower bound. An interval's lower bound is the left
+ * neighbour's chord extended, and the right one's where the grid already
+ * has it (the first interval's right one only). Most iterations are
  * settled by one rounding: the chord minus the interval's largest gap to
  * the lower bound still rounds as the chord does; only near a rounding
  * boundary are the iteration's own bounds computed. */
