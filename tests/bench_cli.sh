@@ -2,31 +2,9 @@
 # bench_cli.sh: the benchmark program's command line (options, errors, the
 # --repeat summary), on one-second runs. Usage: BENCH=build/bench sh tests/bench_cli.sh
 BENCH=${BENCH:-build/bench}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect CODE 'OUTPUT FRAGMENT' ARGS...: runs bench, checks exit code and output.
-expect() {
-	code=$1
-	frag=$2
-	shift 2
-	"$BENCH" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [ "$rc" -ne "$code" ]; then
-		bad "bench $*: exit $rc, expected $code; stderr: $(head -c 300 "$T/err")"
-		return
-	fi
-	if [ -n "$frag" ] && ! grep -qF -- "$frag" "$T/err" "$T/out"; then
-		bad "bench $*: output lacks '$frag'; got: $(head -c 300 "$T/err")"
-		return
-	fi
-	ok
-}
+PROG=$BENCH
+PROG_NAME=bench
+. "$(dirname "$0")/expect.sh"
 
 expect 0 "usage: bench" --help
 expect 0 "--repeat N" --help

@@ -2,31 +2,9 @@
 # cli.sh: end-to-end checks of the kvsim command line: exit codes, messages,
 # outputs, no half-written files. Usage: KVSIM=build/kvsim sh tests/cli.sh
 KVSIM=${KVSIM:-build/kvsim}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect CODE 'STDERR FRAGMENT' ARGS...: runs kvsim, checks exit code and stderr.
-expect() {
-	code=$1
-	frag=$2
-	shift 2
-	"$KVSIM" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [ "$rc" -ne "$code" ]; then
-		bad "kvsim $*: exit $rc, expected $code; stderr: $(head -c 300 "$T/err")"
-		return
-	fi
-	if [ -n "$frag" ] && ! grep -qF -- "$frag" "$T/err" "$T/out"; then
-		bad "kvsim $*: output lacks '$frag'; got: $(head -c 300 "$T/err")"
-		return
-	fi
-	ok
-}
+PROG=$KVSIM
+PROG_NAME=kvsim
+. "$(dirname "$0")/expect.sh"
 
 # --help everywhere
 expect 0 "usage: kvsim COMMAND" --help
