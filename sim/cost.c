@@ -193,8 +193,8 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 		double a = s0 - sl > 0 ? s0 - sl : 0, b = sr - s0 > 0 ? sr - s0 : 0, gap;
 		if (left && right)
 			gap = a + b > 0 ? a * b * G / (a + b) : 0;
-		else
-			gap = left ? a * (G - 1) : b * (G - 1);
+		else /* (neither: no bound, every iteration evaluated) */
+			gap = left ? a * (G - 1) : right ? b * (G - 1) : INFINITY;
 		double slack = 4e-12 * fabs(x1) + 1e-6, w = gap + 2 * slack;
 		if (k == 0) {
 			out[j++ - from] = ns_of(x0);
