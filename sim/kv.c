@@ -258,7 +258,11 @@ uint32_t kv_acquire(struct kv_pool *p, const struct kv_match *m)
 }
 
 /* Evicts the tail block of the least recently released unlocked leaf run. */
-static int evict_one(struct kv_pool *p)
+/* Evicts up to want (> 0) blocks, all from the least recently released
+ * evictable run, tail first: what evicting one block at a time that often
+ * does (the run stays the heap's first while it has blocks). Returns how
+ * many, 0 when nothing is evictable. */
+static uint32_t evict_some(struct kv_pool *p, uint32_t want)
 {
 	while (p->heap_n) {
 		if (!evictable(p, &p->heap[0])) {
@@ -267,12 +271,15 @@ static int evict_one(struct kv_pool *p)
 		}
 		uint32_t id = p->heap[0].run;
 		struct kv_run *r = &p->runs[id];
-		r->len--;
-		if (p->on_evict)
-			p->on_evict(p->evict_ctx, r->hashes[r->len]);
-		p->n_cached--;
-		p->n_free++;
-		p->evictions++;
+		uint32_t k = want < r->len ? want : r->len;
+		for (uint32_t i = 0; i < k; i++) {
+			r->len--;
+			if (p->on_evict)
+				p->on_evict(p->evict_ctx, r->hashes[r->len]);
+		}
+		p->n_cached -= k;
+		p->n_free += k;
+		p->evictions += k;
 		if (r->len == 0) {
 			heap_pop(p);
 			hmap_del(&p->first, r->hashes[0]);
@@ -284,16 +291,20 @@ static int evict_one(struct kv_pool *p)
 					heap_push(p, parent);
 			}
 		}
-		return 0;
+		return k;
 	}
-	return -1;
+	return 0;
 }
 
 uint32_t kv_evict(struct kv_pool *p, uint32_t n)
 {
 	uint32_t k = 0;
-	while (k < n && p->n_cached > 0 && evict_one(p) == 0)
-		k++;
+	while (k < n && p->n_cached > 0) {
+		uint32_t e = evict_some(p, n - k);
+		if (e == 0)
+			break;
+		k += e;
+	}
 	return k;
 }
 
@@ -302,7 +313,7 @@ int kv_take(struct kv_pool *p, uint32_t n)
 	if (n > kv_available(p))
 		return -1;
 	while (p->n_free < n) {
-		if (evict_one(p)) {
+		if (evict_some(p, n - p->n_free) == 0) {
 			p->oom = 1; /* cached blocks not reachable: only after an OOM */
 			return -1;
 		}
