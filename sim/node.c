@@ -179,22 +179,25 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 	r->recomputed = r->fresh = 0;
 	uint32_t lo = UINT32_MAX, hi = 0;
 	int unbroken = 1;
+	/* Full blocks computed before anywhere are recomputed, in runs; the
+	 * rest (and a partial last block) are fresh. */
+	uint32_t full = P / B < r->n_hashes ? P / B : r->n_hashes;
 	for (uint32_t t = hit; t < P;) {
-		uint32_t b = t / B, end = (b + 1) * B;
-		if (end > P)
-			end = P;
-		int full = (b + 1) * B <= P && b < r->n_hashes;
-		if (full && n->hooks.computed_before(n->hooks.ctx, r, b)) {
-			r->recomputed += end - t;
+		uint32_t b = t / B;
+		uint32_t run = b < full ? n->hooks.computed_before(n->hooks.ctx, r, b, full) : 0;
+		if (run > 0) {
+			r->recomputed += (b + run) * B - t;
 			if (unbroken) {
 				lo = lo == UINT32_MAX ? b : lo;
-				hi = b + 1;
+				hi = b + run;
 			}
+			t = (b + run) * B;
 		} else {
+			uint32_t end = (b + 1) * B < P ? (b + 1) * B : P;
 			r->fresh += end - t;
 			unbroken = 0;
+			t = end;
 		}
-		t = end;
 	}
 	r->before_lo = lo == UINT32_MAX ? 0 : lo;
 	r->before_hi = hi;

@@ -19,8 +19,9 @@ struct node_hooks {
 	/* Blocks [from, to) of r were computed (their KV now exists on this
 	 * node), in order. */
 	void (*on_blocks_computed)(void *ctx, struct request *r, uint32_t from, uint32_t to);
-	/* 1 if some node has computed block idx of r before. */
-	int (*computed_before)(void *ctx, const struct request *r, uint32_t idx);
+	/* How many of r's blocks idx, idx + 1, ... (before end) some node has
+	 * computed before, counted up to the first that none has. */
+	uint32_t (*computed_before)(void *ctx, const struct request *r, uint32_t idx, uint32_t end);
 	/* r was preempted in swap mode: it is out of the node (not in any
 	 * queue, no blocks held, num_computed kept at what it had computed);
 	 * the owner writes its KV down and brings it back later. */

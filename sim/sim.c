@@ -1320,6 +1320,32 @@ static int hook_before(void *ctx, const struct request *r, uint32_t idx)
 	return before;
 }
 
+/* computed_before: blocks idx.. of r computed before, up to end. Shared
+ * blocks one by one (hook_before answers them from one search while the
+ * set is prefix-closed); private ones at once: the session's frontier
+ * covers a prefix of them. --audit checks the count block by block. */
+static uint32_t hook_before_run(void *ctx, const struct request *r, uint32_t idx, uint32_t end)
+{
+	struct sim *s = ctx;
+	uint32_t k = idx;
+	while (k < end && k < r->n_shared && hook_before(ctx, r, k))
+		k++;
+	if (k < end && k >= r->n_shared && private_before(r->session_rec, r, k)) {
+		const struct session_rec *rec = r->session_rec;
+		k = rec->frontier_len < end ? rec->frontier_len : end;
+	}
+	if (s->opts->audit) {
+		for (uint32_t b = idx; b < k; b++)
+			if (!hook_before(ctx, r, b))
+				audit_fail(s, "block %u of request %llu counted computed before, but is not",
+					   b, (unsigned long long)r->id);
+		if (k < end && hook_before(ctx, r, k))
+			audit_fail(s, "block %u of request %llu computed before, but not counted", k,
+				   (unsigned long long)r->id);
+	}
+	return k - idx;
+}
+
 /* --audit: the frontier hook_blocks left after private blocks [from, to)
  * is the one that moving it block by block from `was` gives. */
 static void audit_frontier(struct sim *s, const struct request *r, struct session_rec was,
@@ -1696,7 +1722,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		goto oom;
 	s->dram.on_evict = on_dram_evict;
 	s->dram.evict_ctx = s;
-	struct node_hooks hooks = {s, hook_done, hook_blocks, hook_before, hook_swap_out};
+	struct node_hooks hooks = {s, hook_done, hook_blocks, hook_before_run, hook_swap_out};
 	const struct thermal_cfg *th = &cl->thermal;
 	for (uint32_t i = 0; i < N; i++) {
 		int server = (int)(i / (uint32_t)cl->nodes_per_server);
