@@ -354,7 +354,8 @@ int node_span_continues(struct node *n, int64_t now_ns)
 /* How long a decode span of the current all-decode batch can be: no request
  * may finish before its last iteration, and its block allocations must fit
  * without preemption. Fills span_end and span_used. */
-static void plan_span(struct node *n, const struct cost_batch *cb0)
+static void plan_span(struct node *n, const struct cost_batch *cb0, const struct request *head,
+		      uint32_t head_known)
 {
 	uint32_t B = n->block_tokens, k = n->max_span;
 	for (uint32_t i = 0; i < n->n_batch; i++) {
@@ -362,6 +363,23 @@ static void plan_span(struct node *n, const struct cost_batch *cb0)
 		uint32_t left = r->output_tokens - r->generated;
 		if (left < k)
 			k = left;
+	}
+	/* A queue head that waits for memory (head_known of its blocks
+	 * hashed) waits all span long: nothing is released inside a span, a
+	 * block taken only lowers what is free, and one evicted from the head's
+	 * cached prefix costs it as much as it frees. Only a block the span
+	 * commits into the head's prompt (the same hash at the same place)
+	 * could let it in earlier: then no span. */
+	for (uint32_t i = 0; head && k > 1 && i < n->n_batch; i++) {
+		const struct request *r = n->batch[i].r;
+		uint32_t c0 = n->batch[i].c0, hi = node_full_blocks(n, (uint64_t)c0 + k);
+		if (hi > r->n_hashes)
+			hi = r->n_hashes;
+		if (hi > head_known)
+			hi = head_known;
+		for (uint32_t b = node_full_blocks(n, c0); b < hi; b++)
+			if (r->hashes[b] == head->hashes[b])
+				return;
 	}
 	while (k > 1) {
 		uint64_t need = 0;
@@ -407,6 +425,8 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	struct cost_batch cb;
 	uint32_t budget = n->max_batched, B = n->block_tokens;
 	int preempted = 0, all_decode = 1;
+	const struct request *waits = NULL; /* the queue head, kept out by memory */
+	uint32_t waits_known = 0;
 	cost_batch_clear(&cb);
 	n->n_batch = 0;
 
@@ -454,8 +474,11 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		uint32_t total = node_blocks_for(n, (uint64_t)computed + want);
 		if (total < hit)
 			total = hit;
-		if (total - hit > kv_available(&n->kv) - m.unlocked)
-			break; /* FIFO: the head waits for memory, nobody overtakes it */
+		if (total - hit > kv_available(&n->kv) - m.unlocked) {
+			waits = r; /* FIFO: the head waits for memory, nobody overtakes it */
+			waits_known = known;
+			break;
+		}
 		wait_pop_front(n);
 		r->kv_tail = kv_acquire(&n->kv, &m);
 		r->n_blocks = hit;
@@ -489,8 +512,11 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	n->span_end[0] = now_ns + scaled_ns(n, cost_iteration_ns_x(n->cost, &cb, &n->span_x0));
 	n->span_used[0] = n->kv.n_used;
 	n->step_end_ns = n->span_end[0];
-	if (all_decode && !preempted && !n->wait_head && n->max_span > 1)
-		plan_span(n, &cb);
+	/* A span needs the queue to stay as it is: empty, or its head kept
+	 * out by memory or by the batch being full (a span changes neither). */
+	int queue_still = !n->wait_head || (!n->hold_admissions && (waits || n->n_running >= n->max_seqs || budget == 0));
+	if (all_decode && !preempted && queue_still && n->max_span > 1)
+		plan_span(n, &cb, waits, waits_known);
 	set_sync_due(n);
 	swap_out(n, now_ns);
 	return n->step_end_ns - now_ns;

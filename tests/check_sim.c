@@ -319,7 +319,10 @@ START_TEST(decode_spans_do_not_change_results)
 		events[i] = m.events;
 		met_summary_free(&m);
 	}
-	ck_assert_uint_lt(events[1], events[0]);
+	/* Spans also run while a queue head waits for memory (this memory is
+	 * tight): far fewer events, not just fewer. */
+	ck_assert_msg(events[1] * 4 < events[0], "%llu events with spans, %llu without",
+		      (unsigned long long)events[1], (unsigned long long)events[0]);
 	char *a = th_slurp("/tmp/kvsim_check_span_1/requests.csv");
 	char *b = th_slurp("/tmp/kvsim_check_span_256/requests.csv");
 	ck_assert(strcmp(a, b) == 0);
