@@ -66,7 +66,8 @@ struct node {
 	uint32_t n_batch;
 	int busy; /* an iteration is in progress */
 	/* A step is one iteration, or a decode span: when every scheduled
-	 * request is decoding and nothing waits, up to max_span iterations of
+	 * request is decoding and no waiting request could be admitted before
+	 * it ends (see plan_span), up to max_span iterations of
 	 * the same batch run as one event. Iteration j ends at span_end[j] and
 	 * holds span_used[j] blocks; allocations of the first span_started
 	 * iterations and the ends of the first span_ended are applied to the
