@@ -257,7 +257,6 @@ uint32_t kv_acquire(struct kv_pool *p, const struct kv_match *m)
 	return tail;
 }
 
-/* Evicts the tail block of the least recently released unlocked leaf run. */
 /* Evicts up to want (> 0) blocks, all from the least recently released
  * evictable run, tail first: what evicting one block at a time that often
  * does (the run stays the heap's first while it has blocks). Returns how

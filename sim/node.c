@@ -514,7 +514,8 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	n->step_end_ns = n->span_end[0];
 	/* A span needs the queue to stay as it is: empty, or its head kept
 	 * out by memory or by the batch being full (a span changes neither). */
-	int queue_still = !n->wait_head || (!n->hold_admissions && (waits || n->n_running >= n->max_seqs || budget == 0));
+	int queue_still = !n->wait_head ||
+			  (!n->hold_admissions && (waits || n->n_running >= n->max_seqs || budget == 0));
 	if (all_decode && !preempted && queue_still && n->max_span > 1)
 		plan_span(n, &cb, waits, waits_known);
 	set_sync_due(n);
