@@ -15,11 +15,27 @@ struct event {
 	void *ptr;    /* the owner's payload (a request, say), or NULL */
 };
 
+/* A timer: a slot's one pending event (a node's step end), kept in an
+ * indexed heap beside the event heap. Setting it again replaces the event in
+ * place, where a pushed event would stay in the heap until it popped stale. */
+struct evq_timer {
+	int64_t time_ns;
+	uint64_t seq;
+	uint32_t slot;
+};
+
 struct evq {
 	struct event *heap;
 	size_t n, cap;
 	uint64_t next_seq;
 	uint64_t popped; /* events delivered, for perf figures */
+	/* timers (evq_timers): th[0..tn) a min-heap by (time, seq), tpos[slot]
+	 * a slot's place in it (UINT32_MAX: not set) */
+	struct evq_timer *th;
+	uint32_t *tpos;
+	uint32_t tn, n_slots;
+	uint32_t fired; /* the timer just popped, still at th[0], or UINT32_MAX */
+	int tkind;
 };
 
 void evq_init(struct evq *q);
@@ -29,12 +45,23 @@ void evq_free(struct evq *q);
  * new seq and skips the old event when it pops. O(log n). */
 uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr);
 /* Schedules a popped event again at time_ns under its own seq (so it keeps
- * its place among events of equal time); it is not counted as delivered. */
+ * its place among events of equal time); it is not counted as delivered.
+ * A popped timer's event is set again as that timer. */
 int evq_repush(struct evq *q, const struct event *ev, int64_t time_ns);
+/* Gives q n_slots timers whose events pop as kind, with node = the slot.
+ * Returns -1 when memory runs out. */
+int evq_timers(struct evq *q, uint32_t n_slots, int kind);
+/* Sets slot's timer to time_ns under a new seq, replacing any pending one:
+ * the event pops where evq_push's would. Returns the seq, or 0 when the
+ * slot is out of range. O(log slots). */
+uint64_t evq_timer_set(struct evq *q, uint32_t slot, int64_t time_ns);
+/* Clears slot's timer, if set. */
+void evq_timer_cancel(struct evq *q, uint32_t slot);
 /* Pops the earliest event into *out; returns 0 when the queue is empty.
  * O(log n). */
 int evq_pop(struct evq *q, struct event *out);
-/* Number of events scheduled, superseded ones included. */
+/* Number of events scheduled (superseded pushed ones included), timers set
+ * included. */
 size_t evq_size(const struct evq *q);
 
 #endif

@@ -88,7 +88,6 @@ struct node {
 	int64_t step_start_ns, step_end_ns;
 	int64_t *span_end;
 	uint32_t *span_used;
-	uint64_t step_seq; /* the owner's handle for the step-end event */
 	struct request **done; /* finished in the last iteration */
 	uint32_t n_done;
 	/* statistics */

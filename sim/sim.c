@@ -393,23 +393,20 @@ static void count_done(struct sim *s, const struct request *r, uint32_t node)
 
 /* --- node stepping -------------------------------------------------------- */
 
-/* A step or flow-end event superseded by a later one for its node or flow
- * (a span cut short, a crash, a flow's new rate): skipped, not delivered. */
+/* A flow-end event superseded by a later one for its flow (a new rate):
+ * skipped, not delivered. (A node's step end is a timer of the event queue:
+ * a span cut short or a crash replaces or clears it in place.) */
 static int stale(const struct sim *s, const struct event *ev)
 {
-	if (ev->kind == EV_STEP)
-		return ev->seq != s->nodes[ev->node].step_seq;
 	if (ev->kind == EV_FLOW)
 		return ev->seq != s->net.f[ev->node].ev_seq;
 	return 0;
 }
 
+/* Sets node i's step-end timer (replacing the one it had, if any). */
 static void schedule_step(struct sim *s, uint32_t i)
 {
-	struct node *n = &s->nodes[i];
-	n->step_seq = evq_push(&s->q, n->step_end_ns, EV_STEP, (int32_t)i, NULL);
-	if (!n->step_seq)
-		fail(s, "out of memory");
+	evq_timer_set(&s->q, i, s->nodes[i].step_end_ns);
 }
 
 static void offload_cold(struct sim *s, uint32_t i);
@@ -440,7 +437,7 @@ static void enqueue(struct sim *s, uint32_t i, struct request *r)
 	int front = r->swapped;
 	r->swapped = 0;
 	if (front ? node_enqueue_front(n, r, s->now) : node_enqueue(n, r, s->now))
-		schedule_step(s, i); /* the earlier step event goes stale */
+		schedule_step(s, i); /* replaces the later step end */
 	kick(s, i);
 }
 
@@ -699,7 +696,7 @@ static void cut_span(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
 	if (node_cut_span(n, s->now))
-		schedule_step(s, i); /* the earlier step event goes stale */
+		schedule_step(s, i); /* replaces the later step end */
 }
 
 /* Pins the prefix m of node i for r while its transfer runs, so that the
@@ -1185,7 +1182,7 @@ static void crash(struct sim *s, uint32_t i)
 	if (!s->views[0][i].up)
 		return;
 	node_sync(n, s->now);
-	n->step_seq = 0; /* its step event, if any, goes stale */
+	evq_timer_cancel(&s->q, i); /* its step end, if any */
 	thermal_advance(s, i);
 	s->hl[i].busy = 0;
 	/* Queues may exceed their bound by requests that were in transfer
@@ -1705,7 +1702,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	if (!s->nodes || !s->views || !s->total_out || !s->lheap || !s->hl || !s->ectx ||
 	    !s->swq_head || !s->swq_tail || !s->epoch || !s->swapping_in ||
 	    !s->wd_host || !s->wd_nvme || !s->dirty || !s->is_dirty ||
-	    flow_init(&s->net, 2 * N + 2 * s->n_servers))
+	    flow_init(&s->net, 2 * N + 2 * s->n_servers) || evq_timers(&s->q, N, EV_STEP))
 		goto oom;
 	for (uint32_t k = 0; k < s->n_replicas; k++)
 		if (!(s->views[k] = calloc(N, sizeof **s->views)))

@@ -1,4 +1,4 @@
-/* check_evq: event ordering, tombstones, and the hash map beneath. */
+/* check_evq: event ordering, tombstones, timers, and the hash map beneath. */
 #include <check.h>
 #include <stdint.h>
 
@@ -57,6 +57,107 @@ START_TEST(time_order_and_repush)
 }
 END_TEST
 
+/* Timers pop among pushed events by (time, seq); setting one again
+ * replaces its event, a popped one set again at once or repushed keeps
+ * to the same rule, and a cancelled one never pops. */
+START_TEST(timers_replace_in_place)
+{
+	struct evq q;
+	evq_init(&q);
+	ck_assert_int_eq(evq_timers(&q, 3, 9), 0);
+	ck_assert_uint_eq(evq_timer_set(&q, 3, 5), 0); /* no slot 3 */
+	evq_push(&q, 20, 1, -1, NULL);                   /* seq 1 */
+	ck_assert_uint_eq(evq_timer_set(&q, 0, 50), 2);
+	ck_assert_uint_eq(evq_timer_set(&q, 1, 20), 3); /* after seq 1 at 20 */
+	ck_assert_uint_eq(evq_timer_set(&q, 2, 40), 4);
+	ck_assert_uint_eq(evq_timer_set(&q, 0, 10), 5); /* replaces 50 */
+	evq_timer_cancel(&q, 2);
+	ck_assert_uint_eq(evq_size(&q), 3);
+	struct event ev;
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.time_ns == 10 && ev.kind == 9 && ev.node == 0 && ev.seq == 5);
+	ck_assert_uint_eq(evq_size(&q), 2);
+	ck_assert_uint_eq(evq_timer_set(&q, 0, 20), 6); /* at once: after seq 3 */
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.time_ns == 20 && ev.kind == 1 && ev.seq == 1);
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.time_ns == 20 && ev.node == 1 && ev.seq == 3);
+	ck_assert_int_eq(evq_repush(&q, &ev, 30), 0); /* timer 1 again, seq 3 */
+	evq_push(&q, 30, 2, -1, NULL);                 /* seq 7: after it */
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.time_ns == 20 && ev.node == 0 && ev.seq == 6);
+	/* timer 0 fired and is not set again: it pops no more */
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.time_ns == 30 && ev.node == 1 && ev.seq == 3);
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.time_ns == 30 && ev.kind == 2 && ev.seq == 7);
+	ck_assert_int_eq(evq_pop(&q, &ev), 0);
+	ck_assert_uint_eq(evq_size(&q), 0);
+	ck_assert_uint_eq(q.popped, 5); /* the repushed pop is not a delivery */
+	evq_free(&q);
+}
+END_TEST
+
+/* Random sets, cancels, repushes and pushes: timers deliver what pushed
+ * events with a per-slot "current seq" (the stale events skipped) deliver,
+ * in the same order. */
+START_TEST(timers_match_pushed_events_with_stale_skipping)
+{
+	enum { SLOTS = 37, OPS = 20000 };
+	struct evq a, b;
+	evq_init(&a);
+	evq_init(&b);
+	ck_assert_int_eq(evq_timers(&a, SLOTS, 7), 0);
+	uint64_t cur[SLOTS] = {0};
+	uint64_t x = 88172645463325252ull;
+	int64_t now = 0;
+	size_t delivered = 0;
+	for (int op = 0; op < OPS; op++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t slot = (uint32_t)(x % SLOTS), what = (uint32_t)(x >> 32) % 10;
+		int64_t t = now + (int64_t)((x >> 16) % 64); /* ties happen */
+		if (what < 4) {
+			uint64_t sa = evq_timer_set(&a, slot, t);
+			uint64_t sb = evq_push(&b, t, 7, (int32_t)slot, NULL);
+			ck_assert_uint_eq(sa, sb);
+			cur[slot] = sb;
+		} else if (what == 4) {
+			evq_timer_cancel(&a, slot);
+			cur[slot] = 0;
+		} else if (what < 7) {
+			ck_assert_uint_eq(evq_push(&a, t, 1, (int32_t)slot, NULL),
+					  evq_push(&b, t, 1, (int32_t)slot, NULL));
+		} else {
+			struct event ea, eb;
+			int got_a = evq_pop(&a, &ea), got_b;
+			while ((got_b = evq_pop(&b, &eb)) && eb.kind == 7 && eb.seq != cur[eb.node])
+				;
+			ck_assert_int_eq(got_a, got_b);
+			if (!got_a)
+				continue;
+			ck_assert(ea.time_ns == eb.time_ns && ea.seq == eb.seq && ea.kind == eb.kind &&
+				  ea.node == eb.node);
+			now = ea.time_ns;
+			delivered++;
+			if (ea.kind == 7) {
+				cur[ea.node] = 0;
+				if (what == 9) { /* a span goes on: the same seq, later */
+					ck_assert_int_eq(evq_repush(&a, &ea, now + 5), 0);
+					ck_assert_int_eq(evq_repush(&b, &eb, now + 5), 0);
+					cur[ea.node] = ea.seq;
+					delivered--;
+				}
+			}
+		}
+	}
+	ck_assert_uint_gt(delivered, 1000);
+	evq_free(&a);
+	evq_free(&b);
+}
+END_TEST
+
 START_TEST(hmap_put_get_del_many)
 {
 	struct hmap m;
@@ -88,6 +189,8 @@ Suite *evq_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, equal_times_pop_in_insertion_order);
 	tcase_add_test(tc, time_order_and_repush);
+	tcase_add_test(tc, timers_replace_in_place);
+	tcase_add_test(tc, timers_match_pushed_events_with_stale_skipping);
 	tcase_add_test(tc, hmap_put_get_del_many);
 	suite_add_tcase(s, tc);
 	return s;
