@@ -143,6 +143,7 @@ static void preempt(struct node *n, struct request *r)
 	release_blocks(n, r);
 	r->preemptions++;
 	n->preemptions++;
+	req_episode_end(r);
 	r->num_computed = 0;
 	if (n->swap && n->hooks.on_swap_out) {
 		r->state = REQ_TRANSFER;
@@ -206,7 +207,8 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 
 /* r computed tokens [old, r->num_computed): preemption accounting, and the
  * blocks this filled enter the cache. */
-static void computed_upto(struct node *n, struct request *r, uint32_t old)
+static void __attribute__((noinline)) computed_blocks(struct node *n, struct request *r,
+							uint32_t old)
 {
 	if (old < r->high_water) {
 		uint32_t top = r->num_computed < r->high_water ? r->num_computed : r->high_water;
@@ -228,6 +230,18 @@ static void computed_upto(struct node *n, struct request *r, uint32_t old)
 	}
 	if (from < full)
 		n->hooks.on_blocks_computed(n->hooks.ctx, r, from, full);
+}
+
+/* r->num_computed moved up from old: most moves (a decode token) fill no
+ * block and recompute nothing, and are settled here. */
+static inline void computed_upto(struct node *n, struct request *r, uint32_t old)
+{
+	if (old >= r->high_water &&
+	    node_full_blocks(n, r->num_computed) == node_full_blocks(n, old)) {
+		r->high_water = r->num_computed;
+		return;
+	}
+	computed_blocks(n, r, old);
 }
 
 /* Applies a decode span's block allocations up to iteration `started` and
@@ -353,11 +367,11 @@ int node_span_continues(struct node *n, int64_t now_ns)
 
 /* How long a decode span of the current all-decode batch can be: no request
  * may finish before its last iteration, and its block allocations must fit
- * without preemption. Fills span_end and span_used. */
+ * without preemption. Fills span_end (as far as its first chunk). */
 static void plan_span(struct node *n, const struct cost_batch *cb0, const struct request *head,
 		      uint32_t head_known)
 {
-	uint32_t B = n->block_tokens, k = n->max_span;
+	uint32_t k = n->max_span;
 	for (uint32_t i = 0; i < n->n_batch; i++) {
 		const struct request *r = n->batch[i].r;
 		uint32_t left = r->output_tokens - r->generated;
@@ -393,17 +407,6 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, const struct
 	}
 	if (k <= 1)
 		return;
-	/* span_used[j]: blocks in use during iteration j; a request takes a new
-	 * block at iteration j when the token it writes, c0 + j, starts one. */
-	for (uint32_t j = 1; j < k; j++)
-		n->span_used[j] = 0;
-	for (uint32_t i = 0; i < n->n_batch; i++) {
-		uint32_t c0 = n->batch[i].c0, j = (B - c0 % B) % B;
-		for (j = j ? j : B; j < k; j += B)
-			n->span_used[j]++;
-	}
-	for (uint32_t j = 1; j < k; j++)
-		n->span_used[j] += n->span_used[j - 1];
 	n->span_cb = *cb0;
 	n->span_grid[0] = n->span_x0; /* iteration 0's */
 	n->span_ng = 1;
@@ -490,6 +493,9 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		if (r->sched_ns < 0)
 			r->sched_ns = now_ns;
 		r->num_computed = computed;
+		r->ep_start = computed;
+		r->ep_hw = r->high_water;
+		r->ep_open = 1;
 		r->state = REQ_RUNNING;
 		n->running[n->n_running++] = r;
 		n->batch[n->n_batch++] = (struct batch_entry){r, want, computed};
@@ -511,6 +517,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	n->span_ended = 0;
 	n->span_end[0] = now_ns + scaled_ns(n, cost_iteration_ns_x(n->cost, &cb, &n->span_x0));
 	n->span_used[0] = n->kv.n_used;
+	n->span_used_ok = 0;
 	n->step_end_ns = n->span_end[0];
 	/* A span needs the queue to stay as it is: empty, or its head kept
 	 * out by memory or by the batch being full (a span changes neither). */
@@ -523,6 +530,25 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	return n->step_end_ns - now_ns;
 }
 
+void node_span_used(struct node *n)
+{
+	if (n->span_used_ok)
+		return;
+	n->span_used_ok = 1;
+	/* a request takes a new block at iteration j when the token it
+	 * writes, c0 + j, starts one */
+	uint32_t B = n->block_tokens, k = n->span_len;
+	for (uint32_t j = 1; j < k; j++)
+		n->span_used[j] = 0;
+	for (uint32_t i = 0; i < n->n_batch; i++) {
+		uint32_t c0 = n->batch[i].c0, j = (B - c0 % B) % B;
+		for (j = j ? j : B; j < k; j += B)
+			n->span_used[j]++;
+	}
+	for (uint32_t j = 1; j < k; j++)
+		n->span_used[j] += n->span_used[j - 1];
+}
+
 void node_finish_step(struct node *n, int64_t now_ns)
 {
 	/* Statistics of the iterations that ran, then the span's inner
@@ -530,6 +556,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	int64_t start = n->step_start_ns;
 	uint32_t last = n->span_len - 1;
 	assert(n->span_eval == n->span_len && now_ns == n->span_end[last]);
+	node_span_used(n);
 	/* The used-block integral term by term, in order (a double sum); busy
 	 * time telescopes; blocks in use only grow along a span, so its last
 	 * iteration's are its peak. */
@@ -565,6 +592,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 		if (r->generated >= r->output_tokens) {
 			r->state = REQ_DONE;
 			r->finish_ns = now_ns;
+			req_episode_end(r);
 			release_blocks(n, r);
 			n->done[n->n_done++] = r;
 		}

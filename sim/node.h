@@ -69,7 +69,8 @@ struct node {
 	 * request is decoding and no waiting request could be admitted before
 	 * it ends (see plan_span), up to max_span iterations of
 	 * the same batch run as one event. Iteration j ends at span_end[j] and
-	 * holds span_used[j] blocks; allocations of the first span_started
+	 * holds span_used[j] blocks (filled by node_span_used, when the span
+	 * ends: a cut span never needs the rest); allocations of the first span_started
 	 * iterations and the ends of the first span_ended are applied to the
 	 * requests so far (node_sync applies more; an arrival cuts the span at
 	 * the iteration in progress). Results are those of one event per
@@ -88,6 +89,7 @@ struct node {
 	int64_t step_start_ns, step_end_ns;
 	int64_t *span_end;
 	uint32_t *span_used;
+	int span_used_ok; /* span_used is filled up to span_len */
 	struct request **done; /* finished in the last iteration */
 	uint32_t n_done;
 	/* statistics */
@@ -133,6 +135,9 @@ int node_span_continues(struct node *n, int64_t now_ns);
  * long decode span the last iteration end computed so far), or 0 when there
  * is nothing to run (the node is then idle). O(batch + span length). */
 int64_t node_start_step(struct node *n, int64_t now_ns);
+/* Fills span_used[j] for the step's iterations j < span_len (once a step;
+ * node_finish_step calls it). O(batch + span length). */
+void node_span_used(struct node *n);
 /* Applies the iteration that ends at now: tokens computed and emitted,
  * blocks cached, requests finished (on_done is called for each). O(batch). */
 void node_finish_step(struct node *n, int64_t now_ns);

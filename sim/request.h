@@ -59,10 +59,32 @@ struct request {
 	/* Disjoint split of prompt_tokens (DESIGN 6), plus preemption recompute. */
 	uint32_t cached, reloaded, migrated, recomputed, fresh;
 	uint32_t preempt_recomputed, preemptions;
+	/* For --audit, preemption recompute counted per admission: it computes
+	 * from ep_start up to ep_end (its preemption or end), recomputing
+	 * [ep_start, min(ep_end, ep_hw)) below the high water ep_hw it was
+	 * admitted with; ep_recomputed sums the admissions that ended. */
+	uint32_t ep_start, ep_hw, ep_recomputed;
+	int ep_open;
 	const char *reason; /* static string: why shed or failed */
 	struct request *qnext, *qprev; /* waiting-queue links */
 	void *session_rec;             /* the simulator's session record */
 	struct request *pool_next;     /* free-list link */
 };
+
+/* Preemption recompute of r's admission in progress, if any, so far (see
+ * ep_start above). */
+static inline uint32_t req_episode_recomputed(const struct request *r)
+{
+	if (!r->ep_open || r->ep_start >= r->ep_hw)
+		return 0;
+	uint32_t top = r->num_computed < r->ep_hw ? r->num_computed : r->ep_hw;
+	return top > r->ep_start ? top - r->ep_start : 0;
+}
+/* Ends r's admission (preempted, finished, or its node failed). */
+static inline void req_episode_end(struct request *r)
+{
+	r->ep_recomputed += req_episode_recomputed(r);
+	r->ep_open = 0;
+}
 
 #endif

@@ -181,11 +181,12 @@ static void trace_event(struct sim *s, const char *name, char ph, int pid, int t
 /* The iterations of node i's step that is ending now. */
 static void trace_step(struct sim *s, uint32_t i)
 {
-	const struct node *n = &s->nodes[i];
+	struct node *n = &s->nodes[i];
 	uint32_t prefills = 0;
 	for (uint32_t k = 0; k < n->n_batch; k++)
 		prefills += !(n->batch[k].n == 1 && n->batch[k].r->generated > 0);
 	int64_t start = n->step_start_ns;
+	node_span_used(n);
 	for (uint32_t j = 0; j < n->span_len; j++) {
 		char args[160];
 		snprintf(args, sizeof args,
@@ -667,6 +668,7 @@ static void retry(struct sim *s, struct request *r)
 		reject(s, r, REQ_FAILED, "node_failure");
 		return;
 	}
+	req_episode_end(r);
 	r->state = REQ_NEW;
 	r->node = -1;
 	r->num_tokens = r->prompt_tokens;
@@ -1441,6 +1443,13 @@ static int audit_request(struct sim *s, const struct request *r)
 		audit_fail(s, "request %llu: prompt split %u+%u+%u+%u+%u != %u tokens",
 			   (unsigned long long)r->id, r->cached, r->reloaded, r->migrated,
 			   r->recomputed, r->fresh, r->prompt_tokens);
+		return -1;
+	}
+	if (r->preempt_recomputed != r->ep_recomputed + req_episode_recomputed(r)) {
+		audit_fail(s, "request %llu: %u tokens counted recomputed after preemption, but its "
+			      "admissions recomputed %u below their high water",
+			   (unsigned long long)r->id, r->preempt_recomputed,
+			   r->ep_recomputed + req_episode_recomputed(r));
 		return -1;
 	}
 	if (r->num_computed > r->num_tokens || r->generated > r->output_tokens ||
