@@ -183,6 +183,55 @@ START_TEST(chat_truncates_at_the_context_limit)
 }
 END_TEST
 
+/* The block hash of wl_hash_blocks's comment, token by token: a piece
+ * ends at its segment's end or its block's. */
+static uint32_t reference_hashes(const struct wl_seg *segs, uint32_t n, uint32_t B, uint64_t *out)
+{
+	uint64_t prev = WL_HASH_ORIGIN, acc = 0;
+	uint32_t fill = 0, b = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t piece = 0;
+		for (uint32_t off = 0; off < segs[i].len; off++) {
+			fill++;
+			if (fill < B && off + 1 < segs[i].len)
+				continue;
+			acc = rng_mix64(acc ^ rng_mix64(segs[i].id) ^ ((uint64_t)piece << 32) ^
+					(off + 1 - piece));
+			piece = off + 1;
+			if (fill == B) {
+				uint64_t h = rng_mix64(prev ^ rng_mix64(acc));
+				out[b++] = h ? h : 1;
+				prev = h;
+				acc = 0;
+				fill = 0;
+			}
+		}
+	}
+	return b;
+}
+
+/* wl_hash_blocks gives the reference's hashes: segments shorter than a
+ * block, ending on a block boundary, spanning many blocks; block sizes 1
+ * (every token a block) to 64. */
+START_TEST(block_hashes_follow_the_definition)
+{
+	static const struct wl_seg segs[8] = {{11, 200}, {12, 37}, {13, 250}, {14, 16},
+					      {15, 5},   {16, 333}, {17, 11}, {18, 64}};
+	static uint64_t want[916];
+	for (uint32_t B = 1; B <= 64; B *= 4) {
+		struct request c;
+		memset(&c, 0, sizeof c);
+		ck_assert_int_eq(wl_hash_blocks(&c, segs, 8, B), 0);
+		uint32_t n = reference_hashes(segs, 8, B, want);
+		ck_assert_uint_eq(n, 916 / B);
+		ck_assert_uint_eq(c.n_hashes, n);
+		for (uint32_t i = 0; i < n; i++)
+			ck_assert_uint_eq(c.hashes[i], want[i]);
+		free(c.hashes);
+	}
+}
+END_TEST
+
 /* Resuming a hash chain gives exactly the hashes of hashing from scratch,
  * whatever block boundary the previous sequence ended on. */
 START_TEST(resumed_hash_chains_equal_fresh_ones)
@@ -448,6 +497,7 @@ Suite *workload_suite(void)
 	tcase_add_test(tc, chat_truncates_at_the_context_limit);
 	tcase_add_test(tc, open_arrivals_and_lengths);
 	tcase_add_test(tc, resumed_hash_chains_equal_fresh_ones);
+	tcase_add_test(tc, block_hashes_follow_the_definition);
 	tcase_add_test(tc, head_hashes_equal_fresh_ones);
 	tcase_add_test(tc, generator_means_match_their_distributions);
 	tcase_add_test(tc, zipf_popularity_ranks);

@@ -41,8 +41,6 @@ int64_t wl_arrivals_next(struct wl_arrivals *a, gsl_rng *r)
 	return a->t_ns;
 }
 
-#define HASH_ORIGIN 0x6b7673696d000000ULL
-
 int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
 			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix)
 {
@@ -61,7 +59,7 @@ int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t
 		r->hashes_cap = cap;
 	}
 	uint32_t b = st->blocks <= blocks ? st->blocks : 0;
-	uint64_t prev = b ? st->prev : HASH_ORIGIN, acc = 0;
+	uint64_t prev = b ? st->prev : WL_HASH_ORIGIN, acc = 0;
 	uint32_t fill = 0, i0 = b ? st->seg : 0, off0 = b ? st->off : 0;
 	if (b && prefix)
 		memcpy(r->hashes, prefix, b * sizeof *r->hashes);
@@ -70,6 +68,22 @@ int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t
 		uint64_t sid = rng_mix64(segs[i].id);
 		uint32_t off = i == i0 ? off0 : 0;
 		while (off < segs[i].len && b < blocks) {
+			if (fill == 0 && segs[i].len - off >= block_tokens) {
+				/* Whole blocks inside the segment: the steps below for
+				 * a block that starts empty and fills at once. */
+				uint32_t last = b + (segs[i].len - off) / block_tokens;
+				if (last > blocks)
+					last = blocks;
+				uint64_t base = sid ^ block_tokens;
+				for (; b < last; off += block_tokens) {
+					uint64_t a = rng_mix64(base ^ ((uint64_t)off << 32));
+					uint64_t h = rng_mix64(prev ^ rng_mix64(a));
+					r->hashes[b++] = h ? h : 1;
+					prev = h;
+				}
+				end = (struct wl_hash_state){i, off, b, prev};
+				continue;
+			}
 			uint32_t take = segs[i].len - off;
 			if (take > block_tokens - fill)
 				take = block_tokens - fill;

@@ -33,8 +33,13 @@ struct wl_seg {
 };
 /* Hashes the full blocks of the token sequence segs[0..n) into r->hashes
  * (growing it); block i's hash names blocks 0..i (a chain), so equal
- * prefixes give equal hashes whatever the segments around them. Returns 0,
- * or -1 when memory runs out. O(blocks + segments). */
+ * prefixes give equal hashes whatever the segments around them. A block's
+ * pieces (a segment's tokens inside it: id, first offset, length) mix into
+ * acc = mix(acc ^ mix(id) ^ offset << 32 ^ length) from acc = 0, and a full
+ * block's hash is mix(prev ^ mix(acc)), prev being its parent's
+ * (WL_HASH_ORIGIN for the first) and 0 written as 1. Returns 0, or -1 when
+ * memory runs out. O(blocks + segments). */
+#define WL_HASH_ORIGIN 0x6b7673696d000000ULL
 int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uint32_t block_tokens);
 
 /* Where a chain of block hashes stopped: after `blocks` full blocks, which
