@@ -1,8 +1,8 @@
 /* fmt: fast exact decimal formatting for the CSV writers. */
 #include "results/fmt.h"
 
-#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 int fmt_u64(char *out, uint64_t v)
 {
@@ -17,17 +17,33 @@ int fmt_u64(char *out, uint64_t v)
 	return n;
 }
 
+int fmt_i64(char *out, int64_t v)
+{
+	if (v >= 0)
+		return fmt_u64(out, (uint64_t)v);
+	out[0] = '-';
+	return 1 + fmt_u64(out + 1, 0 - (uint64_t)v);
+}
+
 int fmt_fixed(char *out, double x, int digits)
 {
 	static const uint64_t pow10[10] = {1,	    10,	     100,      1000,	  10000,
 					   100000, 1000000, 10000000, 100000000, 1000000000};
 	if (!(x >= 0 && x < 1e9) || digits < 0 || digits > 9)
 		return -1;
-	/* x = m 2^e exactly (m < 2^53); x 10^d = m 10^d 2^e, m 10^d < 2^83. */
-	int e2;
-	double f = frexp(x, &e2);
-	uint64_t m = (uint64_t)ldexp(f, 53);
-	int sh = 53 - e2; /* x < 1e9 < 2^30: sh > 0 */
+	/* x = m 2^-sh exactly (m < 2^53, from the IEEE 754 fields); x 10^d =
+	 * m 10^d 2^-sh, m 10^d < 2^83. */
+	uint64_t bits;
+	memcpy(&bits, &x, sizeof bits);
+	int be = (int)(bits >> 52); /* x >= 0: no sign bit */
+	uint64_t m = bits & ((1ULL << 52) - 1);
+	int sh;
+	if (be == 0) {
+		sh = 1074; /* zero or subnormal: m 2^-1074 */
+	} else {
+		m |= 1ULL << 52;
+		sh = 1075 - be; /* x < 1e9 < 2^30: sh > 22 */
+	}
 	unsigned __int128 p = (unsigned __int128)m * pow10[digits];
 	uint64_t q;
 	if (sh >= 127) {

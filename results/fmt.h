@@ -9,6 +9,8 @@
 /* Writes v in decimal at out (no terminator); returns the characters
  * written (at most 20). */
 int fmt_u64(char *out, uint64_t v);
+/* fmt_u64 for a signed value (printf's "%lld"). */
+int fmt_i64(char *out, int64_t v);
 /* Writes x as printf's "%.<digits>f" does (digits 0..9: the exact binary
  * value rounded to nearest, ties to even, as glibc rounds) at out, no
  * terminator; returns the characters written, or -1 (nothing written) for x

@@ -146,7 +146,8 @@ static void csv_row(FILE *f, const struct request *r, const char *status, double
 		p = put_u(p, r->id, ',');
 		p = put_u(p, r->session, ',');
 		p = put_u(p, r->turn, ',');
-		p += sprintf(p, "%d,", r->node);
+		p += fmt_i64(p, r->node);
+		*p++ = ',';
 		memcpy(p, status, ls);
 		p += ls;
 		*p++ = ',';

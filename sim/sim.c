@@ -1414,7 +1414,9 @@ static void sample(struct sim *s)
 		*p++ = ',';
 		if (s->sc->cluster.thermal.enabled)
 			p = fmt_put_fixed(p, thermal_temp_now(s, i), 3);
-		p += sprintf(p, ",%d\n", s->hl[i].throttled);
+		*p++ = ',';
+		p += fmt_i64(p, s->hl[i].throttled);
+		*p++ = '\n';
 		fwrite(line, 1, (size_t)(p - line), s->ts);
 	}
 	/* Keep sampling until the run is over. */

@@ -204,6 +204,12 @@ START_TEST(csv_numbers_are_what_printf_writes)
 		snprintf(b, sizeof b, "%llu", (unsigned long long)u[i]);
 		ck_assert_str_eq(a, b);
 	}
+	int64_t iv[] = {0, -1, 1, -9, -10, 2147483647, -2147483647 - 1, INT64_MAX, INT64_MIN};
+	for (size_t i = 0; i < sizeof iv / sizeof *iv; i++) {
+		a[fmt_i64(a, iv[i])] = 0;
+		snprintf(b, sizeof b, "%lld", (long long)iv[i]);
+		ck_assert_str_eq(a, b);
+	}
 	uint64_t x = 12345;
 	for (int i = 0; i < 400000; i++) {
 		x = rng_mix64(x + (uint64_t)i);
@@ -217,6 +223,9 @@ START_TEST(csv_numbers_are_what_printf_writes)
 		check_fixed(ldexp((double)((x >> 30) | 1), -(int)(x % 40)), d);
 		a[fmt_u64(a, x)] = 0;
 		snprintf(b, sizeof b, "%llu", (unsigned long long)x);
+		ck_assert_str_eq(a, b);
+		a[fmt_i64(a, (int64_t)x)] = 0;
+		snprintf(b, sizeof b, "%lld", (long long)(int64_t)x);
 		ck_assert_str_eq(a, b);
 	}
 	double special[] = {0.0, 5e-324, 1e-300, 0.0009765625, 0.5, 1.5, 2.5, 0.0000000005,
