@@ -374,6 +374,28 @@ int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 	return 0;
 }
 
+uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint32_t from, uint32_t to,
+			  const uint64_t *hashes)
+{
+	for (uint32_t b = from; b < to; b++) {
+		struct kv_run *r = *tail != KV_NONE ? &p->runs[*tail] : NULL;
+		if (r && r->lock == 1 && r->n_children == 0) {
+			/* kv_commit_block would append each of the rest here: no
+			 * run can start with them (they chain under this one,
+			 * which has no children) */
+			assert(r->depth + r->len == b);
+			if (run_reserve(p, r, r->len + (to - b)))
+				return b - from;
+			memcpy(r->hashes + r->len, hashes + b, (to - b) * sizeof *hashes);
+			r->len += to - b;
+			return to - from;
+		}
+		if (kv_commit_block(p, tail, b, hashes[b]))
+			return b - from;
+	}
+	return to - from;
+}
+
 void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own)
 {
 	for (uint32_t id = tail; id != KV_NONE; id = p->runs[id].parent) {

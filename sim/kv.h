@@ -107,6 +107,11 @@ uint32_t kv_evict(struct kv_pool *p, uint32_t n);
  * and its own copy is freed. *tail is updated. O(1) expected. Returns 0, or
  * -1 (p->oom set; the block stays the request's own) when memory ran out. */
 int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h);
+/* kv_commit_block of blocks from..to-1 in turn (hashes[b] for block b), up
+ * to the first that fails; returns how many were committed. A tail run the
+ * request holds alone with nothing under it takes the rest at once. */
+uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint32_t from, uint32_t to,
+			  const uint64_t *hashes);
 /* Releases a request's hold: the runs from tail to the root (tail first, so
  * the tail is evicted first) and its n_own own blocks (freed). */
 void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own);

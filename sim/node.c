@@ -220,14 +220,13 @@ static void __attribute__((noinline)) computed_blocks(struct node *n, struct req
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	uint32_t from = node_full_blocks(n, old);
-	for (uint32_t b = from; b < full; b++) {
-		/* A block enters the cache when full, if the request's cached path
-		 * reaches it (blocks before a hit's recomputed last token are
-		 * cached already). */
-		if (n->prefix_caching && b == r->n_blocks - r->n_own &&
-		    kv_commit_block(&n->kv, &r->kv_tail, b, r->hashes[b]) == 0)
-			r->n_own--;
-	}
+	/* A block enters the cache when full, if the request's cached path
+	 * reaches it (blocks before a hit's recomputed last token are cached
+	 * already): block n_blocks - n_own is the next, and each commit moves
+	 * that on by one. */
+	uint32_t next = r->n_blocks - r->n_own;
+	if (n->prefix_caching && next >= from && next < full)
+		r->n_own -= kv_commit_blocks(&n->kv, &r->kv_tail, next, full, r->hashes);
 	if (from < full)
 		n->hooks.on_blocks_computed(n->hooks.ctx, r, from, full);
 }

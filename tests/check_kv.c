@@ -1,5 +1,6 @@
 /* check_kv: block accounting, prefix hits, splits, merges, LRU eviction order. */
 #include <check.h>
+#include <string.h>
 
 #include "sim/hmap.h"
 #include "sim/hset.h"
@@ -77,6 +78,88 @@ START_TEST(allocate_hit_split_evict)
 	ck_assert_uint_eq(match(&p, b, 3), 1);
 	counts(&p, 0, 1, 7);
 	kv_free(&p);
+}
+END_TEST
+
+/* kv_commit_blocks leaves a pool as kv_commit_block block by block does:
+ * two pools take the same random admissions (families of chains sharing
+ * prefixes, so runs split, adopt and hang under each other), takes,
+ * commits and releases, one committing block by block, the other in
+ * ranges. */
+START_TEST(range_commits_equal_block_commits)
+{
+	enum { POOL = 300, ACTIVE = 8, LEN = 40 };
+	struct kv_pool a, b;
+	ck_assert_int_eq(kv_init(&a, POOL), 0);
+	ck_assert_int_eq(kv_init(&b, POOL), 0);
+	struct {
+		uint64_t h[LEN];
+		uint32_t len, done, own_a, own_b, tail_a, tail_b;
+		int live;
+	} q[ACTIVE];
+	memset(q, 0, sizeof q);
+	uint64_t x = 977, ranges = 0, bulk = 0;
+	for (int op = 0; op < 20000; op++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint32_t k = (uint32_t)(x >> 33) % ACTIVE, what = (uint32_t)(x >> 40) % 8;
+		if (!q[k].live) { /* admit: a family's chain up to d, its own after */
+			uint32_t fam = (uint32_t)(x >> 20) % 3, d = (uint32_t)(x >> 45) % LEN;
+			q[k].len = 4 + (uint32_t)(x >> 50) % (LEN - 4);
+			for (uint32_t i = 0; i < q[k].len; i++)
+				q[k].h[i] = i < d ? 1000 * fam + i + 1 : (uint64_t)op * 100 + i + 5000;
+			struct kv_match ma, mb;
+			kv_lookup_prefix(&a, q[k].h, q[k].len, &ma);
+			kv_lookup_prefix(&b, q[k].h, q[k].len, &mb);
+			ck_assert_uint_eq(ma.blocks, mb.blocks);
+			if (ma.blocks == q[k].len)
+				continue;
+			q[k].tail_a = kv_acquire(&a, &ma);
+			q[k].tail_b = kv_acquire(&b, &mb);
+			q[k].done = ma.blocks;
+			q[k].own_a = q[k].own_b = 0;
+			q[k].live = 1;
+		} else if (what < 6 && q[k].done < q[k].len) { /* compute, then commit */
+			uint32_t n = 1 + (uint32_t)(x >> 24) % 8;
+			if (n > q[k].len - q[k].done)
+				n = q[k].len - q[k].done;
+			int ta = kv_take(&a, n), tb = kv_take(&b, n);
+			ck_assert_int_eq(ta, tb);
+			if (ta)
+				continue;
+			q[k].own_a += n;
+			q[k].own_b += n;
+			uint32_t from = q[k].done, to = from + n;
+			for (uint32_t i = from; i < to; i++)
+				if (kv_commit_block(&a, &q[k].tail_a, i, q[k].h[i]) == 0)
+					q[k].own_a--;
+			uint32_t got = kv_commit_blocks(&b, &q[k].tail_b, from, to, q[k].h);
+			ck_assert_uint_eq(got, n);
+			q[k].own_b -= got;
+			q[k].done = to;
+			ranges++;
+			bulk += n > 1 && b.runs[q[k].tail_b].lock == 1;
+		} else { /* finish */
+			kv_release(&a, q[k].tail_a, q[k].own_a);
+			kv_release(&b, q[k].tail_b, q[k].own_b);
+			q[k].live = 0;
+		}
+		ck_assert_int_eq(kv_check(&a), 0);
+		ck_assert_int_eq(kv_check(&b), 0);
+		ck_assert_uint_eq(a.n_free, b.n_free);
+		ck_assert_uint_eq(a.n_cached, b.n_cached);
+		ck_assert_uint_eq(a.n_used, b.n_used);
+		ck_assert_uint_eq(a.evictions, b.evictions);
+		for (uint32_t i = 0; i < ACTIVE; i++)
+			if (q[i].live) {
+				ck_assert_uint_eq(q[i].tail_a, q[i].tail_b);
+				ck_assert_uint_eq(q[i].own_a, q[i].own_b);
+				ck_assert_uint_eq(match(&a, q[i].h, q[i].len), match(&b, q[i].h, q[i].len));
+			}
+	}
+	ck_assert_uint_gt(ranges, 1000);
+	ck_assert_uint_gt(bulk, 100);
+	kv_free(&a);
+	kv_free(&b);
 }
 END_TEST
 
@@ -381,6 +464,7 @@ Suite *kv_suite(void)
 	tcase_set_timeout(tc, 60); /* the randomised checks take seconds under ASan */
 	tcase_add_test(tc, allocate_hit_split_evict);
 	tcase_add_test(tc, lru_order_is_release_order_tail_first);
+	tcase_add_test(tc, range_commits_equal_block_commits);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
