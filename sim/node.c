@@ -194,7 +194,8 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 			}
 			t = (b + run) * B;
 		} else {
-			uint32_t end = (b + 1) * B < P ? (b + 1) * B : P;
+			uint32_t nb = b < full ? n->hooks.computed_never(n->hooks.ctx, r, b, full) : 1;
+			uint32_t end = (b + nb) * B < P ? (b + nb) * B : P;
 			r->fresh += end - t;
 			unbroken = 0;
 			t = end;

@@ -22,6 +22,9 @@ struct node_hooks {
 	/* How many of r's blocks idx, idx + 1, ... (before end) some node has
 	 * computed before, counted up to the first that none has. */
 	uint32_t (*computed_before)(void *ctx, const struct request *r, uint32_t idx, uint32_t end);
+	/* How many of r's blocks idx, idx + 1, ... (before end) no node has
+	 * computed before, counted up to the first that one has. */
+	uint32_t (*computed_never)(void *ctx, const struct request *r, uint32_t idx, uint32_t end);
 	/* r was preempted in swap mode: it is out of the node (not in any
 	 * queue, no blocks held, num_computed kept at what it had computed);
 	 * the owner writes its KV down and brings it back later. */

@@ -1345,6 +1345,30 @@ static uint32_t hook_before_run(void *ctx, const struct request *r, uint32_t idx
 	return k - idx;
 }
 
+/* Blocks idx.. of r that no node computed before, up to end: shared ones
+ * one by one; a private block behind no frontier has every later one
+ * behind none either (private_before's chain test does not depend on the
+ * block, and the frontier is a prefix). */
+static uint32_t hook_never_run(void *ctx, const struct request *r, uint32_t idx, uint32_t end)
+{
+	struct sim *s = ctx;
+	uint32_t k = idx;
+	while (k < end && k < r->n_shared && !hook_before(ctx, r, k))
+		k++;
+	if (k < end && k >= r->n_shared && !private_before(r->session_rec, r, k))
+		k = end;
+	if (s->opts->audit) {
+		for (uint32_t b = idx; b < k; b++)
+			if (hook_before(ctx, r, b))
+				audit_fail(s, "block %u of request %llu counted never computed, but was",
+					   b, (unsigned long long)r->id);
+		if (k < end && !hook_before(ctx, r, k))
+			audit_fail(s, "block %u of request %llu never computed, but not counted", k,
+				   (unsigned long long)r->id);
+	}
+	return k - idx;
+}
+
 /* --audit: the frontier hook_blocks left after private blocks [from, to)
  * is the one that moving it block by block from `was` gives. */
 static void audit_frontier(struct sim *s, const struct request *r, struct session_rec was,
@@ -1730,7 +1754,8 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		goto oom;
 	s->dram.on_evict = on_dram_evict;
 	s->dram.evict_ctx = s;
-	struct node_hooks hooks = {s, hook_done, hook_blocks, hook_before_run, hook_swap_out};
+	struct node_hooks hooks = {s,		   hook_done,	   hook_blocks, hook_before_run,
+				   hook_never_run, hook_swap_out};
 	const struct thermal_cfg *th = &cl->thermal;
 	for (uint32_t i = 0; i < N; i++) {
 		int server = (int)(i / (uint32_t)cl->nodes_per_server);
