@@ -374,8 +374,8 @@ int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 	return 0;
 }
 
-uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint32_t from, uint32_t to,
-			  const uint64_t *hashes)
+uint32_t kv_commit_blocks_any(struct kv_pool *p, uint32_t *tail, uint32_t from, uint32_t to,
+			      const uint64_t *hashes)
 {
 	for (uint32_t b = from; b < to; b++) {
 		struct kv_run *r = *tail != KV_NONE ? &p->runs[*tail] : NULL;

@@ -110,8 +110,23 @@ int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 /* kv_commit_block of blocks from..to-1 in turn (hashes[b] for block b), up
  * to the first that fails; returns how many were committed. A tail run the
  * request holds alone with nothing under it takes the rest at once. */
-uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint32_t from, uint32_t to,
-			  const uint64_t *hashes);
+uint32_t kv_commit_blocks_any(struct kv_pool *p, uint32_t *tail, uint32_t from, uint32_t to,
+			      const uint64_t *hashes);
+/* kv_commit_blocks_any, with the common case inline: a decode token's
+ * block appended to the request's own tail run, which has room. */
+static inline uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint32_t from,
+					uint32_t to, const uint64_t *hashes)
+{
+	if (*tail != KV_NONE) {
+		struct kv_run *r = &p->runs[*tail];
+		if (r->lock == 1 && r->n_children == 0 && r->len + (to - from) <= r->cap) {
+			for (uint32_t b = from; b < to; b++)
+				r->hashes[r->len++] = hashes[b];
+			return to - from;
+		}
+	}
+	return kv_commit_blocks_any(p, tail, from, to, hashes);
+}
 /* Releases a request's hold: the runs from tail to the root (tail first, so
  * the tail is evicted first) and its n_own own blocks (freed). */
 void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own);
