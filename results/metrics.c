@@ -238,7 +238,7 @@ static void sort_doubles(double *v, size_t n)
 		return;
 	}
 	uint64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
-	size_t *count = malloc(65536 * sizeof *count);
+	size_t *count = malloc(4 * 65536 * sizeof *count);
 	if (!a || !b || !count) {
 		free(a);
 		free(b);
@@ -246,23 +246,30 @@ static void sort_doubles(double *v, size_t n)
 		gsl_sort(v, 1, n);
 		return;
 	}
+	/* the keys, and the four digits' counts in the same pass */
+	memset(count, 0, 4 * 65536 * sizeof *count);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t k;
 		memcpy(&k, &v[i], sizeof k);
-		a[i] = (k >> 63) ? ~k : k | (1ULL << 63);
+		k = (k >> 63) ? ~k : k | (1ULL << 63);
+		a[i] = k;
+		count[k & 0xffff]++;
+		count[65536 + ((k >> 16) & 0xffff)]++;
+		count[2 * 65536 + ((k >> 32) & 0xffff)]++;
+		count[3 * 65536 + (k >> 48)]++;
 	}
-	for (int shift = 0; shift < 64; shift += 16) {
-		memset(count, 0, 65536 * sizeof *count);
-		for (size_t i = 0; i < n; i++)
-			count[(a[i] >> shift) & 0xffff]++;
-		size_t sum = 0;
+	for (int pass = 0; pass < 4; pass++) {
+		size_t *c = count + (size_t)pass * 65536, sum = 0;
+		int shift = 16 * pass;
+		if (c[(a[0] >> shift) & 0xffff] == n)
+			continue; /* one digit for all: the order stands */
 		for (size_t d = 0; d < 65536; d++) {
-			size_t c = count[d];
-			count[d] = sum;
-			sum += c;
+			size_t k = c[d];
+			c[d] = sum;
+			sum += k;
 		}
 		for (size_t i = 0; i < n; i++)
-			b[count[(a[i] >> shift) & 0xffff]++] = a[i];
+			b[c[(a[i] >> shift) & 0xffff]++] = a[i];
 		uint64_t *t = a;
 		a = b;
 		b = t;

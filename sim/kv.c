@@ -271,10 +271,13 @@ static uint32_t evict_some(struct kv_pool *p, uint32_t want)
 		uint32_t id = p->heap[0].run;
 		struct kv_run *r = &p->runs[id];
 		uint32_t k = want < r->len ? want : r->len;
-		for (uint32_t i = 0; i < k; i++) {
-			r->len--;
-			if (p->on_evict)
+		if (!p->on_evict) {
+			r->len -= k;
+		} else {
+			for (uint32_t i = 0; i < k; i++) {
+				r->len--;
 				p->on_evict(p->evict_ctx, r->hashes[r->len]);
+			}
 		}
 		p->n_cached -= k;
 		p->n_free += k;

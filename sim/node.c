@@ -113,17 +113,21 @@ static void release_blocks(struct node *n, struct request *r)
 	r->n_blocks = r->n_own = 0;
 }
 
-/* Takes own blocks so that r holds ceil(tokens / B); 0 or -1 (no room). */
-static int grow_to(struct node *n, struct request *r, uint32_t tokens)
+static int __attribute__((noinline)) grow_blocks(struct node *n, struct request *r, uint32_t want)
 {
-	uint32_t want = node_blocks_for(n, tokens);
-	if (want <= r->n_blocks)
-		return 0;
 	if (kv_take(&n->kv, want - r->n_blocks))
 		return -1;
 	r->n_own += want - r->n_blocks;
 	r->n_blocks = want;
 	return 0;
+}
+
+/* Takes own blocks so that r holds ceil(tokens / B); 0 or -1 (no room).
+ * Most calls (a decode token inside its block) take none: inline. */
+static inline int grow_to(struct node *n, struct request *r, uint32_t tokens)
+{
+	uint32_t want = node_blocks_for(n, tokens);
+	return want <= r->n_blocks ? 0 : grow_blocks(n, r, want);
 }
 
 /* An iteration's cost-model time t on this node (a slow fault scales it). */
@@ -541,8 +545,9 @@ void node_span_used(struct node *n)
 	for (uint32_t j = 1; j < k; j++)
 		n->span_used[j] = 0;
 	for (uint32_t i = 0; i < n->n_batch; i++) {
-		uint32_t c0 = n->batch[i].c0, j = (B - c0 % B) % B;
-		for (j = j ? j : B; j < k; j += B)
+		/* the first j > 0 with c0 + j a multiple of B */
+		uint32_t c0 = n->batch[i].c0, j = (node_full_blocks(n, c0) + 1) * B - c0;
+		for (; j < k; j += B)
 			n->span_used[j]++;
 	}
 	for (uint32_t j = 1; j < k; j++)

@@ -502,19 +502,15 @@ END_TEST
 
 /* Exact percentiles sort the sample by radix on the IEEE bits: the same
  * order, mean and quantiles as GSL's own sort, negatives and -0 included. */
-START_TEST(exact_percentiles_match_gsl)
+/* met_stats_of's sort and statistics equal GSL's on n values x(k). */
+static void check_exact_stats(size_t n, double (*x)(size_t k))
 {
 	struct met_sample s;
 	memset(&s, 0, sizeof s);
-	size_t n = 50000;
 	double *copy = malloc(n * sizeof *copy);
 	for (size_t i = 0; i < n; i++) {
-		size_t k = (i * 7919) % n;
-		double x = (k % 7 == 0 ? -1.0 : 1.0) * ((double)k * 1.37e-4 + (k % 3) * 1e-12);
-		if (k == 11)
-			x = -0.0;
-		copy[i] = x;
-		ck_assert_int_eq(met_sample_add(&s, x), 0);
+		copy[i] = x((i * 7919) % n);
+		ck_assert_int_eq(met_sample_add(&s, copy[i]), 0);
 	}
 	ck_assert_ptr_nonnull(s.v);
 	struct met_stats st;
@@ -528,6 +524,35 @@ START_TEST(exact_percentiles_match_gsl)
 	ck_assert(st.max == copy[n - 1]);
 	free(copy);
 	free(s.v);
+}
+
+static double mixed(size_t k) /* both signs, -0.0, near-ties */
+{
+	return k == 11 ? -0.0 : (k % 7 == 0 ? -1.0 : 1.0) * ((double)k * 1.37e-4 + (k % 3) * 1e-12);
+}
+
+static double narrow(size_t k) /* [1, 1.0625): one top 16-bit digit for all */
+{
+	return 1.0 + (double)((k * 2654435761u) % 1000003) * 6e-8;
+}
+
+static double mostly(size_t k) /* most of each digit shared, not all */
+{
+	return k % 5 < 3 ? 0.25 : mixed(k);
+}
+
+static double same(size_t k) /* every digit shared */
+{
+	(void)k;
+	return 0.25;
+}
+
+START_TEST(exact_percentiles_match_gsl)
+{
+	check_exact_stats(50000, mixed);
+	check_exact_stats(50000, narrow);
+	check_exact_stats(50000, mostly);
+	check_exact_stats(3000, same);
 }
 END_TEST
 
