@@ -1,5 +1,5 @@
-/* evq: binary min-heap of events keyed by (time, seq), and an indexed
- * min-heap of timers under the same key. */
+/* evq: binary min-heap of events keyed by (time, seq), and a winner tree
+ * of timers under the same key. */
 #include "sim/evq.h"
 
 #include <stdlib.h>
@@ -12,7 +12,7 @@ static int before(const struct event *a, const struct event *b)
 	return a->time_ns < b->time_ns || (a->time_ns == b->time_ns && a->seq < b->seq);
 }
 
-static int t_before(const struct evq_timer *a, const struct evq_timer *b)
+static int t_before(const struct evq_key *a, const struct evq_key *b)
 {
 	return a->time_ns < b->time_ns || (a->time_ns == b->time_ns && a->seq < b->seq);
 }
@@ -27,88 +27,75 @@ void evq_init(struct evq *q)
 void evq_free(struct evq *q)
 {
 	free(q->heap);
-	free(q->th);
-	free(q->tpos);
+	free(q->tkey);
+	free(q->tw);
 	memset(q, 0, sizeof *q);
 	q->fired = NIL;
 }
 
 /* --- timers ---------------------------------------------------------------- */
 
+static inline uint32_t t_win(const struct evq *q, uint32_t i)
+{
+	return i >= q->tp ? i - q->tp : q->tw[i];
+}
+
 int evq_timers(struct evq *q, uint32_t n_slots, int kind)
 {
-	free(q->th);
-	free(q->tpos);
-	q->th = malloc((n_slots ? n_slots : 1) * sizeof *q->th);
-	q->tpos = malloc((n_slots ? n_slots : 1) * sizeof *q->tpos);
-	q->tn = q->n_slots = 0;
+	free(q->tkey);
+	free(q->tw);
+	uint32_t tp = 1;
+	while (tp < n_slots)
+		tp *= 2;
+	q->tkey = malloc(tp * sizeof *q->tkey);
+	q->tw = malloc(tp * sizeof *q->tw);
+	q->tp = q->tn = q->n_slots = 0;
 	q->fired = NIL;
-	if (!q->th || !q->tpos)
+	if (!q->tkey || !q->tw)
 		return -1;
-	for (uint32_t i = 0; i < n_slots; i++)
-		q->tpos[i] = NIL;
+	for (uint32_t i = 0; i < tp; i++)
+		q->tkey[i] = (struct evq_key){INT64_MAX, UINT64_MAX};
+	q->tp = tp;
+	/* all unset: each node's winner is the first slot under it (a slot
+	 * from outside its subtree would never be fixed there) */
+	for (uint32_t i = tp - 1; i >= 1; i--)
+		q->tw[i] = t_win(q, 2 * i);
 	q->n_slots = n_slots;
 	q->tkind = kind;
 	return 0;
 }
 
-static void t_place(struct evq *q, uint32_t i, const struct evq_timer *t)
+/* Slot's key changed: the winners on its path to the root, O(log slots). */
+static void t_fix(struct evq *q, uint32_t slot)
 {
-	q->th[i] = *t;
-	q->tpos[t->slot] = i;
-}
-
-/* Moves t up from the hole at i to its place. */
-static void t_up(struct evq *q, uint32_t i, struct evq_timer t)
-{
-	while (i > 0) {
-		uint32_t p = (i - 1) / 2;
-		if (!t_before(&t, &q->th[p]))
-			break;
-		t_place(q, i, &q->th[p]);
-		i = p;
-	}
-	t_place(q, i, &t);
-}
-
-/* Moves t down from the hole at i to its place. */
-static void t_down(struct evq *q, uint32_t i, struct evq_timer t)
-{
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= q->tn)
-			break;
-		if (c + 1 < q->tn && t_before(&q->th[c + 1], &q->th[c]))
-			c++;
-		if (!t_before(&q->th[c], &t))
-			break;
-		t_place(q, i, &q->th[c]);
-		i = c;
-	}
-	t_place(q, i, &t);
-}
-
-static void t_remove(struct evq *q, uint32_t slot)
-{
-	uint32_t i = q->tpos[slot];
-	q->tpos[slot] = NIL;
-	struct evq_timer last = q->th[--q->tn];
-	if (i < q->tn) {
-		if (i > 0 && t_before(&last, &q->th[(i - 1) / 2]))
-			t_up(q, i, last);
-		else
-			t_down(q, i, last);
+	for (uint32_t i = (q->tp + slot) / 2; i >= 1; i /= 2) {
+		uint32_t l = t_win(q, 2 * i), r = t_win(q, 2 * i + 1);
+		q->tw[i] = t_before(&q->tkey[r], &q->tkey[l]) ? r : l;
 	}
 }
 
-/* A popped timer stays at th[0] until the next operation, so that setting
- * it again at once (a node's next step) is one sift from the top. */
+static uint32_t t_top(const struct evq *q)
+{
+	return q->tp > 1 ? q->tw[1] : 0;
+}
+
+static void t_clear(struct evq *q, uint32_t slot)
+{
+	if (q->tkey[slot].seq == UINT64_MAX)
+		return;
+	q->tkey[slot] = (struct evq_key){INT64_MAX, UINT64_MAX};
+	q->tn--;
+	t_fix(q, slot);
+}
+
+/* A popped timer stays set until the next operation, so that setting it
+ * again at once (a node's next step) is one pass up the tree. */
 static void settle(struct evq *q)
 {
 	if (q->fired != NIL) {
 		uint32_t slot = q->fired;
 		q->fired = NIL;
-		t_remove(q, slot);
+		t_clear(q, slot);
 	}
 }
 
@@ -117,14 +104,10 @@ static void t_put(struct evq *q, uint32_t slot, int64_t time_ns, uint64_t seq)
 	if (q->fired != slot)
 		settle(q);
 	q->fired = NIL;
-	struct evq_timer t = {time_ns, seq, slot};
-	uint32_t i = q->tpos[slot];
-	if (i == NIL)
-		t_up(q, q->tn++, t);
-	else if (t_before(&t, &q->th[i]))
-		t_up(q, i, t);
-	else
-		t_down(q, i, t);
+	if (q->tkey[slot].seq == UINT64_MAX)
+		q->tn++;
+	q->tkey[slot] = (struct evq_key){time_ns, seq};
+	t_fix(q, slot);
 }
 
 uint64_t evq_timer_set(struct evq *q, uint32_t slot, int64_t time_ns)
@@ -143,8 +126,7 @@ void evq_timer_cancel(struct evq *q, uint32_t slot)
 	if (q->fired != slot)
 		settle(q);
 	q->fired = NIL;
-	if (q->tpos[slot] != NIL)
-		t_remove(q, slot);
+	t_clear(q, slot);
 }
 
 /* --- events ---------------------------------------------------------------- */
@@ -227,11 +209,12 @@ int evq_pop(struct evq *q, struct event *out)
 {
 	settle(q);
 	if (q->tn > 0) {
-		const struct evq_timer *t = &q->th[0];
+		uint32_t slot = t_top(q);
+		const struct evq_key *t = &q->tkey[slot];
 		if (q->n == 0 || t->time_ns < q->heap[0].time_ns ||
 		    (t->time_ns == q->heap[0].time_ns && t->seq < q->heap[0].seq)) {
-			*out = (struct event){t->time_ns, t->seq, q->tkind, (int32_t)t->slot, NULL};
-			q->fired = t->slot;
+			*out = (struct event){t->time_ns, t->seq, q->tkind, (int32_t)slot, NULL};
+			q->fired = slot;
 			q->popped++;
 			return 1;
 		}

@@ -15,13 +15,12 @@ struct event {
 	void *ptr;    /* the owner's payload (a request, say), or NULL */
 };
 
-/* A timer: a slot's one pending event (a node's step end), kept in an
- * indexed heap beside the event heap. Setting it again replaces the event in
+/* A timer: a slot's one pending event (a node's step end), kept in a
+ * winner tree beside the event heap. Setting it again replaces the event in
  * place, where a pushed event would stay in the heap until it popped stale. */
-struct evq_timer {
+struct evq_key {
 	int64_t time_ns;
-	uint64_t seq;
-	uint32_t slot;
+	uint64_t seq; /* UINT64_MAX (time INT64_MAX): not set */
 };
 
 struct evq {
@@ -29,12 +28,14 @@ struct evq {
 	size_t n, cap;
 	uint64_t next_seq;
 	uint64_t popped; /* events delivered, for perf figures */
-	/* timers (evq_timers): th[0..tn) a min-heap by (time, seq), tpos[slot]
-	 * a slot's place in it (UINT32_MAX: not set) */
-	struct evq_timer *th;
-	uint32_t *tpos;
-	uint32_t tn, n_slots;
-	uint32_t fired; /* the timer just popped, still at th[0], or UINT32_MAX */
+	/* timers (evq_timers): tkey[slot] for tp slots (n_slots rounded up
+	 * to a power of two), tn of them set; tw[i] for 1 <= i < tp is the
+	 * earliest slot under node i of a complete binary tree whose leaf
+	 * tp + s is slot s (tw[1]: the earliest of all) */
+	struct evq_key *tkey;
+	uint32_t *tw;
+	uint32_t tp, tn, n_slots;
+	uint32_t fired; /* the timer just popped, still set, or UINT32_MAX */
 	int tkind;
 };
 

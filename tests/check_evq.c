@@ -98,6 +98,28 @@ START_TEST(timers_replace_in_place)
 }
 END_TEST
 
+/* The tree's winners start inside their subtrees: a slot set late in one
+ * half pops before an earlier-set slot of the other half set again later. */
+START_TEST(timers_in_both_halves)
+{
+	struct evq q;
+	evq_init(&q);
+	ck_assert_int_eq(evq_timers(&q, 8, 3), 0);
+	evq_timer_set(&q, 0, 10);
+	evq_timer_set(&q, 5, 20);
+	struct event ev;
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.node == 0 && ev.time_ns == 10);
+	evq_timer_set(&q, 0, 30);
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.node == 5 && ev.time_ns == 20);
+	ck_assert_int_eq(evq_pop(&q, &ev), 1);
+	ck_assert(ev.node == 0 && ev.time_ns == 30);
+	ck_assert_int_eq(evq_pop(&q, &ev), 0);
+	evq_free(&q);
+}
+END_TEST
+
 /* Random sets, cancels, repushes and pushes: timers deliver what pushed
  * events with a per-slot "current seq" (the stale events skipped) deliver,
  * in the same order. */
@@ -190,6 +212,7 @@ Suite *evq_suite(void)
 	tcase_add_test(tc, equal_times_pop_in_insertion_order);
 	tcase_add_test(tc, time_order_and_repush);
 	tcase_add_test(tc, timers_replace_in_place);
+	tcase_add_test(tc, timers_in_both_halves);
 	tcase_add_test(tc, timers_match_pushed_events_with_stale_skipping);
 	tcase_add_test(tc, hmap_put_get_del_many);
 	suite_add_tcase(s, tc);
