@@ -120,8 +120,10 @@ static inline uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint3
 	if (*tail != KV_NONE) {
 		struct kv_run *r = &p->runs[*tail];
 		if (r->lock == 1 && r->n_children == 0 && r->len + (to - from) <= r->cap) {
+			uint64_t *dst = r->hashes + r->len;
 			for (uint32_t b = from; b < to; b++)
-				r->hashes[r->len++] = hashes[b];
+				*dst++ = hashes[b];
+			r->len += to - from;
 			return to - from;
 		}
 	}

@@ -1408,13 +1408,18 @@ static void hook_blocks(void *ctx, struct request *r, uint32_t from, uint32_t to
 	/* Private blocks: block by block, the frontier would move to each
 	 * block not behind it, and once it moves it moves with every later
 	 * one; so it ends at the last block unless that one is behind it. */
-	struct session_rec *rec = r->session_rec, was = *rec;
-	if (!private_before(rec, r, to - 1)) {
+	struct session_rec *rec = r->session_rec;
+	if (s->opts->audit) {
+		struct session_rec was = *rec;
+		if (!private_before(rec, r, to - 1)) {
+			rec->frontier_len = to;
+			rec->frontier_hash = r->hashes[to - 1];
+		}
+		audit_frontier(s, r, was, idx, to);
+	} else if (!private_before(rec, r, to - 1)) {
 		rec->frontier_len = to;
 		rec->frontier_hash = r->hashes[to - 1];
 	}
-	if (s->opts->audit)
-		audit_frontier(s, r, was, idx, to);
 }
 
 /* One timeseries row per node. Nodes inside a decode span are brought up
