@@ -561,19 +561,34 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	int64_t start = n->step_start_ns;
 	uint32_t last = n->span_len - 1;
 	assert(n->span_eval == n->span_len && now_ns == n->span_end[last]);
-	node_span_used(n);
 	/* The used-block integral term by term, in order (a double sum); busy
 	 * time telescopes; blocks in use only grow along a span, so its last
 	 * iteration's are its peak. */
 	double kv = n->kv_used_block_ns;
-	for (uint32_t j = 0; j <= last; j++) {
-		kv += (double)n->span_used[j] * (double)(n->span_end[j] - start);
-		start = n->span_end[j];
+	uint32_t used = n->span_used[0], B = n->block_tokens;
+	if (!n->span_used_ok && n->block_shift && B <= 64) {
+		/* span_used on the fly: iteration j takes one block for each
+		 * request with c0 + j a multiple of B, i.e. c0 = -j (mod B) */
+		uint32_t starts[64] = {0};
+		for (uint32_t i = 0; i < n->n_batch; i++)
+			starts[n->batch[i].c0 & (B - 1)]++;
+		kv += (double)used * (double)(n->span_end[0] - start);
+		for (uint32_t j = 1; j <= last; j++) {
+			used += starts[(0 - j) & (B - 1)];
+			kv += (double)used * (double)(n->span_end[j] - n->span_end[j - 1]);
+		}
+	} else {
+		node_span_used(n);
+		for (uint32_t j = 0; j <= last; j++) {
+			kv += (double)n->span_used[j] * (double)(n->span_end[j] - start);
+			start = n->span_end[j];
+		}
+		used = n->span_used[last];
 	}
 	n->kv_used_block_ns = kv;
 	n->busy_ns += n->span_end[last] - n->step_start_ns;
-	if (n->span_used[last] > n->peak_used)
-		n->peak_used = n->span_used[last];
+	if (used > n->peak_used)
+		n->peak_used = used;
 	n->iterations += n->span_len;
 	if (n->span_len > 1) {
 		span_apply(n, n->span_len, n->span_len - 1);
