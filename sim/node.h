@@ -72,10 +72,10 @@ struct node {
 	 * request is decoding and no waiting request could be admitted before
 	 * it ends (see plan_span), up to max_span iterations of
 	 * the same batch run as one event. Iteration j ends at span_end[j] and
-	 * holds span_used[j] blocks (filled by node_span_used, when the span
-	 * ends: a cut span never needs the rest); allocations of the first span_started
-	 * iterations and the ends of the first span_ended are applied to the
-	 * requests so far (node_sync applies more; an arrival cuts the span at
+	 * holds span_used[j] blocks (span_used[0] at the start; the rest only
+	 * when node_span_used fills them, for a trace); allocations of the
+	 * first span_started iterations and the ends of the first span_ended
+	 * are applied to the requests so far (node_sync applies more; an arrival cuts the span at
 	 * the iteration in progress). Results are those of one event per
 	 * iteration; only the event count differs. */
 	uint32_t max_span, span_len, span_started, span_ended;
@@ -138,8 +138,9 @@ int node_span_continues(struct node *n, int64_t now_ns);
  * long decode span the last iteration end computed so far), or 0 when there
  * is nothing to run (the node is then idle). O(batch + span length). */
 int64_t node_start_step(struct node *n, int64_t now_ns);
-/* Fills span_used[j] for the step's iterations j < span_len (once a step;
- * node_finish_step calls it). O(batch + span length). */
+/* Fills span_used[j] for the step's iterations j < span_len, once a step
+ * (node_finish_step counts them on the fly unless this ran first, or the
+ * block size is not a power of two up to 64). O(batch + span length). */
 void node_span_used(struct node *n);
 /* Applies the iteration that ends at now: tokens computed and emitted,
  * blocks cached, requests finished (on_done is called for each). O(batch). */
