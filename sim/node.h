@@ -75,9 +75,9 @@ struct node {
 	 * holds span_used[j] blocks (span_used[0] at the start; the rest only
 	 * when node_span_used fills them, for a trace); allocations of the
 	 * first span_started iterations and the ends of the first span_ended
-	 * are applied to the requests so far (node_sync applies more; an arrival cuts the span at
-	 * the iteration in progress). Results are those of one event per
-	 * iteration; only the event count differs. */
+	 * are applied to the requests so far (node_sync applies more; an
+	 * arrival cuts the span at the iteration in progress). Results are
+	 * those of one event per iteration; only the event count differs. */
 	uint32_t max_span, span_len, span_started, span_ended;
 	/* Ends of the first span_eval iterations are known (the rest are
 	 * computed when needed); the step event is at step_end_ns, the last
