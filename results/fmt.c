@@ -4,16 +4,30 @@
 #include <stdio.h>
 #include <string.h>
 
+/* "00" to "99" */
+static const char two_digits[201] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+
 int fmt_u64(char *out, uint64_t v)
 {
-	char tmp[20];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	char tmp[20], *p = tmp + sizeof tmp;
+	while (v >= 100) { /* two digits a division */
+		uint64_t q = v / 100;
+		p -= 2;
+		memcpy(p, two_digits + 2 * (v - 100 * q), 2);
+		v = q;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, two_digits + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	int n = (int)(tmp + sizeof tmp - p);
 	for (int i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
+		out[i] = p[i];
 	return n;
 }
 
@@ -59,10 +73,14 @@ int fmt_fixed(char *out, double x, int digits)
 	int n = fmt_u64(out, ip);
 	if (digits > 0) {
 		out[n++] = '.';
-		for (int i = digits; i-- > 0;) {
-			out[n + i] = (char)('0' + fp % 10);
-			fp /= 10;
+		int i = digits; /* fp's digits right to left, two at a time */
+		for (; i >= 2; i -= 2) {
+			uint64_t hi = fp / 100;
+			memcpy(out + n + i - 2, two_digits + 2 * (fp - 100 * hi), 2);
+			fp = hi;
 		}
+		if (i)
+			out[n] = (char)('0' + fp);
 		n += digits;
 	}
 	return n;
