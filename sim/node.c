@@ -569,7 +569,8 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	if (!n->span_used_ok && n->block_shift && B <= 64) {
 		/* span_used on the fly: iteration j takes one block for each
 		 * request with c0 + j a multiple of B, i.e. c0 = -j (mod B) */
-		uint32_t starts[64] = {0};
+		uint32_t starts[64];
+		memset(starts, 0, B * sizeof *starts);
 		for (uint32_t i = 0; i < n->n_batch; i++)
 			starts[n->batch[i].c0 & (B - 1)]++;
 		kv += (double)used * (double)(n->span_end[0] - start);
