@@ -131,6 +131,19 @@ void evq_timer_cancel(struct evq *q, uint32_t slot)
 
 /* --- events ---------------------------------------------------------------- */
 
+/* Puts ev in the hole at i, or above it where it belongs. */
+static void sift_up(struct evq *q, size_t i, struct event ev)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!before(&ev, &q->heap[parent]))
+			break;
+		q->heap[i] = q->heap[parent];
+		i = parent;
+	}
+	q->heap[i] = ev;
+}
+
 static int insert(struct evq *q, struct event ev)
 {
 	if (q->n == q->cap) {
@@ -141,15 +154,7 @@ static int insert(struct evq *q, struct event ev)
 		q->heap = nh;
 		q->cap = ncap;
 	}
-	size_t i = q->n++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!before(&ev, &q->heap[parent]))
-			break;
-		q->heap[i] = q->heap[parent];
-		i = parent;
-	}
-	q->heap[i] = ev;
+	sift_up(q, q->n++, ev);
 	return 0;
 }
 
@@ -195,14 +200,7 @@ static void pop_top(struct evq *q, struct event *out)
 		q->heap[i] = q->heap[c];
 		i = c;
 	}
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!before(&last, &q->heap[p]))
-			break;
-		q->heap[i] = q->heap[p];
-		i = p;
-	}
-	q->heap[i] = last;
+	sift_up(q, i, last);
 }
 
 int evq_pop(struct evq *q, struct event *out)
