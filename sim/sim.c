@@ -1326,9 +1326,16 @@ static int hook_before(void *ctx, const struct request *r, uint32_t idx)
 static uint32_t hook_before_run(void *ctx, const struct request *r, uint32_t idx, uint32_t end)
 {
 	struct sim *s = ctx;
-	uint32_t k = idx;
-	while (k < end && k < r->n_shared && hook_before(ctx, r, k))
-		k++;
+	uint32_t k = idx, lim = end < r->n_shared ? end : r->n_shared;
+	if (s->ever_closed) {
+		/* one search answers the whole shared part: blocks before its
+		 * first block not in the set are in it, the rest are not */
+		if (k < lim && hook_before(ctx, r, k))
+			k = s->bs_first_not < lim ? s->bs_first_not : lim;
+	} else {
+		while (k < lim && hook_before(ctx, r, k))
+			k++;
+	}
 	if (k < end && k >= r->n_shared && private_before(r->session_rec, r, k)) {
 		const struct session_rec *rec = r->session_rec;
 		k = rec->frontier_len < end ? rec->frontier_len : end;
@@ -1352,9 +1359,14 @@ static uint32_t hook_before_run(void *ctx, const struct request *r, uint32_t idx
 static uint32_t hook_never_run(void *ctx, const struct request *r, uint32_t idx, uint32_t end)
 {
 	struct sim *s = ctx;
-	uint32_t k = idx;
-	while (k < end && k < r->n_shared && !hook_before(ctx, r, k))
-		k++;
+	uint32_t k = idx, lim = end < r->n_shared ? end : r->n_shared;
+	if (s->ever_closed) {
+		if (k < lim && !hook_before(ctx, r, k))
+			k = lim; /* at or past the search's first block not in the set */
+	} else {
+		while (k < lim && !hook_before(ctx, r, k))
+			k++;
+	}
 	if (k < end && k >= r->n_shared && !private_before(r->session_rec, r, k))
 		k = end;
 	if (s->opts->audit) {
