@@ -1404,8 +1404,14 @@ static void hook_blocks(void *ctx, struct request *r, uint32_t from, uint32_t to
 	uint32_t idx = from;
 	for (; idx < to && idx < r->n_shared; idx++) {
 		if (idx >= r->before_lo && idx < r->before_hi) {
-			r->ever_next = idx + 1;
-			continue; /* in the set since its admission at least */
+			/* in the set since its admission at least: the whole
+			 * rest of that range, at once */
+			uint32_t stop = r->before_hi < to ? r->before_hi : to;
+			if (stop > r->n_shared)
+				stop = r->n_shared;
+			idx = stop - 1;
+			r->ever_next = stop;
+			continue;
 		}
 		if (s->ever_closed && idx > 0 && r->ever_next != idx &&
 		    !(idx - 1 >= r->before_lo && idx - 1 < r->before_hi) &&
