@@ -1,4 +1,5 @@
-/* evq: the future event set, a binary heap ordered by (time, seq). */
+/* evq: the future event set, a binary heap ordered by (time, seq), and
+ * per-slot timers (a node's step end) popping in the same order. */
 #ifndef KVSIM_EVQ_H
 #define KVSIM_EVQ_H
 
@@ -49,8 +50,9 @@ uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *
  * its place among events of equal time); it is not counted as delivered.
  * A popped timer's event is set again as that timer. */
 int evq_repush(struct evq *q, const struct event *ev, int64_t time_ns);
-/* Gives q n_slots timers whose events pop as kind, with node = the slot.
- * Returns -1 when memory runs out. */
+/* Gives q n_slots timers whose events pop as kind, with node = the slot
+ * (evq_repush takes an event of that kind for its slot's timer: push no
+ * other events of it). Returns -1 when memory runs out. */
 int evq_timers(struct evq *q, uint32_t n_slots, int kind);
 /* Sets slot's timer to time_ns under a new seq, replacing any pending one:
  * the event pops where evq_push's would. Returns the seq, or 0 when the
