@@ -1320,9 +1320,9 @@ static int hook_before(void *ctx, const struct request *r, uint32_t idx)
 }
 
 /* computed_before: blocks idx.. of r computed before, up to end. Shared
- * blocks one by one (hook_before answers them from one search while the
- * set is prefix-closed); private ones at once: the session's frontier
- * covers a prefix of them. --audit checks the count block by block. */
+ * blocks from one search while the set is prefix-closed (one by one
+ * after); private ones at once: the session's frontier covers a prefix of
+ * them. --audit checks the count block by block. */
 static uint32_t hook_before_run(void *ctx, const struct request *r, uint32_t idx, uint32_t end)
 {
 	struct sim *s = ctx;
@@ -1353,9 +1353,10 @@ static uint32_t hook_before_run(void *ctx, const struct request *r, uint32_t idx
 }
 
 /* Blocks idx.. of r that no node computed before, up to end: shared ones
- * one by one; a private block behind no frontier has every later one
- * behind none either (private_before's chain test does not depend on the
- * block, and the frontier is a prefix). */
+ * from one search while the set is prefix-closed (one by one after); a
+ * private block behind no frontier has every later one behind none either
+ * (private_before's chain test does not depend on the block, and the
+ * frontier is a prefix). --audit checks the count block by block. */
 static uint32_t hook_never_run(void *ctx, const struct request *r, uint32_t idx, uint32_t end)
 {
 	struct sim *s = ctx;
