@@ -92,7 +92,8 @@ struct pol_ops {
 	/* r was sent to node (after any router-level check passed). */
 	void (*on_dispatch)(void *st, const struct request *r, int32_t node);
 	/* r finished on node, or was shed (node -1). session_done: no turn of
-	 * r's session will come again, so per-session state can go. */
+	 * r's session will come again, so per-session state can go. r's block
+	 * hashes are gone by then (n_hashes 0: its buffer went to the next turn). */
 	void (*on_complete)(void *st, const struct request *r, int32_t node, int session_done);
 	void (*destroy)(void *st);
 	/* Whether route reads the KV figures (kv_util, kv_used_blocks, closed):

@@ -61,7 +61,8 @@ struct met_summary {
 	 * reload decision, enqueue, starting its next iteration). sync_ns:
 	 * the part of route_ns spent bringing nodes' decode spans up to now
 	 * for policies that read KV figures (engine work moved earlier, which
-	 * the span's end would otherwise do). */
+	 * the span's end would otherwise do). Estimates: one arrival in 16 is
+	 * timed and the sums are scaled up to all of them. */
 	double route_ns, arrive_ns, sync_ns;
 	uint64_t routed;
 	uint64_t migration_count;

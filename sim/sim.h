@@ -25,7 +25,7 @@ struct sim_opts {
 	/* Benchmarks: stop after this many wall-clock seconds (0: never); the
 	 * summary then covers what finished and sets out->truncated. */
 	double wall_limit_s;
-	/* Benchmarks: time every routing decision (out->route_ns). */
+	/* Benchmarks: time routing decisions (out->route_ns; one in 16, scaled). */
 	int time_routing;
 };
 

@@ -250,6 +250,14 @@ START_TEST(resumed_hash_chains_equal_fresh_ones)
 		ck_assert_uint_eq(b.n_hashes, c.n_hashes);
 		for (uint32_t i = 0; i < c.n_hashes; i++)
 			ck_assert_uint_eq(b.hashes[i], c.hashes[i]);
+		/* In place: a's own chain continued in a's buffer (prefix is
+		 * a.hashes; it grows past its capacity, so realloc moves it). */
+		st = (struct wl_hash_state){0, 0, 0, 0};
+		ck_assert_int_eq(wl_hash_blocks_resume(&a, segs, k, 16, &st, NULL), 0);
+		ck_assert_int_eq(wl_hash_blocks_resume(&a, segs, 6, 16, &st, a.hashes), 0);
+		ck_assert_uint_eq(a.n_hashes, c.n_hashes);
+		for (uint32_t i = 0; i < c.n_hashes; i++)
+			ck_assert_uint_eq(a.hashes[i], c.hashes[i]);
 		free(a.hashes);
 		free(b.hashes);
 		free(c.hashes);
@@ -261,8 +269,10 @@ END_TEST
  * the hashes are those of hashing every prompt from scratch: chat with
  * heads shorter than a block, of whole blocks and cut to fit the context,
  * rag (documents after the head) and agent. Digest of every request's
- * hashes, first turns and follow-ups. */
-static uint64_t hash_digest(const char *json, uint32_t max_context, int off, uint64_t *n_hashes)
+ * hashes, first turns and follow-ups. lend: each follow-up gets the ended
+ * turn's buffer, as the simulator lends it. */
+static uint64_t hash_digest(const char *json, uint32_t max_context, int off, int lend,
+			    uint64_t *n_hashes)
 {
 	const struct wl_ops *ops;
 	wl_head_hashes_off = off;
@@ -277,7 +287,18 @@ static uint64_t hash_digest(const char *json, uint32_t max_context, int off, uin
 			for (uint32_t i = 0; i < a.n_hashes; i++)
 				d = rng_mix64(d ^ a.hashes[i]);
 			*n_hashes += a.n_hashes;
-			if (ops->follow_up(st, &a, 1, a.arrival_ns, &b) != 1)
+			uint64_t *spare = b.hashes;
+			uint32_t spare_cap = b.hashes_cap;
+			if (lend) {
+				b.hashes = a.hashes;
+				b.hashes_cap = a.hashes_cap;
+			}
+			int got = ops->follow_up(st, &a, 1, a.arrival_ns, &b);
+			if (lend) {
+				a.hashes = spare;
+				a.hashes_cap = spare_cap;
+			}
+			if (got != 1)
 				break;
 			struct request t = a;
 			a = b;
@@ -311,11 +332,15 @@ START_TEST(head_hashes_equal_fresh_ones)
 	};
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
 		uint64_t n_on, n_off;
-		uint64_t on = hash_digest(cases[c].json, cases[c].ctx, 0, &n_on);
-		uint64_t off = hash_digest(cases[c].json, cases[c].ctx, 1, &n_off);
+		uint64_t on = hash_digest(cases[c].json, cases[c].ctx, 0, 0, &n_on);
+		uint64_t off = hash_digest(cases[c].json, cases[c].ctx, 1, 0, &n_off);
 		ck_assert_uint_gt(n_on, 1000);
 		ck_assert_uint_eq(n_on, n_off);
 		ck_assert_msg(on == off, "case %zu: hashes differ", c);
+		/* and with each turn's buffer lent to the next */
+		uint64_t n_lent, lent = hash_digest(cases[c].json, cases[c].ctx, 0, 1, &n_lent);
+		ck_assert_uint_eq(n_lent, n_on);
+		ck_assert_msg(lent == on, "case %zu: lent buffers change the hashes", c);
 	}
 }
 END_TEST

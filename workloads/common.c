@@ -48,6 +48,9 @@ int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t
 	for (uint32_t i = 0; i < n; i++)
 		total += segs[i].len;
 	uint32_t blocks = (uint32_t)(total / block_tokens);
+	/* prefix may be r's own buffer (the history continued in place):
+	 * realloc then carries it along, and there is nothing to copy */
+	int in_place = prefix && prefix == r->hashes;
 	if (blocks > r->hashes_cap) {
 		uint32_t cap = r->hashes_cap ? r->hashes_cap : 64;
 		while (cap < blocks)
@@ -61,7 +64,7 @@ int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t
 	uint32_t b = st->blocks <= blocks ? st->blocks : 0;
 	uint64_t prev = b ? st->prev : WL_HASH_ORIGIN, acc = 0;
 	uint32_t fill = 0, i0 = b ? st->seg : 0, off0 = b ? st->off : 0;
-	if (b && prefix)
+	if (b && prefix && !in_place)
 		memcpy(r->hashes, prefix, b * sizeof *r->hashes);
 	struct wl_hash_state end = {i0, off0, b, prev};
 	for (uint32_t i = i0; i < n && b < blocks; i++) {

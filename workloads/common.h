@@ -52,7 +52,8 @@ struct wl_hash_state {
 
 /* wl_hash_blocks, resuming from *st: the segments before st->seg and the
  * first st->off tokens of it must be what they were, and the first
- * st->blocks hashes are copied from prefix (the request hashed then). *st
+ * st->blocks hashes are copied from prefix (the request hashed then), or
+ * kept where they are when prefix is r->hashes itself. *st
  * gets the state after the last full block. The hashes are identical to
  * wl_hash_blocks's; only the work is less (a follow-up turn hashes its new
  * tokens, not its whole history). */

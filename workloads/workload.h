@@ -30,7 +30,10 @@ struct wl_ops {
 	int (*next)(void *st, struct request *r);
 	/* r ended at now_ns, completed or not (shed, failed). Returns 1 and fills
 	 * out with its session's next turn (arrival >= now_ns), or returns 0 when
-	 * the session is over. NULL: every request is a session of its own. */
+	 * the session is over. NULL: every request is a session of its own.
+	 * out->hashes may be r->hashes on entry (the simulator lends the ended
+	 * request's buffer so that a history is not copied): the next turn's
+	 * hashes are then written over r's, and may move it (realloc). */
 	int (*follow_up)(void *st, const struct request *r, int completed, int64_t now_ns,
 			 struct request *out);
 	void (*destroy)(void *st);
