@@ -378,7 +378,7 @@ int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 }
 
 uint32_t kv_commit_blocks_any(struct kv_pool *p, uint32_t *tail, uint32_t from, uint32_t to,
-			      const uint64_t *hashes)
+			      const uint64_t *hashes, uint32_t n_chain)
 {
 	for (uint32_t b = from; b < to; b++) {
 		struct kv_run *r = *tail != KV_NONE ? &p->runs[*tail] : NULL;
@@ -387,7 +387,10 @@ uint32_t kv_commit_blocks_any(struct kv_pool *p, uint32_t *tail, uint32_t from, 
 			 * run can start with them (they chain under this one,
 			 * which has no children) */
 			assert(r->depth + r->len == b);
-			if (run_reserve(p, r, r->len + (to - b)))
+			uint32_t want = r->len + (to - b);
+			if (want > r->cap && n_chain > to && n_chain - r->depth > want)
+				want = n_chain - r->depth; /* the chain's later blocks too */
+			if (run_reserve(p, r, want))
 				return b - from;
 			memcpy(r->hashes + r->len, hashes + b, (to - b) * sizeof *hashes);
 			r->len += to - b;

@@ -109,13 +109,15 @@ uint32_t kv_evict(struct kv_pool *p, uint32_t n);
 int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h);
 /* kv_commit_block of blocks from..to-1 in turn (hashes[b] for block b), up
  * to the first that fails; returns how many were committed. A tail run the
- * request holds alone with nothing under it takes the rest at once. */
+ * request holds alone with nothing under it takes the rest at once, and
+ * grows, when it must, to hold the whole chain (n_chain blocks: hashes'
+ * length), so that a request moves its run's hashes once at most. */
 uint32_t kv_commit_blocks_any(struct kv_pool *p, uint32_t *tail, uint32_t from, uint32_t to,
-			      const uint64_t *hashes);
+			      const uint64_t *hashes, uint32_t n_chain);
 /* kv_commit_blocks_any, with the common case inline: a decode token's
  * block appended to the request's own tail run, which has room. */
 static inline uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint32_t from,
-					uint32_t to, const uint64_t *hashes)
+					uint32_t to, const uint64_t *hashes, uint32_t n_chain)
 {
 	if (*tail != KV_NONE) {
 		struct kv_run *r = &p->runs[*tail];
@@ -127,7 +129,7 @@ static inline uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint3
 			return to - from;
 		}
 	}
-	return kv_commit_blocks_any(p, tail, from, to, hashes);
+	return kv_commit_blocks_any(p, tail, from, to, hashes, n_chain);
 }
 /* Releases a request's hold: the runs from tail to the root (tail first, so
  * the tail is evicted first) and its n_own own blocks (freed). */

@@ -231,7 +231,7 @@ static void __attribute__((noinline)) computed_blocks(struct node *n, struct req
 	 * that on by one. */
 	uint32_t next = r->n_blocks - r->n_own;
 	if (n->prefix_caching && next >= from && next < full)
-		r->n_own -= kv_commit_blocks(&n->kv, &r->kv_tail, next, full, r->hashes);
+		r->n_own -= kv_commit_blocks(&n->kv, &r->kv_tail, next, full, r->hashes, r->n_hashes);
 	if (from < full)
 		n->hooks.on_blocks_computed(n->hooks.ctx, r, from, full);
 }

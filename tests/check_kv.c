@@ -86,6 +86,34 @@ END_TEST
  * prefixes, so runs split, adopt and hang under each other), takes,
  * commits and releases, one committing block by block, the other in
  * ranges. */
+/* A request's tail run, when it must grow, grows to hold the request's
+ * whole chain: its hashes move once, not at every doubling. */
+START_TEST(tail_runs_grow_once_per_request)
+{
+	enum { LEN = 300, PROMPT = 100 };
+	struct kv_pool p;
+	ck_assert_int_eq(kv_init(&p, 1000), 0);
+	uint64_t h[LEN];
+	for (uint32_t i = 0; i < LEN; i++)
+		h[i] = i + 1;
+	/* the prompt's blocks in one range, then decode blocks one by one */
+	ck_assert_int_eq(kv_take(&p, PROMPT), 0);
+	uint32_t tail = KV_NONE;
+	ck_assert_uint_eq(kv_commit_blocks(&p, &tail, 0, PROMPT, h, LEN), PROMPT);
+	const uint64_t *at = p.runs[tail].hashes;
+	ck_assert_uint_ge(p.runs[tail].cap, LEN);
+	for (uint32_t b = PROMPT; b < LEN; b++) {
+		ck_assert_int_eq(kv_take(&p, 1), 0);
+		ck_assert_uint_eq(kv_commit_blocks(&p, &tail, b, b + 1, h, LEN), 1);
+	}
+	ck_assert_ptr_eq(p.runs[tail].hashes, at);
+	ck_assert_uint_eq(p.runs[tail].len, LEN);
+	kv_release(&p, tail, 0);
+	ck_assert_int_eq(kv_check(&p), 0);
+	kv_free(&p);
+}
+END_TEST
+
 START_TEST(range_commits_equal_block_commits)
 {
 	enum { POOL = 300, ACTIVE = 8, LEN = 40 };
@@ -132,7 +160,7 @@ START_TEST(range_commits_equal_block_commits)
 			for (uint32_t i = from; i < to; i++)
 				if (kv_commit_block(&a, &q[k].tail_a, i, q[k].h[i]) == 0)
 					q[k].own_a--;
-			uint32_t got = kv_commit_blocks(&b, &q[k].tail_b, from, to, q[k].h);
+			uint32_t got = kv_commit_blocks(&b, &q[k].tail_b, from, to, q[k].h, q[k].len);
 			ck_assert_uint_eq(got, n);
 			q[k].own_b -= got;
 			q[k].done = to;
@@ -465,6 +493,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, allocate_hit_split_evict);
 	tcase_add_test(tc, lru_order_is_release_order_tail_first);
 	tcase_add_test(tc, range_commits_equal_block_commits);
+	tcase_add_test(tc, tail_runs_grow_once_per_request);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
