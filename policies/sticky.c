@@ -91,9 +91,16 @@ void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, stru
 
 void sticky_set(struct sticky *s, uint64_t key, int32_t node)
 {
-	if (hmap_get(&s->prev, key))
-		hmap_del(&s->prev, key);
-	if (!hmap_get(&s->cur, key) && s->cur.count >= s->max_keys) {
+	/* A key is in one generation at most (it leaves prev as it enters
+	 * cur; prev gets keys only by the swap, which empties cur). So a key
+	 * in cur needs no look at prev: the common case, one probe. */
+	uint64_t *v = hmap_get(&s->cur, key);
+	if (v) {
+		*v = (uint64_t)node + 1;
+		return;
+	}
+	hmap_del(&s->prev, key);
+	if (s->cur.count >= s->max_keys) {
 		struct hmap t = s->prev;
 		s->prev = s->cur;
 		s->cur = t;

@@ -60,6 +60,63 @@ static int route_one(const struct pol_ops *ops, void *st, struct pol_node_view *
 	return d->node;
 }
 
+/* Where session sid would go now (routed, not dispatched). */
+static int32_t where(const struct pol_ops *ops, void *st, struct pol_node_view *nodes, uint32_t n,
+		     uint64_t sid)
+{
+	struct request r;
+	memset(&r, 0, sizeof r);
+	r.session = sid;
+	struct pol_view v = view_of(nodes, n);
+	struct pol_decision d;
+	ops->route(st, &v, &r, &d);
+	return d.action == POL_ROUTE ? d.node : -1;
+}
+
+/* The affinity map keeps max_keys keys in two generations: a full current
+ * one becomes the previous (the older previous is forgotten), a key found
+ * in the previous is promoted, and setting a key the current one holds
+ * only changes its node. A forgotten session goes to the least loaded
+ * node (node 0 here). */
+START_TEST(session_affinity_keeps_two_generations_of_keys)
+{
+	struct pol_env env = {4, 16, NULL};
+	const struct pol_ops *ops;
+	void *st = make("session_affinity", "{\"threshold\": 100, \"max_keys\": 2}", &env, &ops);
+	struct pol_node_view nodes[4] = {{.outstanding = 0, .up = 1},
+					 {.outstanding = 5, .up = 1},
+					 {.outstanding = 5, .up = 1},
+					 {.outstanding = 5, .up = 1}};
+	struct request r;
+	memset(&r, 0, sizeof r);
+	uint64_t A = 11, B = 12, C = 13, D = 14;
+	r.session = A, ops->on_dispatch(st, &r, 1);
+	r.session = B, ops->on_dispatch(st, &r, 2);
+	r.session = A, ops->on_dispatch(st, &r, 1); /* in the current one: no turnover */
+	ck_assert_int_eq(where(ops, st, nodes, 4, A), 1);
+	ck_assert_int_eq(where(ops, st, nodes, 4, B), 2);
+	r.session = C, ops->on_dispatch(st, &r, 3); /* full: {A, B} become the previous */
+	ck_assert_int_eq(where(ops, st, nodes, 4, A), 1);
+	ck_assert_int_eq(where(ops, st, nodes, 4, B), 2);
+	ck_assert_int_eq(where(ops, st, nodes, 4, C), 3);
+	r.session = A, ops->on_dispatch(st, &r, 1); /* promoted: current {C, A} */
+	r.session = A, ops->on_dispatch(st, &r, 2); /* moved, still in the current one */
+	ck_assert_int_eq(where(ops, st, nodes, 4, A), 2);
+	r.session = D, ops->on_dispatch(st, &r, 3); /* full: {C, A} previous, B forgotten */
+	ck_assert_int_eq(where(ops, st, nodes, 4, B), 0);
+	ck_assert_int_eq(where(ops, st, nodes, 4, A), 2);
+	ck_assert_int_eq(where(ops, st, nodes, 4, C), 3);
+	ck_assert_int_eq(where(ops, st, nodes, 4, D), 3);
+	r.session = B, ops->on_dispatch(st, &r, 1); /* current {D, B} */
+	r.session = C, ops->on_dispatch(st, &r, 2); /* full: {D, B} previous; A forgotten */
+	ck_assert_int_eq(where(ops, st, nodes, 4, A), 0);
+	ck_assert_int_eq(where(ops, st, nodes, 4, B), 1);
+	ck_assert_int_eq(where(ops, st, nodes, 4, C), 2);
+	ck_assert_int_eq(where(ops, st, nodes, 4, D), 3);
+	ops->destroy(st);
+}
+END_TEST
+
 START_TEST(session_affinity_reference_case)
 {
 	struct pol_env env = {2, 16, NULL};
@@ -781,6 +838,7 @@ Suite *policy_suite(void)
 	Suite *s = suite_create("policy");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, session_affinity_reference_case);
+	tcase_add_test(tc, session_affinity_keeps_two_generations_of_keys);
 	tcase_add_test(tc, session_affinity_ties_and_forgetting);
 	tcase_add_test(tc, round_robin_and_least_loaded);
 	tcase_add_test(tc, random_is_uniform);
