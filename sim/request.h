@@ -19,29 +19,40 @@ enum req_state {
  * so two requests share their first k blocks iff hashes agree up to k. Only
  * full blocks have hashes. */
 struct request {
+	/* What the engine reads and writes every iteration, and per block,
+	 * first: these 64 bytes are one cache line where the simulator
+	 * allocates requests (64-byte aligned). W: set by the workload; S: by
+	 * the simulator and the engine. */
+	uint32_t num_tokens;   /* S: tokens known: prompt + generated */
+	uint32_t num_computed; /* S: tokens whose KV is in the node's cache */
+	uint32_t generated;    /* S: output tokens emitted */
+	uint32_t high_water;   /* S: most tokens ever computed (preemption accounting) */
+	uint64_t *hashes; /* W: full blocks of prompt + output; owned, reused */
+	uint32_t output_tokens; /* W */
+	enum req_state state;   /* S */
+	/* S: KV held on its node: the cached runs from kv_tail to the root
+	 * cover its first n_blocks - n_own blocks; n_own more are its own (the
+	 * block being filled; all of them without prefix caching). */
+	uint32_t kv_tail;
+	uint32_t n_blocks, n_own;
+	uint32_t n_hashes; /* W */
+	uint32_t n_shared; /* W: leading blocks whose content other sessions can name */
+	/* S: blocks [lo, hi) were found computed before (somewhere) at its
+	 * first admission: recording them again as computed changes nothing. */
+	uint32_t before_lo, before_hi;
+	uint32_t ever_next; /* S: 1 + the last shared block it recorded as computed */
+
 	/* Set by the workload. */
+	uint32_t hashes_cap;
 	uint64_t id; /* set by the simulator, in arrival order from 1 */
 	uint64_t session; /* nonzero; equal for the turns of one conversation */
 	uint32_t turn;    /* 1-based */
 	int last_turn;    /* 1: no follow-up will come for this session */
 	int64_t arrival_ns;
-	uint32_t prompt_tokens, output_tokens;
-	uint64_t *hashes;  /* full blocks of prompt + output; owned, reused */
-	uint32_t n_hashes, hashes_cap;
-	uint32_t n_shared; /* leading blocks whose content other sessions can name */
+	uint32_t prompt_tokens;
 
 	/* Set by the simulator and the engine. */
-	enum req_state state;
 	int32_t node;
-	uint32_t num_tokens;   /* tokens known: prompt + generated */
-	uint32_t num_computed; /* tokens whose KV is in the node's cache */
-	uint32_t generated;    /* output tokens emitted */
-	uint32_t high_water;   /* most tokens ever computed (preemption accounting) */
-	/* KV held on its node: the cached runs from kv_tail to the root cover
-	 * its first n_blocks - n_own blocks; n_own more are its own (the block
-	 * being filled; all of them without prefix caching). */
-	uint32_t kv_tail;
-	uint32_t n_blocks, n_own;
 	uint32_t mig_lo, mig_hi; /* blocks [lo, hi) arrived by migration */
 	uint32_t rel_lo, rel_hi; /* blocks [lo, hi) reloaded from a DRAM/NVMe tier */
 	uint32_t pending;        /* transfers it waits for */
@@ -51,10 +62,6 @@ struct request {
 	int64_t xfer_start_ns;   /* when its migration began */
 	uint32_t pin_epoch;      /* its node's crash count when kv_tail pinned a prefix */
 	int accounted;           /* the prompt split below is final */
-	/* Blocks [lo, hi) were found computed before (somewhere) at its first
-	 * admission: recording them again as computed changes nothing. */
-	uint32_t before_lo, before_hi;
-	uint32_t ever_next; /* 1 + the last shared block it recorded as computed */
 	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;
 	/* Disjoint split of prompt_tokens (DESIGN 6), plus preemption recompute. */
 	uint32_t cached, reloaded, migrated, recomputed, fresh;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -227,17 +228,25 @@ static void workload_failed(struct sim *s)
 		fail(s, "out of memory in the workload");
 }
 
+/* The engine's per-iteration fields are request.h's first 64 bytes: one
+ * cache line, with requests 64-byte aligned. */
+_Static_assert(offsetof(struct request, ever_next) + sizeof(uint32_t) <= 64,
+	       "struct request: the engine's fields outgrew one cache line");
+
 static struct request *req_get(struct sim *s)
 {
 	struct request *r = s->free_reqs;
 	if (r) {
 		s->free_reqs = r->pool_next;
 	} else {
-		r = calloc(1, sizeof *r);
-		if (!r) {
+		void *p = NULL;
+		if (posix_memalign(&p, 64, sizeof *r) != 0) {
 			fail(s, "out of memory");
 			return NULL;
 		}
+		r = p;
+		r->hashes = NULL;
+		r->hashes_cap = 0;
 	}
 	/* Keep the hash buffer, clear the rest. */
 	uint64_t *h = r->hashes;
