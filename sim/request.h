@@ -42,6 +42,10 @@ struct request {
 	uint32_t before_lo, before_hi;
 	uint32_t ever_next; /* S: 1 + the last shared block it recorded as computed */
 
+	/* S: where block ever_next - 1 is in the simulator's tree of shared
+	 * blocks computed before (run CTREE_NONE: not known) */
+	uint32_t ever_run, ever_off;
+
 	/* Set by the workload. */
 	uint32_t hashes_cap;
 	uint64_t id; /* set by the simulator, in arrival order from 1 */

@@ -20,6 +20,7 @@
 #include "results/writer.h"
 #include "sim/config.h"
 #include "sim/cost.h"
+#include "sim/ctree.h"
 #include "sim/evq.h"
 #include "sim/flow.h"
 #include "sim/hmap.h"
@@ -130,11 +131,16 @@ struct sim {
 	gsl_rng *r_route;
 	const struct wl_ops *wl;
 	void *wl_st;
-	struct hset ever;     /* shared block hashes computed somewhere before */
-	/* While every block recorded in `ever` had its chain parent recorded
-	 * first (ever_closed), "computed before" falls from true to false once
-	 * along a prompt, and the boundary is a binary search (cached here for
-	 * the request being admitted). */
+	/* The shared block hashes computed somewhere before. While every
+	 * block recorded had its chain parent recorded first (ever_closed),
+	 * they are a tree of chains, kept as such (ever_tree: adds are appends,
+	 * not random inserts), and "computed before" falls from true to false
+	 * once along a prompt, at the end of its longest prefix in the tree
+	 * (cached here for the request being admitted). The first block
+	 * recorded without its parent moves them into the flat set `ever`,
+	 * which --audit also keeps all along, to check the tree's answers. */
+	struct ctree ever_tree;
+	struct hset ever;
 	int ever_closed;
 	const struct request *bs_req;
 	uint64_t bs_id;
@@ -255,6 +261,7 @@ static struct request *req_get(struct sim *s)
 	r->hashes = h;
 	r->hashes_cap = hc;
 	r->kv_tail = KV_NONE;
+	r->ever_run = CTREE_NONE;
 	r->node = -1;
 	r->sched_ns = -1;
 	return r;
@@ -1322,23 +1329,17 @@ static int hook_before(void *ctx, const struct request *r, uint32_t idx)
 		return hset_has(&s->ever, r->hashes[idx]);
 	/* The same request, the same set (it only grows: the same count is
 	 * the same contents), inside the searched range: the cached answer. */
-	if (s->bs_req != r || s->bs_id != r->id || s->bs_count != s->ever.count ||
+	if (s->bs_req != r || s->bs_id != r->id || s->bs_count != s->ever_tree.count ||
 	    idx < s->bs_lo || idx >= s->bs_hi) {
 		uint32_t hi = r->n_shared < r->n_hashes ? r->n_shared : r->n_hashes;
-		uint32_t a = idx, b = hi; /* the first block not in the set is in [a, b] */
-		while (a < b) {
-			uint32_t mid = a + (b - a) / 2;
-			if (hset_has(&s->ever, r->hashes[mid]))
-				a = mid + 1;
-			else
-				b = mid;
-		}
+		struct ctree_pos end;
+		uint32_t p = ctree_prefix(&s->ever_tree, r->hashes, hi, &end);
 		s->bs_req = r;
 		s->bs_id = r->id;
-		s->bs_count = s->ever.count;
+		s->bs_count = s->ever_tree.count;
 		s->bs_lo = idx;
 		s->bs_hi = hi;
-		s->bs_first_not = a;
+		s->bs_first_not = idx > p ? idx : p; /* the first block from idx not in it */
 	}
 	int before = idx < s->bs_first_not;
 	if (s->opts->audit && before != hset_has(&s->ever, r->hashes[idx]))
@@ -1427,6 +1428,39 @@ static void audit_frontier(struct sim *s, const struct request *r, struct sessio
 			   now->frontier_len, from, to, (unsigned long long)r->id, was.frontier_len);
 }
 
+static int ever_flat_add(void *ctx, uint64_t h)
+{
+	return hset_add(ctx, h) < 0;
+}
+
+/* While the set is a tree: records shared block idx of r, whose parent is
+ * where r recorded its last block, or is found along r's chain. Returns 1
+ * when done; 0 when the parent is not recorded: the set then moves to the
+ * flat one, for good, and the caller adds the block there. */
+static int ever_tree_add(struct sim *s, struct request *r, uint32_t idx)
+{
+	struct ctree_pos at = {r->ever_run, r->ever_off};
+	if (idx == 0) {
+		at.run = CTREE_NONE;
+	} else if (r->ever_next != idx || r->ever_run == CTREE_NONE) {
+		if (ctree_prefix(&s->ever_tree, r->hashes, idx, &at) < idx) {
+			/* its parent is not recorded: not a tree any more */
+			s->ever_closed = 0;
+			if (!s->opts->audit && ctree_each(&s->ever_tree, ever_flat_add, &s->ever))
+				fail(s, "out of memory");
+			ctree_free(&s->ever_tree);
+			return 0;
+		}
+	}
+	if (ctree_add(&s->ever_tree, &at, r->hashes[idx]) < 0 ||
+	    (s->opts->audit && hset_add(&s->ever, r->hashes[idx]) < 0))
+		fail(s, "out of memory");
+	r->ever_run = at.run;
+	r->ever_off = at.off;
+	r->ever_next = idx + 1;
+	return 1;
+}
+
 static void hook_blocks(void *ctx, struct request *r, uint32_t from, uint32_t to)
 {
 	struct sim *s = ctx;
@@ -1440,12 +1474,11 @@ static void hook_blocks(void *ctx, struct request *r, uint32_t from, uint32_t to
 				stop = r->n_shared;
 			idx = stop - 1;
 			r->ever_next = stop;
+			r->ever_run = CTREE_NONE; /* its place in the tree not looked up */
 			continue;
 		}
-		if (s->ever_closed && idx > 0 && r->ever_next != idx &&
-		    !(idx - 1 >= r->before_lo && idx - 1 < r->before_hi) &&
-		    !hset_has(&s->ever, r->hashes[idx - 1]))
-			s->ever_closed = 0; /* its parent is not recorded: search no more */
+		if (s->ever_closed && ever_tree_add(s, r, idx))
+			continue;
 		if (hset_add(&s->ever, r->hashes[idx]) < 0)
 			fail(s, "out of memory");
 		r->ever_next = idx + 1;
@@ -1701,6 +1734,7 @@ static void teardown(struct sim *s)
 	}
 	hmap_free(&s->sessions);
 	hset_free(&s->ever);
+	ctree_free(&s->ever_tree);
 	evq_free(&s->q);
 	met_free(&s->met);
 }
@@ -1909,6 +1943,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	s.errlen = errlen;
 	evq_init(&s.q);
 	hset_init(&s.ever);
+	ctree_init(&s.ever_tree);
 	s.ever_closed = 1;
 	hmap_init(&s.sessions);
 	double started = wall_now();

@@ -2,10 +2,12 @@
 #include <check.h>
 #include <string.h>
 
+#include "sim/ctree.h"
 #include "sim/hmap.h"
 #include "sim/hset.h"
 #include "sim/kv.h"
 #include "sim/prefix_index.h"
+#include "sim/rng.h"
 #include "tests/suites.h"
 
 static void counts(const struct kv_pool *p, uint32_t free_, uint32_t cached, uint32_t used)
@@ -485,6 +487,89 @@ START_TEST(hset_holds_what_was_added)
 }
 END_TEST
 
+/* A chain of up to 64 blocks: family f's blocks up to d, then variant v's;
+ * hashes chain as block hashes do. */
+static uint32_t ct_chain(uint64_t *h, uint32_t f, uint32_t d, uint32_t v, uint32_t len)
+{
+	uint64_t prev = 0x1234;
+	for (uint32_t j = 0; j < len; j++) {
+		uint64_t tok = j < d ? 1000 * f + j : 100000 * (v + 1) + 1000 * f + j;
+		prev = rng_mix64(prev ^ rng_mix64(tok));
+		h[j] = prev ? prev : 1;
+	}
+	return len;
+}
+
+static int ct_collect(void *ctx, uint64_t h)
+{
+	struct hmap *seen = ctx;
+	return hmap_put(seen, h, 1) == 1 ? 0 : 1; /* each hash once */
+}
+
+/* ctree holds what was added parent first, as an hmap of every hash does:
+ * random chains of four families that share prefixes and branch anywhere
+ * (inside runs, at their ends, at block 0) are extended from their longest
+ * prefix in the tree, or re-added from a known position; after each, the
+ * longest prefix of other chains is the reference's, at the right place. */
+START_TEST(ctree_holds_chains_added_parent_first)
+{
+	struct ctree t;
+	struct hmap ref;
+	ctree_init(&t);
+	hmap_init(&ref);
+	uint64_t x = 99, h[64], g[64];
+	uint32_t branches = 0, appends = 0;
+	for (int op = 0; op < 20000; op++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint32_t f = (uint32_t)(x >> 60) % 4, d = (uint32_t)(x >> 40) % 64;
+		uint32_t v = (uint32_t)(x >> 20) % 50, len = 1 + (uint32_t)(x >> 50) % 64;
+		ct_chain(h, f, d, v, len);
+		struct ctree_pos at;
+		uint32_t p = ctree_prefix(&t, h, len, &at);
+		if ((x >> 30) % 4 == 0 && p > 0) {
+			/* re-add a member from its parent's position: no change */
+			uint32_t k = (uint32_t)(x >> 8) % p;
+			struct ctree_pos pa;
+			ck_assert_uint_eq(ctree_prefix(&t, h, k, &pa), k);
+			ck_assert_int_eq(ctree_add(&t, &pa, h[k]), 0);
+			ck_assert_uint_eq(t.runs[pa.run].h[pa.off], h[k]);
+			continue;
+		}
+		uint32_t runs = t.n_runs;
+		for (uint32_t j = p; j < len; j++) {
+			ck_assert_int_eq(ctree_add(&t, &at, h[j]), 1);
+			ck_assert_uint_eq(t.runs[at.run].h[at.off], h[j]);
+			ck_assert_int_eq(hmap_put(&ref, h[j], 1), 1);
+		}
+		branches += t.n_runs - runs;
+		appends += len > p && t.n_runs == runs;
+		ck_assert_uint_eq(t.count, ref.count);
+		/* another chain's longest prefix: the reference's */
+		uint32_t f2 = (uint32_t)(x >> 3) % 4, d2 = (uint32_t)(x >> 13) % 64;
+		uint32_t v2 = (uint32_t)(x >> 23) % 50, len2 = 1 + (uint32_t)(x >> 33) % 64;
+		ct_chain(g, f2, d2, v2, len2);
+		uint32_t want = 0;
+		while (want < len2 && hmap_get(&ref, g[want]))
+			want++;
+		struct ctree_pos e;
+		ck_assert_uint_eq(ctree_prefix(&t, g, len2, &e), want);
+		if (want > 0)
+			ck_assert_uint_eq(t.runs[e.run].h[e.off], g[want - 1]);
+		else
+			ck_assert_uint_eq(e.run, CTREE_NONE);
+	}
+	ck_assert_uint_gt(branches, 1000);
+	ck_assert_uint_gt(appends, 1000);
+	struct hmap seen;
+	hmap_init(&seen);
+	ck_assert_int_eq(ctree_each(&t, ct_collect, &seen), 0);
+	ck_assert_uint_eq(seen.count, ref.count);
+	hmap_free(&seen);
+	ctree_free(&t);
+	hmap_free(&ref);
+}
+END_TEST
+
 Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -501,6 +586,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, router_records_match_as_the_walk_does);
 	tcase_add_test(tc, router_records_forget_least_recently_routed);
 	tcase_add_test(tc, hset_holds_what_was_added);
+	tcase_add_test(tc, ctree_holds_chains_added_parent_first);
 	suite_add_tcase(s, tc);
 	return s;
 }
