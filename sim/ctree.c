@@ -53,9 +53,11 @@ uint32_t ctree_prefix(const struct ctree *t, const uint64_t *h, uint32_t n, stru
 	return i;
 }
 
-static int run_grow(struct ctree_run *r)
+static int run_reserve(struct ctree_run *r, uint32_t want)
 {
 	uint32_t cap = r->cap ? 2 * r->cap : 16;
+	while (cap < want)
+		cap *= 2;
 	uint64_t *nh = realloc(r->h, cap * sizeof *nh);
 	if (!nh)
 		return -1;
@@ -70,7 +72,7 @@ int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h)
 	if (r && at->off + 1 == r->len) {
 		/* The parent ends its run, so no run starts with h (a run starts
 		 * only after a block that had a successor already): append. */
-		if (r->len == r->cap && run_grow(r))
+		if (r->len == r->cap && run_reserve(r, r->len + 1))
 			return -1;
 		r->h[r->len++] = h;
 		at->off++;
@@ -98,7 +100,7 @@ int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h)
 	}
 	struct ctree_run *s = &t->runs[t->n_runs];
 	memset(s, 0, sizeof *s);
-	if (run_grow(s))
+	if (run_reserve(s, 1))
 		return -1;
 	if (hmap_put(&t->first, h, t->n_runs) < 0) {
 		free(s->h);
@@ -110,6 +112,29 @@ int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h)
 	at->off = 0;
 	t->count++;
 	return 1;
+}
+
+int ctree_add_chain(struct ctree *t, struct ctree_pos *at, const uint64_t *h, uint32_t n)
+{
+	int added = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		struct ctree_run *r = at->run != CTREE_NONE ? &t->runs[at->run] : NULL;
+		if (r && at->off + 1 == r->len) {
+			/* ctree_add would append each of the rest */
+			if (r->len + (n - k) > r->cap && run_reserve(r, r->len + (n - k)))
+				return -1;
+			memcpy(r->h + r->len, h + k, (n - k) * sizeof *h);
+			r->len += n - k;
+			at->off = r->len - 1;
+			t->count += n - k;
+			return added + (int)(n - k);
+		}
+		int rc = ctree_add(t, at, h[k]);
+		if (rc < 0)
+			return -1;
+		added += rc;
+	}
+	return added;
 }
 
 int ctree_each(const struct ctree *t, int (*fn)(void *ctx, uint64_t h), void *ctx)

@@ -51,6 +51,10 @@ uint32_t ctree_prefix(const struct ctree *t, const uint64_t *h, uint32_t n, stru
  * for a chain's block 0) and moves *at to it. Returns 1 if it was new, 0 if
  * it was a member already, -1 when memory runs out (the tree unchanged). */
 int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h);
+/* ctree_add of h[0..n) in turn (each the next one's parent), from *at;
+ * once a block ends its run the rest are appended at once. Returns how
+ * many were new, or -1 when memory runs out (those before stay added). */
+int ctree_add_chain(struct ctree *t, struct ctree_pos *at, const uint64_t *h, uint32_t n);
 /* Calls fn with every hash in the tree (stops at the first nonzero return,
  * which it returns). */
 int ctree_each(const struct ctree *t, int (*fn)(void *ctx, uint64_t h), void *ctx);

@@ -1433,11 +1433,12 @@ static int ever_flat_add(void *ctx, uint64_t h)
 	return hset_add(ctx, h) < 0;
 }
 
-/* While the set is a tree: records shared block idx of r, whose parent is
- * where r recorded its last block, or is found along r's chain. Returns 1
- * when done; 0 when the parent is not recorded: the set then moves to the
- * flat one, for good, and the caller adds the block there. */
-static int ever_tree_add(struct sim *s, struct request *r, uint32_t idx)
+/* While the set is a tree: records shared blocks idx..end-1 of r; block
+ * idx's parent is where r recorded its last block, or is found along r's
+ * chain. Returns 1 when done; 0 when the parent is not recorded: the set
+ * then moves to the flat one, for good, and the caller adds the blocks
+ * there. */
+static int ever_tree_add(struct sim *s, struct request *r, uint32_t idx, uint32_t end)
 {
 	struct ctree_pos at = {r->ever_run, r->ever_off};
 	if (idx == 0) {
@@ -1452,12 +1453,14 @@ static int ever_tree_add(struct sim *s, struct request *r, uint32_t idx)
 			return 0;
 		}
 	}
-	if (ctree_add(&s->ever_tree, &at, r->hashes[idx]) < 0 ||
-	    (s->opts->audit && hset_add(&s->ever, r->hashes[idx]) < 0))
+	if (ctree_add_chain(&s->ever_tree, &at, r->hashes + idx, end - idx) < 0)
 		fail(s, "out of memory");
+	for (uint32_t b = idx; s->opts->audit && b < end; b++)
+		if (hset_add(&s->ever, r->hashes[b]) < 0)
+			fail(s, "out of memory");
 	r->ever_run = at.run;
 	r->ever_off = at.off;
-	r->ever_next = idx + 1;
+	r->ever_next = end;
 	return 1;
 }
 
@@ -1477,8 +1480,16 @@ static void hook_blocks(void *ctx, struct request *r, uint32_t from, uint32_t to
 			r->ever_run = CTREE_NONE; /* its place in the tree not looked up */
 			continue;
 		}
-		if (s->ever_closed && ever_tree_add(s, r, idx))
-			continue;
+		if (s->ever_closed) {
+			/* up to the range's end or the before range, at once */
+			uint32_t end = to < r->n_shared ? to : r->n_shared;
+			if (idx < r->before_lo && r->before_lo < end)
+				end = r->before_lo;
+			if (ever_tree_add(s, r, idx, end)) {
+				idx = end - 1;
+				continue;
+			}
+		}
 		if (hset_add(&s->ever, r->hashes[idx]) < 0)
 			fail(s, "out of memory");
 		r->ever_next = idx + 1;

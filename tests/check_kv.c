@@ -509,8 +509,9 @@ static int ct_collect(void *ctx, uint64_t h)
 /* ctree holds what was added parent first, as an hmap of every hash does:
  * random chains of four families that share prefixes and branch anywhere
  * (inside runs, at their ends, at block 0) are extended from their longest
- * prefix in the tree, or re-added from a known position; after each, the
- * longest prefix of other chains is the reference's, at the right place. */
+ * prefix in the tree, block by block or as a chain, or re-added from a
+ * known position (members, then maybe new blocks); after each, the longest
+ * prefix of other chains is the reference's, at the right place. */
 START_TEST(ctree_holds_chains_added_parent_first)
 {
 	struct ctree t;
@@ -533,10 +534,25 @@ START_TEST(ctree_holds_chains_added_parent_first)
 			ck_assert_uint_eq(ctree_prefix(&t, h, k, &pa), k);
 			ck_assert_int_eq(ctree_add(&t, &pa, h[k]), 0);
 			ck_assert_uint_eq(t.runs[pa.run].h[pa.off], h[k]);
+			/* and members along the chain from there, then new ones */
+			uint32_t more = (uint32_t)(x >> 14) % (len - k);
+			int fresh = k + 1 + more > p ? (int)(k + 1 + more - p) : 0;
+			ck_assert_int_eq(ctree_add_chain(&t, &pa, h + k + 1, more), fresh);
+			if (more)
+				ck_assert_uint_eq(t.runs[pa.run].h[pa.off], h[k + more]);
+			for (uint32_t j = p; j < k + 1 + more; j++)
+				ck_assert_int_eq(hmap_put(&ref, h[j], 1), 1);
 			continue;
 		}
 		uint32_t runs = t.n_runs;
-		for (uint32_t j = p; j < len; j++) {
+		if ((x >> 5) & 1) { /* the whole rest at once */
+			ck_assert_int_eq(ctree_add_chain(&t, &at, h + p, len - p), (int)(len - p));
+			if (len > p)
+				ck_assert_uint_eq(t.runs[at.run].h[at.off], h[len - 1]);
+			for (uint32_t j = p; j < len; j++)
+				ck_assert_int_eq(hmap_put(&ref, h[j], 1), 1);
+		}
+		for (uint32_t j = p; j < len && !((x >> 5) & 1); j++) {
 			ck_assert_int_eq(ctree_add(&t, &at, h[j]), 1);
 			ck_assert_uint_eq(t.runs[at.run].h[at.off], h[j]);
 			ck_assert_int_eq(hmap_put(&ref, h[j], 1), 1);
