@@ -325,30 +325,49 @@ int kv_take(struct kv_pool *p, uint32_t n)
 	return 0;
 }
 
+/* A cached run starting with h would hang under our tail (hashes chain),
+ * so a tail without children rules it out with no lookup. */
+static const uint64_t *cached_after(const struct kv_pool *p, uint32_t tail, uint64_t h)
+{
+	return tail != KV_NONE && p->runs[tail].n_children == 0 ? NULL : hmap_get(&p->first, h);
+}
+
+/* The request's next m blocks are the first m of cached run c (computed at
+ * the same time by another request): it adopts them and frees its copies.
+ * Hashes chain, so c starts right after the request's path. 0, or -1 when
+ * memory ran out (p->oom set). */
+static int adopt(struct kv_pool *p, uint32_t *tail, uint32_t c, uint32_t m)
+{
+	if (p->runs[c].len > m && (c = split(p, c, m)) == KV_NONE)
+		return -1;
+	/* The lock below covers c alone: its ancestors are our path. */
+	struct kv_run *r = &p->runs[c];
+	if (r->lock++ == 0) {
+		p->n_cached -= r->len;
+		p->n_used += r->len;
+	}
+	p->n_used -= m; /* our copies */
+	p->n_free += m;
+	*tail = c;
+	return 0;
+}
+
+static int commit_new(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h);
+
 int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 {
+	const uint64_t *v = cached_after(p, *tail, h);
+	if (v)
+		return adopt(p, tail, (uint32_t)*v, 1);
+	return commit_new(p, tail, idx, h);
+}
+
+/* Block idx (hash h, not cached after the request's path) becomes cached:
+ * appended to the tail run if the request holds it alone with nothing
+ * under it, else a new run. */
+static int commit_new(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
+{
 	uint32_t t = *tail;
-	/* A cached run starting with h would hang under our tail (hashes
-	 * chain), so a tail without children rules it out with no lookup. */
-	const uint64_t *v = t != KV_NONE && p->runs[t].n_children == 0 ? NULL : hmap_get(&p->first, h);
-	if (v) {
-		/* Cached already (computed at the same time by another request):
-		 * adopt it. Hashes chain, so a run starting with h starts at idx
-		 * right after our path. */
-		uint32_t c = (uint32_t)*v;
-		if (p->runs[c].len > 1 && (c = split(p, c, 1)) == KV_NONE)
-			return -1;
-		/* The lock below covers c alone: its ancestors are our path. */
-		struct kv_run *r = &p->runs[c];
-		if (r->lock++ == 0) {
-			p->n_cached -= r->len;
-			p->n_used += r->len;
-		}
-		p->n_used--; /* our copy */
-		p->n_free++;
-		*tail = c;
-		return 0;
-	}
 	if (t != KV_NONE && p->runs[t].lock == 1 && p->runs[t].n_children == 0) {
 		struct kv_run *r = &p->runs[t];
 		assert(r->depth + r->len == idx);
@@ -396,7 +415,21 @@ uint32_t kv_commit_blocks_any(struct kv_pool *p, uint32_t *tail, uint32_t from, 
 			r->len += to - b;
 			return to - from;
 		}
-		if (kv_commit_block(p, tail, b, hashes[b]))
+		const uint64_t *v = cached_after(p, *tail, hashes[b]);
+		if (v) {
+			/* adopt as many of the cached run's blocks as are ours at
+			 * once: one run, not one per block (the same blocks, locks
+			 * and release order; the run tree is only shallower) */
+			uint32_t c = (uint32_t)*v, m = 1;
+			const struct kv_run *cr = &p->runs[c];
+			while (m < cr->len && b + m < to && cr->hashes[m] == hashes[b + m])
+				m++;
+			if (adopt(p, tail, c, m))
+				return b - from;
+			b += m - 1;
+			continue;
+		}
+		if (commit_new(p, tail, b, hashes[b]))
 			return b - from;
 	}
 	return to - from;
