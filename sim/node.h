@@ -38,12 +38,19 @@ struct batch_entry {
 };
 
 struct node {
-	int id, server;
+	/* What an observer of every node reads per request (node_sync's early
+	 * return, the router's view of queue and KV use) comes first: one
+	 * cache line, as nodes are 64-byte aligned (the simulator allocates
+	 * them so). */
 	/* node_sync has nothing to do before this time (the next internal
 	 * iteration end of a decode span not yet applied; INT64_MAX when
 	 * there is none), so observers of many nodes skip the span's arrays. */
-	int64_t sync_due_ns;
-	struct kv_pool kv;
+	_Alignas(64) int64_t sync_due_ns;
+	uint32_t n_waiting;
+	uint32_t n_running;
+	uint64_t waiting_tokens; /* tokens still to prefill over the waiting queue */
+	struct kv_pool kv;       /* its counters first */
+	int id, server;
 	const struct cost_model *cost;
 	struct node_hooks hooks;
 	uint32_t block_tokens, max_seqs, max_batched;
@@ -59,12 +66,10 @@ struct node {
 	int hold_admissions; /* set by the owner while swapped requests wait to return */
 	uint32_t n_swapped;
 	/* waiting queue (FIFO; preempted requests go back to the front) */
-	struct request *wait_head, *wait_tail;
-	uint32_t n_waiting;
-	uint64_t waiting_tokens; /* tokens still to prefill over the waiting queue */
+	struct request *wait_head, *wait_tail; /* n_waiting, waiting_tokens above */
 	/* running requests in admission order; the last is preempted first */
-	struct request **running;
-	uint32_t n_running, running_cap;
+	struct request **running; /* n_running above */
+	uint32_t running_cap;
 	struct batch_entry *batch;
 	uint32_t n_batch;
 	int busy; /* an iteration is in progress */
