@@ -37,6 +37,8 @@ struct request {
 	uint32_t n_blocks, n_own;
 	uint32_t n_hashes; /* W */
 	uint32_t n_shared; /* W: leading blocks whose content other sessions can name */
+	void *session_rec; /* S: the simulator's session record (private blocks move its frontier) */
+
 	/* S: blocks [lo, hi) were found computed before (somewhere) at its
 	 * first admission: recording them again as computed changes nothing. */
 	uint32_t before_lo, before_hi;
@@ -78,7 +80,6 @@ struct request {
 	int ep_open;
 	const char *reason; /* static string: why shed or failed */
 	struct request *qnext, *qprev; /* waiting-queue links */
-	void *session_rec;             /* the simulator's session record */
 	struct request *pool_next;     /* free-list link */
 };
 

@@ -236,7 +236,7 @@ static void workload_failed(struct sim *s)
 
 /* The engine's per-iteration fields are request.h's first 64 bytes: one
  * cache line, with requests 64-byte aligned. */
-_Static_assert(offsetof(struct request, ever_next) + sizeof(uint32_t) <= 64,
+_Static_assert(offsetof(struct request, session_rec) + sizeof(void *) <= 64,
 	       "struct request: the engine's fields outgrew one cache line");
 
 static struct request *req_get(struct sim *s)
