@@ -50,6 +50,7 @@ struct request {
 
 	/* Set by the workload. */
 	uint32_t hashes_cap;
+	void *wl_session; /* the workload's own record of the session, or NULL */
 	uint64_t id; /* set by the simulator, in arrival order from 1 */
 	uint64_t session; /* nonzero; equal for the turns of one conversation */
 	uint32_t turn;    /* 1-based */

@@ -346,6 +346,7 @@ static int fill_request(struct chat_wl *w, struct chat_session *s, struct reques
 	for (uint32_t i = 0; i + 1 < s->n_segs; i++)
 		prompt += s->segs[i].len;
 	r->session = s->id;
+	r->wl_session = s;
 	r->turn = s->turn;
 	r->last_turn = s->turn >= s->turns;
 	r->arrival_ns = arrival_ns;
@@ -378,6 +379,7 @@ static struct chat_session *session_new(struct chat_wl *w)
 static void session_end(struct chat_wl *w, struct chat_session *s)
 {
 	hmap_del(&w->live, s->id);
+	s->id = 0; /* a request still naming it finds it ended */
 	s->free_next = w->free_list;
 	w->free_list = s;
 }
@@ -462,10 +464,15 @@ static int chat_follow_up(void *st, const struct request *done, int completed, i
 			  struct request *out)
 {
 	struct chat_wl *w = st;
-	uint64_t *v = hmap_get(&w->live, done->session);
-	if (!v)
-		return 0;
-	struct chat_session *s = (struct chat_session *)(uintptr_t)*v;
+	/* the session the request names (its turns run one at a time, so it
+	 * is live), else by id (a request built elsewhere names none) */
+	struct chat_session *s = done->wl_session;
+	if (!s || s->id != done->session) {
+		uint64_t *v = hmap_get(&w->live, done->session);
+		if (!v)
+			return 0;
+		s = (struct chat_session *)(uintptr_t)*v;
+	}
 	if (!completed || s->turn >= s->turns) {
 		session_end(w, s);
 		return 0;

@@ -120,6 +120,7 @@ static void take(struct request *dst, struct request *src, uint32_t n, uint32_t 
 	dst->output_tokens = src->output_tokens;
 	dst->n_hashes = src->n_hashes;
 	dst->n_shared = src->n_shared;
+	dst->wl_session = src->wl_session;
 }
 
 static int mix_next(void *p, struct request *r)
