@@ -302,6 +302,7 @@ static struct session_rec *session_get(struct sim *s, uint64_t id)
 static void session_end(struct sim *s, struct session_rec *rec)
 {
 	hmap_del(&s->sessions, rec->id);
+	rec->id = 0; /* a request still carrying it finds it ended */
 	rec->free_next = s->free_sessions;
 	s->free_sessions = rec;
 }
@@ -526,6 +527,8 @@ static void finish(struct sim *s, struct request *r)
 		if (got < 0)
 			workload_failed(s);
 		if (got == 1 && next->arrival_ns <= s->end_arrivals_ns) {
+			if (next->session == r->session)
+				next->session_rec = r->session_rec;
 			schedule_arrival(s, next, 0);
 			session_done = 0;
 		} else {
@@ -1044,7 +1047,11 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 	s->pending_arrivals--;
 	if (from_source)
 		pull_source(s);
-	r->session_rec = session_get(s, r->session);
+	/* a later turn carries its session's record from the turn before
+	 * (finish), unless the session ended meanwhile */
+	const struct session_rec *had = r->session_rec;
+	if (!had || had->id != r->session)
+		r->session_rec = session_get(s, r->session);
 	if (!r->session_rec)
 		return;
 	r->replica = (uint32_t)(s->replica_next++ % s->n_replicas);
