@@ -65,6 +65,9 @@ struct met_summary {
 	 * timed and the sums are scaled up to all of them. */
 	double route_ns, arrive_ns, sync_ns;
 	uint64_t routed;
+	/* Nodes' KV use counted from a decode span's plan instead of applying
+	 * the span (policies that read every node's KV use; not written). */
+	uint64_t kv_views_counted;
 	uint64_t migration_count;
 	double migration_bytes, migration_s;
 	double offload_bytes_out, offload_bytes_in;

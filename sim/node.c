@@ -301,6 +301,42 @@ void node_sync(struct node *n, int64_t now_ns)
 	set_sync_due(n);
 }
 
+int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used)
+{
+	if (now_ns < n->sync_due_ns) {
+		*used = n->kv.n_used;
+		return 1;
+	}
+	if (!n->busy || n->span_len <= 1 || !n->span_lazy_ok)
+		return 0;
+	if (now_ns < n->lazy_due_ns && n->lazy_step_ns == n->step_start_ns &&
+	    n->lazy_from == n->span_started && n->lazy_base == n->kv.n_used) {
+		*used = n->lazy_used; /* no iteration ended since the last count */
+		return 1;
+	}
+	span_eval_past(n, now_ns);
+	uint32_t ended = n->span_ended;
+	while (ended + 1 < n->span_len && n->span_end[ended] <= now_ns)
+		ended++;
+	/* span_apply(n, ended + 1, ended) would take, for each request, the
+	 * blocks from c0 + span_started tokens to c0 + ended + 1; its commits
+	 * move blocks from own to cached runs the request holds (no change
+	 * in use), and the plan ruled out adoptions (which free blocks) */
+	uint64_t u = n->kv.n_used;
+	uint32_t from = n->span_started, to = ended + 1;
+	for (uint32_t i = 0; to > from && i < n->n_batch; i++) {
+		uint64_t c0 = n->batch[i].c0;
+		u += node_blocks_for(n, c0 + to) - node_blocks_for(n, c0 + from);
+	}
+	*used = (uint32_t)u;
+	n->lazy_step_ns = n->step_start_ns;
+	n->lazy_due_ns = ended + 1 < n->span_len ? n->span_end[ended] : INT64_MAX;
+	n->lazy_from = n->span_started;
+	n->lazy_base = n->kv.n_used;
+	n->lazy_used = *used;
+	return 1;
+}
+
 int node_enqueue(struct node *n, struct request *r, int64_t now_ns)
 {
 	r->state = REQ_WAITING;
@@ -411,6 +447,24 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, const struct
 	}
 	if (k <= 1)
 		return;
+	/* The span's KV use can be counted without applying it (node_kv_used)
+	 * when applying it late changes nothing another node could see
+	 * meanwhile, or the count: no tier hears its evictions, it commits
+	 * no block other sessions can name (those enter the cluster-wide
+	 * "computed before" set), and each request appends its blocks to a
+	 * cached run it holds alone with nothing under it (no adoption of a
+	 * block cached meanwhile, which would free one). */
+	int lazy = n->lazy_kv && !n->kv.on_evict;
+	for (uint32_t i = 0; lazy && i < n->n_batch; i++) {
+		const struct request *r = n->batch[i].r;
+		if (node_full_blocks(n, n->batch[i].c0) < r->n_shared)
+			lazy = 0;
+		else if (n->prefix_caching &&
+			 (r->kv_tail == KV_NONE || n->kv.runs[r->kv_tail].lock != 1 ||
+			  n->kv.runs[r->kv_tail].n_children != 0))
+			lazy = 0;
+	}
+	n->span_lazy_ok = lazy;
 	n->span_cb = *cb0;
 	n->span_grid[0] = n->span_x0; /* iteration 0's */
 	n->span_ng = 1;

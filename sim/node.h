@@ -64,6 +64,15 @@ struct node {
 	int swap;
 	struct request **swapped; /* preempted in swap mode during a step start */
 	int hold_admissions; /* set by the owner while swapped requests wait to return */
+	/* Set by the owner when it reads nodes' KV use inside decode spans
+	 * without applying them (node_kv_used); span_lazy_ok: this span's plan
+	 * allows that (see plan_span). */
+	int lazy_kv, span_lazy_ok;
+	/* node_kv_used's last count: lazy_used blocks until lazy_due_ns, for
+	 * the step that started at lazy_step_ns, applied to span_started
+	 * lazy_from with lazy_base blocks in use then */
+	int64_t lazy_step_ns, lazy_due_ns;
+	uint32_t lazy_from, lazy_base, lazy_used;
 	uint32_t n_swapped;
 	/* waiting queue (FIFO; preempted requests go back to the front) */
 	struct request *wait_head, *wait_tail; /* n_waiting, waiting_tokens above */
@@ -130,6 +139,11 @@ uint32_t node_evacuate(struct node *n, struct request **out);
  * event per iteration would have done by then). Call before reading or
  * changing the node's KV cache from outside. O(batch). */
 void node_sync(struct node *n, int64_t now_ns);
+/* The blocks in use node_sync(n, now_ns) would leave, into *used, without
+ * applying anything: 1 when nothing is due or the span's plan allows it (a
+ * span's blocks taken are then counted from its requests' starting points);
+ * 0 when only node_sync can tell. O(batch), touching no request. */
+int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used);
 /* For the step event at now: 1 if now is not the step's end but an
  * iteration end inside a decode span (the end of what was computed when the
  * event was scheduled); the span's ends are then computed past now and the

@@ -68,6 +68,7 @@ enum { STREAM_ROUTING = 101 };
  * forget when it ends. */
 struct session_rec {
 	uint64_t id;
+	uint32_t live; /* its requests between arrival and end */
 	int32_t last_node;
 	uint32_t frontier_len;
 	uint64_t frontier_hash;
@@ -107,6 +108,11 @@ struct sim {
 	const struct pol_ops *pol;
 	void **pol_sts; /* n_pol_st states: one per replica with a local store */
 	int pol_reads_kv_util;
+	/* With POL_READS_KV_ALL: nodes' KV use inside decode spans is counted
+	 * from the span's plan where it allows, not applied (node_kv_used),
+	 * until a session has two requests at once. */
+	int lazy_views;
+	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
 	int64_t report_ns; /* load report interval; 0 = exact views */
 	/* links and tiers */
 	struct flownet net;
@@ -289,6 +295,7 @@ static struct session_rec *session_get(struct sim *s, uint64_t id)
 		}
 	}
 	rec->id = id;
+	rec->live = 0;
 	rec->last_node = -1;
 	rec->frontier_len = 0;
 	rec->frontier_hash = 0;
@@ -360,11 +367,11 @@ static void apply_speed(struct sim *s, uint32_t i)
 
 /* --- views ---------------------------------------------------------------- */
 
-static void refresh_view(struct sim *s, uint32_t i)
+/* Node i's view, with `used` blocks in use (what node_sync would leave). */
+static void refresh_view_used(struct sim *s, uint32_t i, uint32_t used)
 {
 	const struct node *n = &s->nodes[i];
 	const struct health *h = &s->hl[i];
-	uint32_t used = n->kv.n_used;
 	for (uint32_t k = 0; k < s->n_replicas; k++) {
 		struct pol_node_view *v = &s->views[k][i];
 		v->queued = n->n_waiting;
@@ -377,6 +384,11 @@ static void refresh_view(struct sim *s, uint32_t i)
 		v->throttled = h->throttled;
 		v->routed_since = 0;
 	}
+}
+
+static void refresh_view(struct sim *s, uint32_t i)
+{
+	refresh_view_used(s, i, s->nodes[i].kv.n_used);
 }
 
 static void set_up(struct sim *s, uint32_t i, int up)
@@ -537,8 +549,11 @@ static void finish(struct sim *s, struct request *r)
 	}
 	if (s->pol->on_complete)
 		s->pol->on_complete(pol_state(s, r), r, completed ? r->node : -1, session_done);
-	if (session_done && r->session_rec)
-		session_end(s, r->session_rec);
+	/* A session ends with its last request: a trace may give one session
+	 * two requests at once, and the other still uses the record. */
+	struct session_rec *rec = r->session_rec;
+	if (rec && --rec->live == 0 && session_done)
+		session_end(s, rec);
 	req_put(s, r);
 }
 
@@ -951,9 +966,18 @@ static void route(struct sim *s, struct request *r)
 {
 	struct pol_node_view *view = s->views[r->replica];
 	if (s->pol_reads_kv_util == POL_READS_KV_ALL && s->report_ns == 0) {
-		/* KV use grows inside decode spans; bring every node up to now. */
+		/* KV use grows inside decode spans; bring every node up to now,
+		 * or count what that would leave where the span allows it (the
+		 * policy reads only the counts; a node whose cache it looks up
+		 * is brought up to date then, in cached_prefix). */
 		double t0 = s->timing ? wall_now() : 0;
 		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			uint32_t used;
+			if (s->lazy_views && node_kv_used(&s->nodes[i], s->now, &used)) {
+				s->kv_counted += used != s->nodes[i].kv.n_used;
+				refresh_view_used(s, i, used);
+				continue;
+			}
 			node_sync(&s->nodes[i], s->now);
 			refresh_view(s, i);
 		}
@@ -1054,6 +1078,15 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 		r->session_rec = session_get(s, r->session);
 	if (!r->session_rec)
 		return;
+	if (++((struct session_rec *)r->session_rec)->live > 1 && s->lazy_views) {
+		/* Two requests of one session at once: one may read the
+		 * session's frontier while the other's decode span, counted
+		 * but not applied, would have moved it. Apply every span from
+		 * here on (this arrival's routing does it for all nodes). */
+		s->lazy_views = 0;
+		for (uint32_t i = 0; i < s->n_nodes; i++)
+			s->nodes[i].lazy_kv = 0;
+	}
 	r->replica = (uint32_t)(s->replica_next++ % s->n_replicas);
 	if (s->opts->time_routing && s->routed++ % TIME_EVERY == 0) {
 		s->timing = 1;
@@ -1919,6 +1952,9 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	}
 	if (s->report_ns > 0 && !evq_push(&s->q, s->report_ns, EV_REPORT, -1, NULL))
 		goto oom;
+	s->lazy_views = s->pol_reads_kv_util == POL_READS_KV_ALL && !s->opts->eager_kv_views;
+	for (uint32_t i = 0; i < N; i++)
+		s->nodes[i].lazy_kv = s->lazy_views;
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory for %u nodes", N);
@@ -2130,6 +2166,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->route_ns = (s.route_ns - s.arrive_ns) * fr;
 	out->arrive_ns = s.route_ns * fr + s.dispatch_ns * fd;
 	out->routed = s.routed;
+	out->kv_views_counted = s.kv_counted;
 	out->sync_ns = s.sync_ns * fr;
 	out->migration_count = s.migrations;
 	out->migration_bytes = s.migration_bytes;

@@ -27,6 +27,10 @@ struct sim_opts {
 	double wall_limit_s;
 	/* Benchmarks: time routing decisions (out->route_ns; one in 16, scaled). */
 	int time_routing;
+	/* Tests: for policies that read every node's KV use, bring every node
+	 * up to date per request instead of counting its use from its decode
+	 * span's plan (the results must not differ). */
+	int eager_kv_views;
 };
 
 /* Runs the scenario to the end (arrivals stop at duration_s or when the

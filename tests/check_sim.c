@@ -295,6 +295,45 @@ START_TEST(requests_csv_rows_are_exact)
 }
 END_TEST
 
+/* kv_cost reads every node's KV use per request; inside decode spans it is
+ * counted from the span's plan instead of applying the span (unless the
+ * plan commits shared blocks, or a session has two requests at once).
+ * Against bringing every node up to date per request: the same requests.csv,
+ * for chat and for RAG (prompts of shared documents). Sessions with two
+ * requests at once: check_trace's overlapping_sessions_stop_counted_kv_views. */
+START_TEST(counted_kv_views_equal_applied_ones)
+{
+	static const char *const workloads[] = {
+	    "workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 400}",
+	    "workload={\"kind\": \"rag\", \"rate_per_s\": 12, \"max_requests\": 1500, "
+	    "\"documents\": {\"count\": 300}}"};
+	const char *dirs[2] = {"/tmp/kvsim_check_views_lazy", "/tmp/kvsim_check_views_eager"};
+	for (int w = 0; w < 2; w++) {
+		uint64_t counted[2];
+		for (int eager = 0; eager < 2; eager++) {
+			const char *sets[] = {"router.policy=kv_cost", "router.params={}",
+					      workloads[w], NULL};
+			struct scenario s;
+			th_scenario(chat_small, sets, &s);
+			struct sim_opts o = {.out_dir = dirs[eager], .eager_kv_views = eager};
+			struct met_summary m;
+			char err[1024] = "";
+			ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
+			counted[eager] = m.kv_views_counted;
+			met_summary_free(&m);
+			cfg_scenario_free(&s);
+		}
+		ck_assert_uint_gt(counted[0], 100);
+		ck_assert_uint_eq(counted[1], 0);
+		char *a = th_slurp("/tmp/kvsim_check_views_lazy/requests.csv");
+		char *b = th_slurp("/tmp/kvsim_check_views_eager/requests.csv");
+		ck_assert_msg(strcmp(a, b) == 0, "workload %d: counted views changed the results", w);
+		free(a);
+		free(b);
+	}
+}
+END_TEST
+
 START_TEST(decode_spans_do_not_change_results)
 {
 	/* round_robin; policies that read every node's cache (and KV use) per
@@ -325,6 +364,10 @@ START_TEST(decode_spans_do_not_change_results)
 		run(chat_small, sets, dirs[i], &m, &t);
 		ck_assert_uint_gt(m.preemptions, 0);
 		ck_assert_uint_gt(m.migration_count, 0);
+		/* kv_cost reads every node's KV use: inside spans it is
+		 * counted from their plans, not applied */
+		if (_i == 2 && i == 1)
+			ck_assert_uint_gt(m.kv_views_counted, 100);
 		events[i] = m.events;
 		met_summary_free(&m);
 	}
@@ -564,6 +607,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, token_conservation_over_random_scenarios);
 	tcase_add_test(tc, preemption_under_kv_pressure_conserves_tokens);
 	tcase_add_test(tc, same_seed_gives_identical_outputs);
+	tcase_add_test(tc, counted_kv_views_equal_applied_ones);
 	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
 	tcase_add_test(tc, csv_numbers_are_what_printf_writes);
 	tcase_add_test(tc, requests_csv_rows_are_exact);

@@ -375,6 +375,70 @@ START_TEST(computed_before_survives_inconsistent_sharing)
 }
 END_TEST
 
+static char *dup_trace_text;
+
+static void ov_collect(void *ctx, const struct request *r)
+{
+	uint64_t *d = ctx;
+	*d = (*d ^ r->id) * 0x100000001b3ULL;
+	*d = (*d ^ (uint64_t)r->finish_ns) * 0x100000001b3ULL;
+	*d = (*d ^ (uint64_t)r->node) * 0x100000001b3ULL;
+	*d = (*d ^ ((uint64_t)r->recomputed << 32 | r->fresh)) * 0x100000001b3ULL;
+}
+
+/* Two requests of one session at once (a trace may say so): kv_cost's
+ * views inside decode spans are counted from the spans' plans until then,
+ * and applied from then on; the results equal applying them throughout. */
+START_TEST(overlapping_sessions_stop_counted_kv_views)
+{
+	size_t cap = 1 << 16, len = 0;
+	dup_trace_text = malloc(cap);
+	ck_assert_ptr_nonnull(dup_trace_text);
+	for (int i = 0; i < 40; i++) {
+		/* request 25 is session 7 again (request 6) while that one
+		 * decodes, its prompt request 6's prompt and answer so far:
+		 * what it counts computed before depends on how far request
+		 * 6's blocks were recorded */
+		int again = i == 25, session = again ? 7 : i + 1, blocks = again ? 15 : 16;
+		len += (size_t)snprintf(dup_trace_text + len, cap - len,
+					"{\"session\": %d, \"turn\": 1, \"arrival_s\": %.2f, "
+					"\"last_turn\": true, \"prompt_tokens\": %d, \"output_tokens\": "
+					"%d, \"block_tokens\": 16, \"shared_blocks\": 0, \"blocks\": [",
+					session, 0.05 * i, again ? 200 : 70, again ? 50 : 200);
+		for (int j = 0; j < blocks; j++)
+			len += (size_t)snprintf(dup_trace_text + len, cap - len, "%s\"%016x\"",
+						j ? ", " : "", 0x1000 * ((again ? 6 : i) + 1) + j + 1);
+		len += (size_t)snprintf(dup_trace_text + len, cap - len, "]}\n");
+	}
+	const char *trace = write_tmp("overlap.jsonl", dup_trace_text);
+	free(dup_trace_text);
+	char json[1024];
+	snprintf(json, sizeof json,
+		 "{\"duration_s\": 100, \"cluster\": {\"nodes\": 4}, \"router\": {\"policy\": "
+		 "\"kv_cost\", \"params\": {}}, \"workload\": {\"kind\": \"trace\", \"format\": "
+		 "\"kvsim\", \"path\": \"%s\"}}",
+		 trace);
+	uint64_t digest[2], counted[2];
+	for (int eager = 0; eager < 2; eager++) {
+		struct scenario s;
+		th_scenario(json, NULL, &s);
+		digest[eager] = 0xcbf29ce484222325ULL;
+		struct sim_opts o = {.on_request = ov_collect, .ctx = &digest[eager],
+				     .eager_kv_views = eager};
+		struct met_summary m;
+		char err[1024] = "";
+		ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(m.completed, 40);
+		counted[eager] = m.kv_views_counted;
+		met_summary_free(&m);
+		cfg_scenario_free(&s);
+	}
+	ck_assert_uint_gt(counted[0], 0);
+	ck_assert_uint_eq(counted[1], 0);
+	ck_assert_uint_eq(digest[0], digest[1]);
+}
+END_TEST
+
 Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -390,6 +454,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, mooncake_blocks_map_onto_pages);
 	tcase_add_test(tc, repeat_replays_time_shifted_copies);
 	tcase_add_test(tc, computed_before_survives_inconsistent_sharing);
+	tcase_add_test(tc, overlapping_sessions_stop_counted_kv_views);
 	suite_add_tcase(s, tc);
 	return s;
 }
