@@ -30,20 +30,8 @@ uint32_t ctree_prefix(const struct ctree *t, const uint64_t *h, uint32_t n, stru
 			break;
 		uint32_t id = (uint32_t)*v;
 		const struct ctree_run *r = &t->runs[id];
-		uint32_t lim = r->len < n - i ? r->len : n - i, m;
-		if (h[i + lim - 1] == r->h[lim - 1]) {
-			m = lim;
-		} else { /* chained: the matches are a prefix of the run */
-			uint32_t lo = 1, hi = lim - 1;
-			while (lo < hi) {
-				uint32_t mid = lo + (hi - lo + 1) / 2;
-				if (h[i + mid - 1] == r->h[mid - 1])
-					lo = mid;
-				else
-					hi = mid - 1;
-			}
-			m = lo;
-		}
+		uint32_t lim = r->len < n - i ? r->len : n - i;
+		uint32_t m = chain_match(h + i, r->h, lim);
 		end->run = id;
 		end->off = m - 1;
 		i += m;

@@ -24,6 +24,25 @@
  * caller knows where the parent is). Keys 0 are not allowed. */
 #define CTREE_NONE UINT32_MAX
 
+/* How many of a[0..lim) and b[0..lim) agree, given a[0] == b[0]: hashes
+ * chain (each names its whole prefix), so the agreeing ones are a prefix,
+ * found by one comparison when all agree, else by binary search. Shared
+ * by ctree and the KV cache's runs. */
+static inline uint32_t chain_match(const uint64_t *a, const uint64_t *b, uint32_t lim)
+{
+	if (a[lim - 1] == b[lim - 1])
+		return lim;
+	uint32_t lo = 1, hi = lim - 1;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (a[mid - 1] == b[mid - 1])
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 struct ctree_run {
 	uint64_t *h;
 	uint32_t len, cap;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/ctree.h"
+
 int kv_init(struct kv_pool *p, uint32_t n)
 {
 	memset(p, 0, sizeof *p);
@@ -207,20 +209,8 @@ void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t 
 			break;
 		uint32_t id = (uint32_t)*v;
 		const struct kv_run *r = &p->runs[id];
-		uint32_t lim = r->len < n - i ? r->len : n - i, used;
-		if (hashes[i + lim - 1] == r->hashes[lim - 1]) {
-			used = lim;
-		} else { /* chained hashes: matches form a prefix of the run */
-			uint32_t lo = 1, hi = lim - 1;
-			while (lo < hi) {
-				uint32_t mid = lo + (hi - lo + 1) / 2;
-				if (hashes[i + mid - 1] == r->hashes[mid - 1])
-					lo = mid;
-				else
-					hi = mid - 1;
-			}
-			used = lo;
-		}
+		uint32_t lim = r->len < n - i ? r->len : n - i;
+		uint32_t used = chain_match(hashes + i, r->hashes, lim);
 		m->run = id;
 		m->run_used = used;
 		if (r->lock == 0)

@@ -303,18 +303,6 @@ START_TEST(power_of_two_picks_the_lesser_of_two)
 }
 END_TEST
 
-static int32_t ch_owner(const struct pol_ops *ops, void *st, struct pol_node_view *nodes,
-			uint32_t n, uint64_t sid)
-{
-	struct request q;
-	memset(&q, 0, sizeof q);
-	q.session = sid;
-	struct pol_view v = view_of(nodes, n);
-	struct pol_decision d;
-	ops->route(st, &v, &q, &d);
-	return d.node;
-}
-
 START_TEST(consistent_hash_ring_is_stable_and_bounded)
 {
 	struct pol_env env8 = {8, 16, NULL}, env9 = {9, 16, NULL};
@@ -326,7 +314,7 @@ START_TEST(consistent_hash_ring_is_stable_and_bounded)
 		nodes[i] = (struct pol_node_view){.up = 1};
 	int moved = 0, per_node[8] = {0};
 	for (uint64_t k = 1; k <= 10000; k++) {
-		int32_t x = ch_owner(ops, a, nodes, 8, k), y = ch_owner(ops, b, nodes, 9, k);
+		int32_t x = where(ops, a, nodes, 8, k), y = where(ops, b, nodes, 9, k);
 		per_node[x]++;
 		if (x != y) {
 			moved++;
@@ -347,16 +335,16 @@ START_TEST(consistent_hash_ring_is_stable_and_bounded)
 	a = make("consistent_hash", NULL, &env2, &ops);
 	nodes[0].outstanding = 5;
 	nodes[1].outstanding = 5;
-	int32_t owner = ch_owner(ops, a, nodes, 2, 77);
+	int32_t owner = where(ops, a, nodes, 2, 77);
 	nodes[owner].outstanding = 7;
 	nodes[1 - owner].outstanding = 3;
-	ck_assert_int_eq(ch_owner(ops, a, nodes, 2, 77), 1 - owner);
+	ck_assert_int_eq(where(ops, a, nodes, 2, 77), 1 - owner);
 	nodes[owner].outstanding = 6;
 	nodes[1 - owner].outstanding = 4;
-	ck_assert_int_eq(ch_owner(ops, a, nodes, 2, 77), owner);
+	ck_assert_int_eq(where(ops, a, nodes, 2, 77), owner);
 	/* The owner down: the next one. */
 	nodes[owner].up = 0;
-	ck_assert_int_eq(ch_owner(ops, a, nodes, 2, 77), 1 - owner);
+	ck_assert_int_eq(where(ops, a, nodes, 2, 77), 1 - owner);
 	ops->destroy(a);
 }
 END_TEST
