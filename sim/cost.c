@@ -156,6 +156,31 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
  * settled by one rounding: the chord minus the interval's largest gap to
  * the lower bound still rounds as the chord does; only near a rounding
  * boundary are the iteration's own bounds computed. */
+/* A grid interval of cost_span_ns: its ends x0, x1 (chord slope s0), the
+ * neighbouring chords' slopes where known, the slack, the grid spacing. */
+struct span_iv {
+	double x0, x1, s0, sl, sr, slack;
+	uint32_t G;
+	int left, right;
+};
+
+/* Iteration j (offset k in its interval) near a rounding boundary, or
+ * outside the fast path's range: its own bounds, else its evaluation. */
+static int64_t __attribute__((noinline))
+near_boundary(const struct cost_model *cm, const struct cost_batch *b0, const struct span_iv *iv,
+	      uint32_t j, uint32_t k, uint32_t *evals)
+{
+	double up = iv->x0 + iv->s0 * k;
+	double lo = iv->right ? iv->x1 - iv->sr * (double)(iv->G - k) : -INFINITY;
+	if (iv->left && iv->x0 + iv->sl * k > lo)
+		lo = iv->x0 + iv->sl * k;
+	int64_t lo_ns = ns_of(lo - iv->slack), up_ns = ns_of(up + iv->slack);
+	if (lo_ns == up_ns)
+		return up_ns;
+	++*evals;
+	return ns_of(span_x(cm, b0, j));
+}
+
 uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, uint32_t from,
 		      uint32_t to, double *grid, uint32_t *n_grid, int64_t *out)
 {
@@ -206,27 +231,16 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 		 * Truncation is floor while r stays in [1, 9e18) (x0, x1 bound it). */
 		int fast = x0 >= 1 && x1 >= 1 && x0 < 1e18 && x1 < 1e18;
 		double base = (x0 + slack) + 0.5;
-		for (; j < end; k++, j++) {
-			if (fast) {
+		const struct span_iv iv = {x0, x1, s0, sl, sr, slack, G, left, right};
+		if (fast) {
+			for (; j < end; k++, j++) {
 				double r = base + s0 * k;
 				int64_t n = (int64_t)r;
-				if (r - (double)n >= w) {
-					out[j - from] = n;
-					continue;
-				}
-			}
-			/* near a rounding boundary: this iteration's own bounds */
-			double up = x0 + s0 * k, lo = right ? x1 - sr * (double)(G - k) : -INFINITY;
-			if (left && x0 + sl * k > lo)
-				lo = x0 + sl * k;
-			int64_t lo_ns = ns_of(lo - slack), up_ns = ns_of(up + slack);
-			if (lo_ns == up_ns) {
-				out[j - from] = up_ns;
-			} else {
-				out[j - from] = ns_of(span_x(cm, b0, j));
-				evals++;
+				out[j - from] = r - (double)n >= w ? n : near_boundary(cm, b0, &iv, j, k, &evals);
 			}
 		}
+		for (; j < end; k++, j++)
+			out[j - from] = near_boundary(cm, b0, &iv, j, k, &evals);
 	}
 	return evals;
 }
