@@ -344,12 +344,27 @@ static int adopt(struct kv_pool *p, uint32_t *tail, uint32_t c, uint32_t m)
 
 static int commit_new(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h);
 
+/* Commits block idx (hash h[0]) as kv_commit_block does; when it is cached
+ * already, adopts as many of the cached run's blocks as match h[0..n) at
+ * once: one run, not one per block (the same blocks, locks and release
+ * order; the run tree is only shallower). Returns the blocks committed
+ * (at least 1), or 0 when memory ran out. */
+static uint32_t commit_at(struct kv_pool *p, uint32_t *tail, uint32_t idx, const uint64_t *h,
+			  uint32_t n)
+{
+	const uint64_t *v = cached_after(p, *tail, h[0]);
+	if (!v)
+		return commit_new(p, tail, idx, h[0]) ? 0 : 1;
+	uint32_t c = (uint32_t)*v, m = 1;
+	const struct kv_run *cr = &p->runs[c];
+	while (m < cr->len && m < n && cr->hashes[m] == h[m])
+		m++;
+	return adopt(p, tail, c, m) ? 0 : m;
+}
+
 int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 {
-	const uint64_t *v = cached_after(p, *tail, h);
-	if (v)
-		return adopt(p, tail, (uint32_t)*v, 1);
-	return commit_new(p, tail, idx, h);
+	return commit_at(p, tail, idx, &h, 1) ? 0 : -1;
 }
 
 /* Block idx (hash h, not cached after the request's path) becomes cached:
@@ -405,22 +420,10 @@ uint32_t kv_commit_blocks_any(struct kv_pool *p, uint32_t *tail, uint32_t from, 
 			r->len += to - b;
 			return to - from;
 		}
-		const uint64_t *v = cached_after(p, *tail, hashes[b]);
-		if (v) {
-			/* adopt as many of the cached run's blocks as are ours at
-			 * once: one run, not one per block (the same blocks, locks
-			 * and release order; the run tree is only shallower) */
-			uint32_t c = (uint32_t)*v, m = 1;
-			const struct kv_run *cr = &p->runs[c];
-			while (m < cr->len && b + m < to && cr->hashes[m] == hashes[b + m])
-				m++;
-			if (adopt(p, tail, c, m))
-				return b - from;
-			b += m - 1;
-			continue;
-		}
-		if (commit_new(p, tail, b, hashes[b]))
+		uint32_t k = commit_at(p, tail, b, hashes + b, to - b);
+		if (k == 0)
 			return b - from;
+		b += k - 1;
 	}
 	return to - from;
 }

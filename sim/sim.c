@@ -1076,9 +1076,10 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 	const struct session_rec *had = r->session_rec;
 	if (!had || had->id != r->session)
 		r->session_rec = session_get(s, r->session);
-	if (!r->session_rec)
+	struct session_rec *rec = r->session_rec;
+	if (!rec)
 		return;
-	if (++((struct session_rec *)r->session_rec)->live > 1 && s->lazy_views) {
+	if (++rec->live > 1 && s->lazy_views) {
 		/* Two requests of one session at once: one may read the
 		 * session's frontier while the other's decode span, counted
 		 * but not applied, would have moved it. Apply every span from
