@@ -30,8 +30,10 @@ static inline size_t hash_home(uint64_t key, size_t cap)
 
 void hmap_init(struct hmap *m);
 void hmap_free(struct hmap *m);
-/* Hints that key will be looked up soon (starts the cache miss early). */
-static inline void hmap_prefetch(const struct hmap *m, uint64_t key)
+/* Hints that key will be looked up soon (starts the cache miss early).
+ * Always inlined: GCC 12 may find a small function that only prefetches
+ * "pure" and delete its calls, prefetches and all. */
+static inline __attribute__((always_inline)) void hmap_prefetch(const struct hmap *m, uint64_t key)
 {
 	if (m->cap)
 		__builtin_prefetch(&m->slots[hash_home(key, m->cap)]);

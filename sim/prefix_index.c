@@ -269,12 +269,76 @@ static int link_entry(struct pidx *p, uint32_t k, uint64_t h, uint32_t node)
 	return 0;
 }
 
+/* How far ahead pidx_insert starts the cache misses of a block's lookup:
+ * its pair map slot PF_SLOT blocks ahead, the entry that slot names
+ * PF_ENTRY blocks ahead (by then the slot is in cache). */
+enum { PF_SLOT = 16, PF_ENTRY = 8, PF_CHAIN = 4 };
+
+/* Prefetches the entry (or, when the home slot holds no key, the hash map
+ * slot an insert will write) of (h, node). A hint only: reads the home slot
+ * and nothing else. */
+static inline __attribute__((always_inline)) void prefetch_entry(const struct pidx *p, uint64_t h, uint32_t node)
+{
+	if (!p->by_pair.cap)
+		return;
+	uint64_t key = pair_key(h, node);
+	const struct hmap_slot *sl = &p->by_pair.slots[hash_home(key, p->by_pair.cap)];
+	if (sl->key == key && sl->val - 1 < p->n_e)
+		__builtin_prefetch(&p->e[sl->val - 1]);
+	else
+		hmap_prefetch(&p->by_hash, h); /* likely new: link_entry's chain head */
+}
+
+/* For a block whose pair slot showed no entry (likely new): prefetches the
+ * first entry of its hash's chain, which link_entry will link to. */
+static inline __attribute__((always_inline)) void prefetch_chain(const struct pidx *p, uint64_t h,
+								  uint32_t node)
+{
+	if (!p->by_pair.cap || !p->by_hash.cap)
+		return;
+	uint64_t key = pair_key(h, node);
+	if (p->by_pair.slots[hash_home(key, p->by_pair.cap)].key == key)
+		return;
+	const struct hmap_slot *sl = &p->by_hash.slots[hash_home(h, p->by_hash.cap)];
+	if (sl->key == h && sl->val - 1 < p->n_e)
+		__builtin_prefetch(&p->e[sl->val - 1]);
+}
+
+/* Before evicting node's tail: starts the misses of the next evictions
+ * (the victim after this one's hash map slots, and the entry after it). */
+static inline __attribute__((always_inline)) void prefetch_victims(const struct pidx *p, uint32_t node)
+{
+	uint32_t v = p->tail[node];
+	uint32_t w = v != NIL ? p->e[v].prev : NIL;
+	if (w == NIL)
+		return;
+	const struct pidx_entry *we = &p->e[w];
+	hmap_prefetch(&p->by_hash, we->hash);
+	hmap_prefetch(&p->by_pair, pair_key(we->hash, node));
+	if (we->prev != NIL)
+		__builtin_prefetch(&p->e[we->prev]);
+	if (we->hprev != NIL)
+		__builtin_prefetch(&p->e[we->hprev]);
+	if (we->hnext != NIL)
+		__builtin_prefetch(&p->e[we->hnext]);
+}
+
 int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t n)
 {
 	if (p->cap_blocks == 0)
 		return 0;
-	/* Tail first, so the head ends most recent and is forgotten last. */
+	/* Tail first, so the head ends most recent and is forgotten last.
+	 * Each block's lookup is a cache miss into tables of millions of
+	 * entries; they are independent, so they are started ahead. */
+	for (uint32_t i = n < PF_SLOT ? n : PF_SLOT; i-- > 0;)
+		hmap_prefetch(&p->by_pair, pair_key(hashes[n - 1 - i], node));
 	for (uint32_t i = n; i-- > 0;) {
+		if (i >= PF_SLOT)
+			hmap_prefetch(&p->by_pair, pair_key(hashes[i - PF_SLOT], node));
+		if (i >= PF_ENTRY)
+			prefetch_entry(p, hashes[i - PF_ENTRY], node);
+		if (i >= PF_CHAIN)
+			prefetch_chain(p, hashes[i - PF_CHAIN], node);
 		uint64_t h = hashes[i];
 		uint32_t k = find(p, h, node);
 		if (k != NIL) {
@@ -282,8 +346,10 @@ int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t 
 			lru_push_front(p, k);
 			continue;
 		}
-		if (p->size[node] >= p->cap_blocks)
+		if (p->size[node] >= p->cap_blocks) {
+			prefetch_victims(p, node);
 			evict_one(p, node);
+		}
 		k = new_entry(p);
 		if (k == NIL || link_entry(p, k, h, node)) {
 			if (k != NIL) {
