@@ -83,8 +83,8 @@ static uint32_t draw_candidates(struct kc *s, const struct pol_view *v, const st
 		if ((int32_t)node != own)
 			s->cand[m++] = node;
 	}
-	for (uint32_t x = 0; x < m && v->sync_kv; x++)
-		v->sync_kv(v->ctx, s->cand[x]);
+	if (v->sync_kv)
+		v->sync_kv(v->ctx, s->cand, m);
 	return m;
 }
 

@@ -49,8 +49,9 @@ struct pol_view {
 	/* Brings node's KV figures (kv_util, kv_used_blocks, closed) in nodes[]
 	 * up to now when load reports are exact (a no-op when they are
 	 * periodic). Policies whose reads_kv_util says POL_READS_KV_SOME call it
-	 * for each node whose KV figures they read; NULL: nothing to do. */
-	void (*sync_kv)(void *ctx, uint32_t node);
+	 * with the nodes whose KV figures they read, all at once (the nodes'
+	 * cache misses then overlap); NULL: nothing to do. */
+	void (*sync_kv)(void *ctx, const uint32_t *nodes, uint32_t n);
 };
 
 enum pol_action { POL_ROUTE, POL_SHED };

@@ -31,8 +31,8 @@ static void p2_route(void *st, const struct pol_view *v, const struct request *r
 	}
 	int32_t a = all_up ? (int32_t)ka : pol_kth_up(v, ka), b = all_up ? (int32_t)kb : pol_kth_up(v, kb);
 	if (s->metric == POL_M_KV_UTIL && v->sync_kv) {
-		v->sync_kv(v->ctx, (uint32_t)a);
-		v->sync_kv(v->ctx, (uint32_t)b);
+		const uint32_t two[2] = {(uint32_t)a, (uint32_t)b};
+		v->sync_kv(v->ctx, two, 2);
 	}
 	d->node = pol_metric_of(s->metric, &v->nodes[b]) < pol_metric_of(s->metric, &v->nodes[a]) ? b
 												       : a;

@@ -166,6 +166,23 @@ void node_span_used(struct node *n);
 void node_finish_step(struct node *n, int64_t now_ns);
 /* Full blocks in tokens tokens. The hot loops run this per request per
  * iteration, so the usual power-of-two page size takes a shift. */
+/* Starts the cache misses of node_sync(n, now_ns): stage 0, n's own
+ * fields; stage 1 (once those are in), the batch and span arrays it reads.
+ * A hint only. */
+static inline __attribute__((always_inline)) void node_prefetch_sync(const struct node *n,
+								      int64_t now_ns, int stage)
+{
+	if (stage == 0) {
+		for (uint32_t i = 0; i < sizeof *n; i += 64)
+			__builtin_prefetch((const char *)n + i);
+		return;
+	}
+	if (now_ns < n->sync_due_ns || !n->busy || n->span_len <= 1)
+		return;
+	__builtin_prefetch(&n->span_end[n->span_ended]);
+	for (uint32_t i = 0; i < n->n_batch; i += 4)
+		__builtin_prefetch(&n->batch[i]);
+}
 static inline uint32_t node_full_blocks(const struct node *n, uint64_t tokens)
 {
 	return (uint32_t)(n->block_shift ? tokens >> n->block_shift : tokens / n->block_tokens);

@@ -548,10 +548,11 @@ END_TEST
  * drawn (Floyd's sampling over the nodes up) are scored and brought up to
  * date; the session's node is forgotten when the session ends. */
 static uint32_t synced[8];
-static void fake_sync(void *ctx, uint32_t node)
+static void fake_sync(void *ctx, const uint32_t *nodes, uint32_t n)
 {
 	(void)ctx;
-	synced[node]++;
+	for (uint32_t x = 0; x < n; x++)
+		synced[nodes[x]]++;
 }
 
 START_TEST(kv_cost_scores_only_its_candidates)
