@@ -37,8 +37,10 @@ int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const stru
 	n->span_end = malloc(n->max_span * sizeof *n->span_end);
 	n->span_used = malloc(n->max_span * sizeof *n->span_used);
 	n->span_grid = malloc((n->max_span / COST_SPAN_GRID + 3) * sizeof *n->span_grid);
+	if (n->block_shift)
+		n->span_res = malloc((n->block_tokens + 1) * sizeof *n->span_res);
 	if (!n->running || !n->batch || !n->done || !n->swapped || !n->span_end || !n->span_used ||
-	    !n->span_grid ||
+	    !n->span_grid || (n->block_shift && !n->span_res) ||
 	    kv_init(&n->kv, kv_blocks)) {
 		node_free(n);
 		return -1;
@@ -57,6 +59,8 @@ void node_free(struct node *n)
 	free(n->span_end);
 	free(n->span_used);
 	free(n->span_grid);
+	free(n->span_res);
+	n->span_res = NULL;
 	n->span_end = NULL;
 	n->span_used = NULL;
 	n->span_grid = NULL;
@@ -324,7 +328,16 @@ int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used)
 	 * in use), and the plan ruled out adoptions (which free blocks) */
 	uint64_t u = n->kv.n_used;
 	uint32_t from = n->span_started, to = ended + 1;
-	for (uint32_t i = 0; to > from && i < n->n_batch; i++) {
+	if (to > from && n->span_res) {
+		/* With c0 = q B + rho and t + B - 1 = a B + beta, the request
+		 * holds q + a + [rho >= B - beta] blocks for t tokens: summed
+		 * over the batch, N a + span_res[B - beta]. */
+		uint32_t B = n->block_tokens, s = n->block_shift;
+		uint64_t at = ((uint64_t)to + B - 1) >> s, af = ((uint64_t)from + B - 1) >> s;
+		uint32_t bt = (to + B - 1) & (B - 1), bf = (from + B - 1) & (B - 1);
+		u += (uint64_t)n->n_batch * (at - af) + n->span_res[B - bt] - n->span_res[B - bf];
+	}
+	for (uint32_t i = 0; to > from && !n->span_res && i < n->n_batch; i++) {
 		uint64_t c0 = n->batch[i].c0;
 		u += node_blocks_for(n, c0 + to) - node_blocks_for(n, c0 + from);
 	}
@@ -465,6 +478,14 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, const struct
 			lazy = 0;
 	}
 	n->span_lazy_ok = lazy;
+	if (lazy && n->span_res) {
+		uint32_t B = n->block_tokens, *g = n->span_res;
+		memset(g, 0, (B + 1) * sizeof *g);
+		for (uint32_t i = 0; i < n->n_batch; i++)
+			g[n->batch[i].c0 & (B - 1)]++;
+		for (uint32_t x = B; x-- > 0;)
+			g[x] += g[x + 1];
+	}
 	n->span_cb = *cb0;
 	n->span_grid[0] = n->span_x0; /* iteration 0's */
 	n->span_ng = 1;

@@ -73,6 +73,11 @@ struct node {
 	 * lazy_from with lazy_base blocks in use then */
 	int64_t lazy_step_ns, lazy_due_ns;
 	uint32_t lazy_from, lazy_base, lazy_used;
+	/* With block_tokens B a power of two, for a span with span_lazy_ok:
+	 * span_res[x] = the batch's requests with c0 mod B >= x (x <= B), so
+	 * node_kv_used counts the blocks a span takes in O(1), not per request
+	 * (NULL otherwise: it counts them one request at a time). */
+	uint32_t *span_res;
 	uint32_t n_swapped;
 	/* waiting queue (FIFO; preempted requests go back to the front) */
 	struct request *wait_head, *wait_tail; /* n_waiting, waiting_tokens above */
