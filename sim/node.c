@@ -285,6 +285,20 @@ static void set_sync_due(struct node *n)
 								       : INT64_MAX;
 }
 
+/* The span's last iteration (counted from its start) whose end is at or
+ * before now_ns, not past the span's second last: walked on from where the
+ * span was applied, or from where node_kv_used last counted it in this
+ * span (time only moves on, so that is not past now_ns's). */
+static uint32_t span_ended_by(const struct node *n, int64_t now_ns)
+{
+	uint32_t ended = n->span_ended;
+	if (n->lazy_step_ns == n->step_start_ns && n->lazy_ended > ended)
+		ended = n->lazy_ended;
+	while (ended + 1 < n->span_len && n->span_end[ended] <= now_ns)
+		ended++;
+	return ended;
+}
+
 void node_sync(struct node *n, int64_t now_ns)
 {
 	if (now_ns < n->sync_due_ns)
@@ -297,9 +311,7 @@ void node_sync(struct node *n, int64_t now_ns)
 	/* Internal boundaries at or before now have passed (a boundary at the
 	 * same time as the caller's event counts as first); the span's last
 	 * end is its own event's. */
-	uint32_t ended = n->span_ended;
-	while (ended + 1 < n->span_len && n->span_end[ended] <= now_ns)
-		ended++;
+	uint32_t ended = span_ended_by(n, now_ns);
 	if (ended != n->span_ended || ended + 1 != n->span_started)
 		span_apply(n, ended + 1, ended);
 	set_sync_due(n);
@@ -319,9 +331,7 @@ int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used)
 		return 1;
 	}
 	span_eval_past(n, now_ns);
-	uint32_t ended = n->span_ended;
-	while (ended + 1 < n->span_len && n->span_end[ended] <= now_ns)
-		ended++;
+	uint32_t ended = span_ended_by(n, now_ns);
 	/* span_apply(n, ended + 1, ended) would take, for each request, the
 	 * blocks from c0 + span_started tokens to c0 + ended + 1; its commits
 	 * move blocks from own to cached runs the request holds (no change
@@ -345,6 +355,7 @@ int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used)
 	n->lazy_step_ns = n->step_start_ns;
 	n->lazy_due_ns = ended + 1 < n->span_len ? n->span_end[ended] : INT64_MAX;
 	n->lazy_from = n->span_started;
+	n->lazy_ended = ended;
 	n->lazy_base = n->kv.n_used;
 	n->lazy_used = *used;
 	return 1;

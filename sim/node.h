@@ -73,6 +73,7 @@ struct node {
 	 * lazy_from with lazy_base blocks in use then */
 	int64_t lazy_step_ns, lazy_due_ns;
 	uint32_t lazy_from, lazy_base, lazy_used;
+	uint32_t lazy_ended; /* the iteration it counted up to (node_sync walks on from it) */
 	/* With block_tokens B a power of two, for a span with span_lazy_ok:
 	 * span_res[x] = the batch's requests with c0 mod B >= x (x <= B), so
 	 * node_kv_used counts the blocks a span takes in O(1), not per request
