@@ -103,6 +103,9 @@ struct pol_ops {
 	 * POL_READS_KV_SOME: of a few nodes, each brought up to date by the
 	 * policy's own call of v->sync_kv. cached_prefix needs neither. */
 	int (*reads_kv_util)(const void *st);
+	/* 1 if route calls v->cached_prefix: nodes inside decode spans then
+	 * answer it without applying the span where that changes nothing. */
+	int looks_up_cache;
 };
 
 enum { POL_READS_KV_ALL = 1, POL_READS_KV_SOME = 2 };

@@ -136,4 +136,5 @@ const struct pol_ops pol_weighted_scorer = {
     .on_dispatch = ws_dispatch,
     .destroy = ws_destroy,
     .reads_kv_util = ws_reads_kv,
+    .looks_up_cache = 1,
 };

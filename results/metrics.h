@@ -66,8 +66,10 @@ struct met_summary {
 	double route_ns, arrive_ns, sync_ns;
 	uint64_t routed;
 	/* Nodes' KV use counted from a decode span's plan instead of applying
-	 * the span (policies that read every node's KV use; not written). */
-	uint64_t kv_views_counted;
+	 * the span, cache lookups answered without applying it, and lookups
+	 * that applied it because its blocks taken would evict (policies that
+	 * read nodes' KV use or look their caches up; not written). */
+	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting;
 	uint64_t migration_count;
 	double migration_bytes, migration_s;
 	double offload_bytes_out, offload_bytes_in;

@@ -361,6 +361,14 @@ int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used)
 	return 1;
 }
 
+int node_cache_settled(struct node *n, int64_t now_ns)
+{
+	uint32_t used;
+	if (!node_kv_used(n, now_ns, &used))
+		return 0;
+	return used - n->kv.n_used <= n->kv.n_free ? 1 : -1;
+}
+
 int node_enqueue(struct node *n, struct request *r, int64_t now_ns)
 {
 	r->state = REQ_WAITING;

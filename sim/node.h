@@ -148,8 +148,18 @@ void node_sync(struct node *n, int64_t now_ns);
 /* The blocks in use node_sync(n, now_ns) would leave, into *used, without
  * applying anything: 1 when nothing is due or the span's plan allows it (a
  * span's blocks taken are then counted from its requests' starting points);
- * 0 when only node_sync can tell. O(batch), touching no request. */
+ * 0 when only node_sync can tell. O(1) with block_tokens a power of two,
+ * else O(batch); touches no request. */
 int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used);
+/* 1 when a prefix lookup in n's cache gives what it would after
+ * node_sync(n, now_ns), with nothing applied: nothing is due, or the span
+ * allows counting (node_kv_used) and the blocks it has taken by now fit in
+ * the free ones. Then the part not applied evicts nothing, and the blocks
+ * it commits only their own session can name (the plan's condition), whose
+ * next request cannot be routed while this one runs (a second live request
+ * of a session turns counting off). -1 when counted but the blocks do not
+ * fit (applying the span would evict); 0 when it cannot be counted. */
+int node_cache_settled(struct node *n, int64_t now_ns);
 /* For the step event at now: 1 if now is not the step's end but an
  * iteration end inside a decode span (the end of what was computed when the
  * event was scheduled); the span's ends are then computed past now and the

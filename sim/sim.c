@@ -114,6 +114,8 @@ struct sim {
 	 * until a session has two requests at once. */
 	int lazy_views;
 	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
+	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
+	uint64_t kv_evicting;  /* ... not, because that part evicts */
 	int64_t report_ns; /* load report interval; 0 = exact views */
 	/* links and tiers */
 	struct flownet net;
@@ -936,12 +938,32 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	struct kv_match m;
-	node_sync(n, s->now);
+	int settled = s->lazy_views ? node_cache_settled(n, s->now) : 0;
+	if (settled == 1) {
+		s->kv_unapplied += s->now >= n->sync_due_ns;
+	} else {
+		s->kv_evicting += settled < 0;
+		node_sync(n, s->now);
+	}
 	kv_lookup_prefix(&n->kv, r->hashes, full, &m);
 	return m.blocks;
 }
 
 static double wall_now(void);
+
+/* Node i's KV figures in the views as of now: counted where its span
+ * allows (node_kv_used), else by applying the span. */
+static void sync_view(struct sim *s, uint32_t i)
+{
+	uint32_t used;
+	if (s->lazy_views && node_kv_used(&s->nodes[i], s->now, &used)) {
+		s->kv_counted += used != s->nodes[i].kv.n_used;
+		refresh_view_used(s, i, used);
+		return;
+	}
+	node_sync(&s->nodes[i], s->now);
+	refresh_view(s, i);
+}
 
 /* The nodes' KV figures in the views, brought up to now (exact reports
  * only). At 1,024 nodes a node's state is out of cache when a policy
@@ -963,10 +985,8 @@ static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 		if (r && r->n_hashes && n->prefix_caching) /* cached_prefix's first probe */
 			hmap_prefetch(&n->kv.first, r->hashes[0]);
 	}
-	for (uint32_t x = 0; x < m; x++) {
-		node_sync(&s->nodes[nodes[x]], s->now);
-		refresh_view(s, nodes[x]);
-	}
+	for (uint32_t x = 0; x < m; x++)
+		sync_view(s, nodes[x]);
 	if (s->timing)
 		s->sync_ns += (wall_now() - t0) * 1e9;
 }
@@ -985,18 +1005,11 @@ static void route(struct sim *s, struct request *r)
 		/* KV use grows inside decode spans; bring every node up to now,
 		 * or count what that would leave where the span allows it (the
 		 * policy reads only the counts; a node whose cache it looks up
-		 * is brought up to date then, in cached_prefix). */
+		 * is brought up to date then, in cached_prefix, unless that
+		 * would change nothing the lookup sees). */
 		double t0 = s->timing ? wall_now() : 0;
-		for (uint32_t i = 0; i < s->n_nodes; i++) {
-			uint32_t used;
-			if (s->lazy_views && node_kv_used(&s->nodes[i], s->now, &used)) {
-				s->kv_counted += used != s->nodes[i].kv.n_used;
-				refresh_view_used(s, i, used);
-				continue;
-			}
-			node_sync(&s->nodes[i], s->now);
-			refresh_view(s, i);
-		}
+		for (uint32_t i = 0; i < s->n_nodes; i++)
+			sync_view(s, i);
 		if (s->timing)
 			s->sync_ns += (wall_now() - t0) * 1e9;
 	}
@@ -1971,7 +1984,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	}
 	if (s->report_ns > 0 && !evq_push(&s->q, s->report_ns, EV_REPORT, -1, NULL))
 		goto oom;
-	s->lazy_views = s->pol_reads_kv_util == POL_READS_KV_ALL && !s->opts->eager_kv_views;
+	s->lazy_views = (s->pol_reads_kv_util || s->pol->looks_up_cache) && !s->opts->eager_kv_views;
 	for (uint32_t i = 0; i < N; i++)
 		s->nodes[i].lazy_kv = s->lazy_views;
 	return 0;
@@ -2186,6 +2199,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->arrive_ns = s.route_ns * fr + s.dispatch_ns * fd;
 	out->routed = s.routed;
 	out->kv_views_counted = s.kv_counted;
+	out->kv_lookups_unapplied = s.kv_unapplied;
+	out->kv_lookups_evicting = s.kv_evicting;
 	out->sync_ns = s.sync_ns * fr;
 	out->migration_count = s.migrations;
 	out->migration_bytes = s.migration_bytes;

@@ -295,41 +295,64 @@ START_TEST(requests_csv_rows_are_exact)
 }
 END_TEST
 
-/* kv_cost reads every node's KV use per request; inside decode spans it is
- * counted from the span's plan instead of applying the span (unless the
- * plan commits shared blocks, or a session has two requests at once).
- * Against bringing every node up to date per request: the same requests.csv,
- * for chat and for RAG (prompts of shared documents). Sessions with two
- * requests at once: check_trace's overlapping_sessions_stop_counted_kv_views. */
+/* kv_cost reads every node's KV use per request (or its candidates'); inside
+ * decode spans it is counted from the span's plan instead of applying the
+ * span (unless the plan commits shared blocks, or a session has two
+ * requests at once). Cache lookups (kv_cost, precise_prefix) are answered
+ * without applying the span when that part evicts nothing. Against
+ * bringing every node up to date per request: the same requests.csv, for
+ * chat, for RAG (prompts of shared documents) and for chat with a small
+ * KV cache (spans that must evict). Sessions with two requests at once:
+ * check_trace's overlapping_sessions_stop_counted_kv_views. */
 START_TEST(counted_kv_views_equal_applied_ones)
 {
-	static const char *const workloads[] = {
-	    "workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 400}",
-	    "workload={\"kind\": \"rag\", \"rate_per_s\": 12, \"max_requests\": 1500, "
-	    "\"documents\": {\"count\": 300}}"};
+	static const char *const workloads[][2] = {
+	    {"workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 400}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"rag\", \"rate_per_s\": 12, \"max_requests\": 1500, "
+	     "\"documents\": {\"count\": 300}}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 400}",
+	     "cluster.engine={\"gpu_memory_utilization\": 0.22}"}};
+	static const char *const policies[][2] = {
+	    {"router.policy=kv_cost", "router.params={}"},
+	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}"},
+	    {"router.policy=precise_prefix", "router.params={}"}};
 	const char *dirs[2] = {"/tmp/kvsim_check_views_lazy", "/tmp/kvsim_check_views_eager"};
-	for (int w = 0; w < 2; w++) {
-		uint64_t counted[2];
-		for (int eager = 0; eager < 2; eager++) {
-			const char *sets[] = {"router.policy=kv_cost", "router.params={}",
-					      workloads[w], NULL};
-			struct scenario s;
-			th_scenario(chat_small, sets, &s);
-			struct sim_opts o = {.out_dir = dirs[eager], .eager_kv_views = eager};
-			struct met_summary m;
-			char err[1024] = "";
-			ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
-			counted[eager] = m.kv_views_counted;
-			met_summary_free(&m);
-			cfg_scenario_free(&s);
+	for (int p = 0; p < 3; p++) {
+		for (int w = 0; w < 3; w++) {
+			uint64_t counted[2], unapplied[2], evicting[2];
+			for (int eager = 0; eager < 2; eager++) {
+				const char *sets[] = {policies[p][0], policies[p][1], workloads[w][0],
+						      workloads[w][1], NULL};
+				struct scenario s;
+				th_scenario(chat_small, sets, &s);
+				struct sim_opts o = {.out_dir = dirs[eager], .eager_kv_views = eager};
+				struct met_summary m;
+				char err[1024] = "";
+				ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
+				counted[eager] = m.kv_views_counted;
+				unapplied[eager] = m.kv_lookups_unapplied;
+				evicting[eager] = m.kv_lookups_evicting;
+				met_summary_free(&m);
+				cfg_scenario_free(&s);
+			}
+			char *a = th_slurp("/tmp/kvsim_check_views_lazy/requests.csv");
+			char *b = th_slurp("/tmp/kvsim_check_views_eager/requests.csv");
+			ck_assert_msg(strcmp(a, b) == 0,
+				      "policy %d, workload %d: counted views changed the results", p, w);
+			free(a);
+			free(b);
+			ck_assert_uint_eq(counted[1], 0);
+			ck_assert_uint_eq(unapplied[1], 0);
+			ck_assert_uint_eq(evicting[1], 0);
+			if (p < 2 && w == 0)
+				ck_assert_uint_gt(counted[0], 100);
+			if (w == 0)
+				ck_assert_uint_gt(unapplied[0], 100);
+			if (w == 2)
+				ck_assert_uint_gt(evicting[0], 100);
 		}
-		ck_assert_uint_gt(counted[0], 100);
-		ck_assert_uint_eq(counted[1], 0);
-		char *a = th_slurp("/tmp/kvsim_check_views_lazy/requests.csv");
-		char *b = th_slurp("/tmp/kvsim_check_views_eager/requests.csv");
-		ck_assert_msg(strcmp(a, b) == 0, "workload %d: counted views changed the results", w);
-		free(a);
-		free(b);
 	}
 }
 END_TEST
