@@ -149,7 +149,8 @@ void node_sync(struct node *n, int64_t now_ns);
  * applying anything: 1 when nothing is due or the span's plan allows it (a
  * span's blocks taken are then counted from its requests' starting points);
  * 0 when only node_sync can tell. O(1) with block_tokens a power of two,
- * else O(batch); touches no request. */
+ * else O(batch), plus a step per iteration ended since the last count;
+ * touches no request. */
 int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used);
 /* 1 when a prefix lookup in n's cache gives what it would after
  * node_sync(n, now_ns), with nothing applied: nothing is due, or the span
