@@ -55,6 +55,12 @@ double pol_metric_of(enum pol_metric m, const struct pol_node_view *n)
 	}
 }
 
+int pol_always(const void *st)
+{
+	(void)st;
+	return 1;
+}
+
 int pol_metric_reads_kv(const void *st)
 {
 	return ((const struct pol_metric_st *)st)->metric == POL_M_KV_UTIL;

@@ -209,5 +209,5 @@ const struct pol_ops pol_kv_cost = {
     .on_complete = kc_complete,
     .destroy = kc_destroy,
     .reads_kv_util = kc_reads_kv,
-    .looks_up_cache = 1,
+    .looks_up_cache = pol_always,
 };

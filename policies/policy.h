@@ -103,14 +103,17 @@ struct pol_ops {
 	 * POL_READS_KV_SOME: of a few nodes, each brought up to date by the
 	 * policy's own call of v->sync_kv. cached_prefix needs neither. */
 	int (*reads_kv_util)(const void *st);
-	/* 1 if route calls v->cached_prefix: nodes inside decode spans then
-	 * answer it without applying the span where that changes nothing. */
-	int looks_up_cache;
+	/* 1 if route calls v->cached_prefix (NULL hook: no): nodes inside
+	 * decode spans then answer it without applying the span where that
+	 * changes nothing. */
+	int (*looks_up_cache)(const void *st);
 };
 
 enum { POL_READS_KV_ALL = 1, POL_READS_KV_SOME = 2 };
 
 /* Helpers shared by the policies. */
+/* A looks_up_cache hook for policies that always do. */
+int pol_always(const void *st);
 /* The k-th node that is up (in id order, from 0), or -1 when k >= up.
  * O(nodes): for when some node is down. */
 int32_t pol_kth_up(const struct pol_view *v, uint32_t k);

@@ -70,7 +70,7 @@ const struct pol_ops pol_precise_prefix = {
     .create = pp_create,
     .route = pp_route,
     .destroy = free,
-    .looks_up_cache = 1,
+    .looks_up_cache = pol_always,
     /* No KV utilisation read: cached_prefix brings each node it asks up
      * to date itself. */
 };

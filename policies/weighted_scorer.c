@@ -120,6 +120,11 @@ static int ws_reads_kv(const void *st)
 	return s->w_kv > 0 || s->exact;
 }
 
+static int ws_exact(const void *st)
+{
+	return ((const struct ws *)st)->exact;
+}
+
 static void ws_destroy(void *st)
 {
 	struct ws *s = st;
@@ -136,5 +141,5 @@ const struct pol_ops pol_weighted_scorer = {
     .on_dispatch = ws_dispatch,
     .destroy = ws_destroy,
     .reads_kv_util = ws_reads_kv,
-    .looks_up_cache = 1,
+    .looks_up_cache = ws_exact,
 };

@@ -1984,7 +1984,8 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	}
 	if (s->report_ns > 0 && !evq_push(&s->q, s->report_ns, EV_REPORT, -1, NULL))
 		goto oom;
-	s->lazy_views = (s->pol_reads_kv_util || s->pol->looks_up_cache) && !s->opts->eager_kv_views;
+	int looks_up = s->pol->looks_up_cache && s->pol->looks_up_cache(s->pol_sts[0]);
+	s->lazy_views = (s->pol_reads_kv_util || looks_up) && !s->opts->eager_kv_views;
 	for (uint32_t i = 0; i < N; i++)
 		s->nodes[i].lazy_kv = s->lazy_views;
 	return 0;
