@@ -67,9 +67,12 @@ struct met_summary {
 	uint64_t routed;
 	/* Nodes' KV use counted from a decode span's plan instead of applying
 	 * the span, cache lookups answered without applying it, and lookups
-	 * that applied it because its blocks taken would evict (policies that
-	 * read nodes' KV use or look their caches up; not written). */
-	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting;
+	 * that applied it because its blocks taken would evict and the match
+	 * went through an unlocked run (policies that read nodes' KV use or
+	 * look their caches up; not written); of the lookups answered without
+	 * applying, those where it would evict but the match is locked runs
+	 * alone. */
+	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting, kv_lookups_locked;
 	uint64_t migration_count;
 	double migration_bytes, migration_s;
 	double offload_bytes_out, offload_bytes_in;

@@ -159,7 +159,9 @@ int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used);
  * it commits only their own session can name (the plan's condition), whose
  * next request cannot be routed while this one runs (a second live request
  * of a session turns counting off). -1 when counted but the blocks do not
- * fit (applying the span would evict); 0 when it cannot be counted. */
+ * fit: applying the span would evict, but only unlocked runs (a lookup
+ * matching through locked runs alone is not changed by it either); 0 when
+ * it cannot be counted. */
 int node_cache_settled(struct node *n, int64_t now_ns);
 /* For the step event at now: 1 if now is not the step's end but an
  * iteration end inside a decode span (the end of what was computed when the

@@ -116,6 +116,7 @@ struct sim {
 	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
 	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
 	uint64_t kv_evicting;  /* ... not, because that part evicts */
+	uint64_t kv_locked;    /* ... answered though it evicts: the match is all locked runs */
 	int64_t report_ns; /* load report interval; 0 = exact views */
 	/* links and tiers */
 	struct flownet net;
@@ -939,12 +940,19 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 		full = r->n_hashes;
 	struct kv_match m;
 	int settled = s->lazy_views ? node_cache_settled(n, s->now) : 0;
-	if (settled == 1) {
-		s->kv_unapplied += s->now >= n->sync_due_ns;
-	} else {
-		s->kv_evicting += settled < 0;
-		node_sync(n, s->now);
+	if (settled != 0) {
+		/* Where the part of the span not applied would evict, it can
+		 * only evict unlocked runs (nothing is released inside a span):
+		 * a match through locked runs alone stands. */
+		kv_lookup_prefix(&n->kv, r->hashes, full, &m);
+		if (settled == 1 || m.unlocked == 0) {
+			s->kv_unapplied += s->now >= n->sync_due_ns;
+			s->kv_locked += settled < 0;
+			return m.blocks;
+		}
+		s->kv_evicting++;
 	}
+	node_sync(n, s->now);
 	kv_lookup_prefix(&n->kv, r->hashes, full, &m);
 	return m.blocks;
 }
@@ -2202,6 +2210,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->kv_views_counted = s.kv_counted;
 	out->kv_lookups_unapplied = s.kv_unapplied;
 	out->kv_lookups_evicting = s.kv_evicting;
+	out->kv_lookups_locked = s.kv_locked;
 	out->sync_ns = s.sync_ns * fr;
 	out->migration_count = s.migrations;
 	out->migration_bytes = s.migration_bytes;

@@ -299,7 +299,8 @@ END_TEST
  * decode spans it is counted from the span's plan instead of applying the
  * span (unless the plan commits shared blocks, or a session has two
  * requests at once). Cache lookups (kv_cost, precise_prefix) are answered
- * without applying the span when that part evicts nothing. Against
+ * without applying the span when that part evicts nothing, or when the
+ * match goes through locked runs only (an eviction cannot touch them). Against
  * bringing every node up to date per request: the same requests.csv, for
  * chat, for RAG (prompts of shared documents) and for chat with a small
  * KV cache (spans that must evict). Sessions with two requests at once:
@@ -321,7 +322,7 @@ START_TEST(counted_kv_views_equal_applied_ones)
 	const char *dirs[2] = {"/tmp/kvsim_check_views_lazy", "/tmp/kvsim_check_views_eager"};
 	for (int p = 0; p < 3; p++) {
 		for (int w = 0; w < 3; w++) {
-			uint64_t counted[2], unapplied[2], evicting[2];
+			uint64_t counted[2], unapplied[2], evicting[2], locked[2];
 			for (int eager = 0; eager < 2; eager++) {
 				const char *sets[] = {policies[p][0], policies[p][1], workloads[w][0],
 						      workloads[w][1], NULL};
@@ -334,6 +335,7 @@ START_TEST(counted_kv_views_equal_applied_ones)
 				counted[eager] = m.kv_views_counted;
 				unapplied[eager] = m.kv_lookups_unapplied;
 				evicting[eager] = m.kv_lookups_evicting;
+				locked[eager] = m.kv_lookups_locked;
 				met_summary_free(&m);
 				cfg_scenario_free(&s);
 			}
@@ -346,12 +348,15 @@ START_TEST(counted_kv_views_equal_applied_ones)
 			ck_assert_uint_eq(counted[1], 0);
 			ck_assert_uint_eq(unapplied[1], 0);
 			ck_assert_uint_eq(evicting[1], 0);
+			ck_assert_uint_eq(locked[1], 0);
 			if (p < 2 && w == 0)
 				ck_assert_uint_gt(counted[0], 100);
 			if (w == 0)
 				ck_assert_uint_gt(unapplied[0], 100);
-			if (w == 2)
+			if (w == 2) {
 				ck_assert_uint_gt(evicting[0], 100);
+				ck_assert_uint_gt(locked[0], 100);
+			}
 		}
 	}
 }
