@@ -465,9 +465,8 @@ uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint
 			kv_release(p, tail, 0);
 		return m.blocks;
 	}
-	uint32_t done = 0;
-	while (done < want && kv_commit_block(p, &tail, m.blocks + done, hashes[m.blocks + done]) == 0)
-		done++;
+	/* as a range: what block-by-block commits do, with the run grown once */
+	uint32_t done = kv_commit_blocks_any(p, &tail, m.blocks, m.blocks + want, hashes, hi);
 	kv_release(p, tail, want - done); /* blocks that found no place are freed */
 	return m.blocks + done;
 }
