@@ -57,6 +57,123 @@ START_TEST(mooncake_reader_exact)
 }
 END_TEST
 
+/* Reads every line of a one-line Mooncake trace: 1 with rec filled, or -1
+ * with the error in err. */
+static int read_one(const char *line, struct trace_rec *rec, char *err, size_t errlen)
+{
+	const char *p = write_tmp("mc_one.jsonl", line);
+	struct trace_reader tr;
+	ck_assert_int_eq(trace_open(&tr, p, TRACE_MOONCAKE, 0, err, errlen), 0);
+	int got = trace_next(&tr, rec, err, errlen);
+	trace_close(&tr);
+	return got;
+}
+
+/* Mooncake lines in the published key order take a fast path; others go
+ * through cJSON. Each line in the fast path's shape (and many near it)
+ * against the same fields in another order, which only the general path
+ * reads: the same record, or the same error. */
+START_TEST(mooncake_fast_path_agrees_with_the_general_one)
+{
+	static const char *const lines[][2] = {
+	    {"{\"timestamp\": 1000, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [7, 8]}",
+	     "{\"hash_ids\": [7, 8], \"output_length\": 5, \"input_length\": 600, \"timestamp\": 1000}"},
+	    {"\t{\"timestamp\":0,\"input_length\":512,\"output_length\":1,\"hash_ids\":[0]} \t",
+	     "{\"input_length\":512,\"timestamp\":0,\"output_length\":1,\"hash_ids\":[0]}"},
+	    {"(the largest counts, below)", NULL},
+	    /* near the shape: each must give the general path's answer */
+	    {"{\"timestamp\": 01, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3]}",
+	     "{\"input_length\": 5, \"timestamp\": 01, \"output_length\": 1, \"hash_ids\": [3]}"},
+	    {"{\"timestamp\": 9999999999999, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3]}",
+	     "{\"input_length\": 5, \"timestamp\": 9999999999999, \"output_length\": 1, \"hash_ids\": [3]}"},
+	    {"{\"timestamp\": 1.5, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3]}",
+	     "{\"input_length\": 5, \"timestamp\": 1.5, \"output_length\": 1, \"hash_ids\": [3]}"},
+	    {"{\"timestamp\": 1000000000000000, \"input_length\": 5, \"output_length\": 1, "
+	     "\"hash_ids\": [3]}",
+	     "{\"input_length\": 5, \"timestamp\": 1000000000000000, \"output_length\": 1, "
+	     "\"hash_ids\": [3]}"},
+	    {"{\"timestamp\": 1, \"input_length\": 0, \"output_length\": 1, \"hash_ids\": []}",
+	     "{\"input_length\": 0, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": []}"},
+	    {"{\"timestamp\": 1, \"input_length\": 100000001, \"output_length\": 1, \"hash_ids\": [3]}",
+	     "{\"input_length\": 100000001, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3]}"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 0, \"hash_ids\": [3]}",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 0, \"hash_ids\": [3]}"},
+	    {"{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [3]}",
+	     "{\"input_length\": 600, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3]}"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3, 4]}",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3, 4]}"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [-3]}",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [-3]}"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3,]}",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3,]}"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3]} x",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3]} x"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3]",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3]"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3], "
+	     "\"extra\": 2}",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3], "
+	     "\"extra\": 2}"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": "
+	     "[9000000000000001]}",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": "
+	     "[9000000000000001]}"},
+	    {"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": "
+	     "[999999999999999]}",
+	     "{\"input_length\": 5, \"timestamp\": 1, \"output_length\": 1, \"hash_ids\": "
+	     "[999999999999999]}"},
+	};
+	/* the largest counts: 195,313 ids */
+	size_t big = 195313 * 17 + 256;
+	char *ids = malloc(big), *fast = malloc(big + 256), *slow = malloc(big + 256);
+	ck_assert_ptr_nonnull(ids);
+	ck_assert_ptr_nonnull(fast);
+	ck_assert_ptr_nonnull(slow);
+	size_t k = 0;
+	for (uint32_t i = 0; i < 195313; i++)
+		k += (size_t)sprintf(ids + k, "%s%u", i ? ", " : "", i * 7919u);
+	struct trace_rec a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	for (size_t t = 0; t < sizeof lines / sizeof lines[0]; t++) {
+		if (lines[t][1]) {
+			snprintf(fast, big + 256, "%s\n", lines[t][0]);
+			snprintf(slow, big + 256, "%s\n", lines[t][1]);
+		} else {
+			snprintf(fast, big + 256,
+				 "{\"timestamp\": 999999999999, \"input_length\": 100000000, "
+				 "\"output_length\": 100000000, \"hash_ids\": [%s]}\n",
+				 ids);
+			snprintf(slow, big + 256,
+				 "{\"hash_ids\": [%s], \"timestamp\": 999999999999, "
+				 "\"input_length\": 100000000, \"output_length\": 100000000}\n",
+				 ids);
+		}
+		char ea[1024] = "", eb[1024] = "";
+		int ga = read_one(fast, &a, ea, sizeof ea), gb = read_one(slow, &b, eb, sizeof eb);
+		ck_assert_msg(ga == gb, "line %zu: %d against %d (%s / %s)", t, ga, gb, ea, eb);
+		ck_assert_msg(t >= 3 || ga == 1, "line %zu: %s", t, ea);
+		if (ga != 1) {
+			ck_assert_str_eq(ea, eb);
+			continue;
+		}
+		ck_assert_msg(a.arrival_ns == b.arrival_ns, "line %zu: arrival %lld against %lld", t,
+			      (long long)a.arrival_ns, (long long)b.arrival_ns);
+		ck_assert_uint_eq(a.input, b.input);
+		ck_assert_uint_eq(a.output, b.output);
+		ck_assert_uint_eq(a.block_tokens, b.block_tokens);
+		ck_assert_uint_eq(a.shared_blocks, b.shared_blocks);
+		ck_assert_uint_eq(a.n_ids, b.n_ids);
+		ck_assert(memcmp(a.ids, b.ids, a.n_ids * sizeof *a.ids) == 0);
+	}
+	free(ids);
+	free(fast);
+	free(slow);
+	trace_rec_free(&a);
+	trace_rec_free(&b);
+}
+END_TEST
+
 START_TEST(azure_reader_exact)
 {
 	const char *p = write_tmp("az.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
@@ -445,6 +562,7 @@ Suite *trace_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, mooncake_reader_exact);
+	tcase_add_test(tc, mooncake_fast_path_agrees_with_the_general_one);
 	tcase_add_test(tc, azure_reader_exact);
 	tcase_add_test(tc, bad_lines_name_file_and_line);
 	tcase_add_test(tc, empty_trace_is_a_clear_error);
