@@ -150,6 +150,16 @@ static int get_num(const struct trace_reader *tr, const cJSON *o, const char *ke
 
 #define MAX_TOKENS 100000000.0
 
+/* A Mooncake record's fields once its n ids are in place (512-token blocks). */
+static void mooncake_done(struct trace_rec *rec, uint32_t n, double in, double out)
+{
+	rec->n_ids = n;
+	rec->block_tokens = 512;
+	rec->input = (uint32_t)in;
+	rec->output = (uint32_t)out;
+	rec->shared_blocks = 0;
+}
+
 static int parse_mooncake(struct trace_reader *tr, const cJSON *o, struct trace_rec *rec,
 			  double *ts_ms, char *err, size_t errlen)
 {
@@ -178,11 +188,7 @@ static int parse_mooncake(struct trace_reader *tr, const cJSON *o, struct trace_
 				   i);
 		rec->ids[i] = (uint64_t)e->valuedouble;
 	}
-	rec->n_ids = n;
-	rec->block_tokens = 512;
-	rec->input = (uint32_t)in;
-	rec->output = (uint32_t)out;
-	rec->shared_blocks = 0;
+	mooncake_done(rec, n, in, out);
 	return 0;
 }
 
@@ -261,11 +267,7 @@ static int fast_mooncake(const char *p, struct trace_rec *rec, double *ts_ms)
 	if (*p++ != '}' || *fm_ws(p) != 0 || n != want)
 		return 0;
 	*ts_ms = (double)ts;
-	rec->n_ids = n;
-	rec->block_tokens = 512;
-	rec->input = (uint32_t)in;
-	rec->output = (uint32_t)out;
-	rec->shared_blocks = 0;
+	mooncake_done(rec, n, (double)in, (double)out);
 	return 1;
 }
 
