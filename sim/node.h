@@ -183,8 +183,6 @@ void node_span_used(struct node *n);
 /* Applies the iteration that ends at now: tokens computed and emitted,
  * blocks cached, requests finished (on_done is called for each). O(batch). */
 void node_finish_step(struct node *n, int64_t now_ns);
-/* Full blocks in tokens tokens. The hot loops run this per request per
- * iteration, so the usual power-of-two page size takes a shift. */
 /* Starts the cache misses of node_sync(n, now_ns): stage 0, n's own
  * fields; stage 1 (once those are in), the batch and span arrays it reads.
  * A hint only. */
@@ -202,6 +200,8 @@ static inline __attribute__((always_inline)) void node_prefetch_sync(const struc
 	for (uint32_t i = 0; i < n->n_batch; i += 4)
 		__builtin_prefetch(&n->batch[i]);
 }
+/* Full blocks in tokens tokens. The hot loops run this per request per
+ * iteration, so the usual power-of-two page size takes a shift. */
 static inline uint32_t node_full_blocks(const struct node *n, uint64_t tokens)
 {
 	return (uint32_t)(n->block_shift ? tokens >> n->block_shift : tokens / n->block_tokens);

@@ -270,14 +270,16 @@ static int link_entry(struct pidx *p, uint32_t k, uint64_t h, uint32_t node)
 }
 
 /* How far ahead pidx_insert starts the cache misses of a block's lookup:
- * its pair map slot PF_SLOT blocks ahead, the entry that slot names
- * PF_ENTRY blocks ahead (by then the slot is in cache). */
+ * its pair map slot PF_SLOT blocks ahead, the entry that slot names (or,
+ * for a block likely new, its hash chain's slot) PF_ENTRY blocks ahead (by
+ * then the slot is in cache), the chain's first entry PF_CHAIN ahead. */
 enum { PF_SLOT = 16, PF_ENTRY = 8, PF_CHAIN = 4 };
 
-/* Prefetches the entry (or, when the home slot holds no key, the hash map
- * slot an insert will write) of (h, node). A hint only: reads the home slot
- * and nothing else. */
-static inline __attribute__((always_inline)) void prefetch_entry(const struct pidx *p, uint64_t h, uint32_t node)
+/* Prefetches the entry of (h, node), or, when its home slot does not hold
+ * it (most likely new), the hash chain slot an insert will write. A hint
+ * only: reads the home slot and nothing else. */
+static inline __attribute__((always_inline)) void prefetch_entry(const struct pidx *p, uint64_t h,
+								  uint32_t node)
 {
 	if (!p->by_pair.cap)
 		return;
@@ -305,8 +307,10 @@ static inline __attribute__((always_inline)) void prefetch_chain(const struct pi
 }
 
 /* Before evicting node's tail: starts the misses of the next evictions
- * (the victim after this one's hash map slots, and the entry after it). */
-static inline __attribute__((always_inline)) void prefetch_victims(const struct pidx *p, uint32_t node)
+ * (the victim after this one: its hash map slots, its hash chain
+ * neighbours, and the entry after it). */
+static inline __attribute__((always_inline)) void prefetch_victims(const struct pidx *p,
+								    uint32_t node)
 {
 	uint32_t v = p->tail[node];
 	uint32_t w = v != NIL ? p->e[v].prev : NIL;

@@ -84,8 +84,10 @@ START_TEST(mooncake_fast_path_agrees_with_the_general_one)
 	    /* near the shape: each must give the general path's answer */
 	    {"{\"timestamp\": 01, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3]}",
 	     "{\"input_length\": 5, \"timestamp\": 01, \"output_length\": 1, \"hash_ids\": [3]}"},
-	    {"{\"timestamp\": 9999999999999, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3]}",
-	     "{\"input_length\": 5, \"timestamp\": 9999999999999, \"output_length\": 1, \"hash_ids\": [3]}"},
+	    {"{\"timestamp\": 9999999999999, \"input_length\": 5, \"output_length\": 1, "
+	     "\"hash_ids\": [3]}",
+	     "{\"input_length\": 5, \"timestamp\": 9999999999999, \"output_length\": 1, "
+	     "\"hash_ids\": [3]}"},
 	    {"{\"timestamp\": 1.5, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [3]}",
 	     "{\"input_length\": 5, \"timestamp\": 1.5, \"output_length\": 1, \"hash_ids\": [3]}"},
 	    {"{\"timestamp\": 1000000000000000, \"input_length\": 5, \"output_length\": 1, "
