@@ -109,9 +109,11 @@ struct sim {
 	const struct pol_ops *pol;
 	void **pol_sts; /* n_pol_st states: one per replica with a local store */
 	int pol_reads_kv_util;
-	/* With POL_READS_KV_ALL: nodes' KV use inside decode spans is counted
-	 * from the span's plan where it allows, not applied (node_kv_used),
-	 * until a session has two requests at once. */
+	/* For policies that read KV figures or look caches up: nodes' KV use
+	 * inside decode spans is counted from the span's plan where it allows,
+	 * not applied (node_kv_used), and lookups skip applying it where that
+	 * changes nothing (node_cache_settled), until a session has two
+	 * requests at once. */
 	int lazy_views;
 	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
 	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
@@ -1121,8 +1123,9 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 	if (++rec->live > 1 && s->lazy_views) {
 		/* Two requests of one session at once: one may read the
 		 * session's frontier while the other's decode span, counted
-		 * but not applied, would have moved it. Apply every span from
-		 * here on (this arrival's routing does it for all nodes). */
+		 * but not applied, would have moved it. From here on every
+		 * node read is brought up to date first (sync_view,
+		 * cached_prefix), this arrival's routing included. */
 		s->lazy_views = 0;
 		for (uint32_t i = 0; i < s->n_nodes; i++)
 			s->nodes[i].lazy_kv = 0;

@@ -27,9 +27,10 @@ struct sim_opts {
 	double wall_limit_s;
 	/* Benchmarks: time routing decisions (out->route_ns; one in 16, scaled). */
 	int time_routing;
-	/* Tests: for policies that read every node's KV use, bring every node
-	 * up to date per request instead of counting its use from its decode
-	 * span's plan (the results must not differ). */
+	/* Tests: for policies that read nodes' KV use or look their caches
+	 * up, bring each node they read up to date instead of counting its use
+	 * from its decode span's plan or looking it up unapplied (the results
+	 * must not differ). */
 	int eager_kv_views;
 };
 
