@@ -10,7 +10,9 @@
 #include "results/metrics.h"
 #include "sim/config.h"
 #include "sim/request.h"
+#include "sim/rng.h"
 #include "sim/sim.h"
+#include "workloads/common.h"
 #include "workloads/trace.h"
 #include "workloads/tracestats.h"
 #include "workloads/workload.h"
@@ -439,6 +441,129 @@ START_TEST(repeat_replays_time_shifted_copies)
 }
 END_TEST
 
+/* Segment ids of trace content (replay.c's, restated). */
+static uint64_t trace_seg_id(uint64_t kind, uint64_t x)
+{
+	return rng_mix64(rng_mix64(kind * 0x7472616365ULL) ^ x) & ~(1ULL << 63);
+}
+
+/* A Mooncake workload over `path` with max_requests max (0: none). */
+static void *mooncake_wl(const char *path, int max, const struct wl_ops **ops)
+{
+	char json[512];
+	snprintf(json, sizeof json, "{\"kind\": \"trace\", \"format\": \"mooncake\", "
+				    "\"path\": \"%s\"%s",
+		 path, max ? ", \"max_requests\": " : "}");
+	if (max)
+		snprintf(json + strlen(json), sizeof json - strlen(json), "%d}", max);
+	cJSON *o = cJSON_Parse(json);
+	struct wl_env env = {16, 100000, 1, NULL, 1.0};
+	char err[512] = "";
+	void *st = wl_create(o, &env, ops, err, sizeof err);
+	cJSON_Delete(o);
+	ck_assert_msg(st != NULL, "%s", err);
+	return st;
+}
+
+/* Mooncake requests are read and hashed in batches: each is still the
+ * request of its own line (number n: session n, the answer's tokens named
+ * by n), at every batch boundary, under max_requests that ends a batch
+ * early, and before an error further on, which comes only after every
+ * good line before it, and not at all past max_requests. */
+START_TEST(mooncake_requests_read_in_batches_are_each_their_line)
+{
+	enum { LINES = 133, BAD = 70 }; /* more than two batches of 64 */
+	char *text = malloc(LINES * 200), *bad = malloc(LINES * 200);
+	size_t len = 0, blen = 0;
+	uint32_t in[LINES], out[LINES];
+	for (uint32_t i = 0; i < LINES; i++) {
+		in[i] = 1 + (i * 337) % 1500;
+		out[i] = 1 + i % 37;
+		char line[200];
+		int k = snprintf(line, sizeof line,
+				 "{\"timestamp\": %u, \"input_length\": %u, \"output_length\": %u, "
+				 "\"hash_ids\": [5",
+				 10 * i, in[i], out[i]);
+		for (uint32_t j = 1; j < (in[i] + 511) / 512; j++)
+			k += snprintf(line + k, sizeof line - (size_t)k, ", %u", 100 * i + j);
+		snprintf(line + k, sizeof line - (size_t)k, "]}\n");
+		len += (size_t)sprintf(text + len, "%s", line);
+		blen += (size_t)sprintf(bad + blen, "%s", i + 1 == BAD ? "{\"timestamp\": 1}\n" : line);
+	}
+	const char *p = write_tmp("mc_batches.jsonl", text);
+	const struct wl_ops *ops;
+	void *st = mooncake_wl(p, 0, &ops);
+	static struct request all[LINES];
+	struct request one, end;
+	memset(all, 0, sizeof all);
+	memset(&one, 0, sizeof one);
+	memset(&end, 0, sizeof end);
+	for (uint32_t i = 0; i < LINES; i++) {
+		ck_assert_int_eq(ops->next(st, &all[i]), 1);
+		struct wl_seg segs[4];
+		uint32_t n = (in[i] + 511) / 512;
+		for (uint32_t j = 0; j < n; j++) {
+			segs[j].id = trace_seg_id(1, j ? 100 * i + j : 5);
+			segs[j].len = in[i] - 512 * j < 512 ? in[i] - 512 * j : 512;
+		}
+		segs[n++] = (struct wl_seg){trace_seg_id(3, i + 1), out[i]};
+		ck_assert_int_eq(wl_hash_blocks(&one, segs, n, 16), 0);
+		ck_assert_uint_eq(all[i].session, i + 1);
+		ck_assert_uint_eq(all[i].turn, 1);
+		ck_assert_int_eq(all[i].last_turn, 1);
+		ck_assert_int_eq(all[i].arrival_ns, 10000000LL * i);
+		ck_assert_uint_eq(all[i].prompt_tokens, in[i]);
+		ck_assert_uint_eq(all[i].output_tokens, out[i]);
+		ck_assert_uint_eq(all[i].n_shared, in[i] / 16);
+		ck_assert_uint_eq(all[i].n_hashes, one.n_hashes);
+		for (uint32_t b = 0; b < one.n_hashes; b++)
+			ck_assert_uint_eq(all[i].hashes[b], one.hashes[b]);
+	}
+	ck_assert_int_eq(ops->next(st, &end), 0);
+	ck_assert_int_eq(ops->next(st, &end), 0);
+	ops->destroy(st);
+	static const int maxes[] = {1, 63, 64, 65, 128, 129, 133, 140};
+	for (size_t m = 0; m < sizeof maxes / sizeof *maxes; m++) {
+		st = mooncake_wl(p, maxes[m], &ops);
+		uint32_t want = maxes[m] < LINES ? (uint32_t)maxes[m] : LINES;
+		for (uint32_t i = 0; i < want; i++) {
+			ck_assert_int_eq(ops->next(st, &one), 1);
+			ck_assert_uint_eq(one.session, all[i].session);
+			ck_assert_uint_eq(one.n_hashes, all[i].n_hashes);
+			for (uint32_t b = 0; b < one.n_hashes; b++)
+				ck_assert_uint_eq(one.hashes[b], all[i].hashes[b]);
+		}
+		ck_assert_int_eq(ops->next(st, &end), 0);
+		ops->destroy(st);
+	}
+	p = write_tmp("mc_batches_bad.jsonl", bad);
+	for (int max = 0; max <= BAD - 1; max += BAD - 1) {
+		st = mooncake_wl(p, max, &ops);
+		for (uint32_t i = 0; i < BAD - 1; i++) {
+			ck_assert_int_eq(ops->next(st, &one), 1);
+			ck_assert_uint_eq(one.session, all[i].session);
+			ck_assert_uint_eq(one.n_hashes, all[i].n_hashes);
+			if (one.n_hashes)
+				ck_assert_uint_eq(one.hashes[one.n_hashes - 1],
+						  all[i].hashes[one.n_hashes - 1]);
+		}
+		if (max) {
+			ck_assert_int_eq(ops->next(st, &end), 0);
+		} else {
+			ck_assert_int_eq(ops->next(st, &end), -1);
+			ck_assert_ptr_nonnull(strstr(ops->error(st), "mc_batches_bad.jsonl:70: "));
+		}
+		ops->destroy(st);
+	}
+	for (uint32_t i = 0; i < LINES; i++)
+		free(all[i].hashes);
+	free(one.hashes);
+	free(end.hashes);
+	free(text);
+	free(bad);
+}
+END_TEST
+
 static uint32_t c_recomputed;
 
 static void on_c(void *ctx, const struct request *r)
@@ -573,6 +698,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, gen_then_replay_is_the_same_run);
 	tcase_add_test(tc, mooncake_blocks_map_onto_pages);
 	tcase_add_test(tc, repeat_replays_time_shifted_copies);
+	tcase_add_test(tc, mooncake_requests_read_in_batches_are_each_their_line);
 	tcase_add_test(tc, computed_before_survives_inconsistent_sharing);
 	tcase_add_test(tc, overlapping_sessions_stop_counted_kv_views);
 	suite_add_tcase(s, tc);

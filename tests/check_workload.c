@@ -265,6 +265,107 @@ START_TEST(resumed_hash_chains_equal_fresh_ones)
 }
 END_TEST
 
+/* Hashing in two halves, many requests at once, gives wl_hash_blocks's
+ * hashes, with and without vector instructions: requests of 0 to ~100
+ * blocks (so lanes end and take the next at every offset), segments from
+ * 1 token to many blocks (whole-block runs of every length mod 8 start at
+ * every offset), block sizes 1, 16 and 64, and batches of 0 to 13. */
+START_TEST(batched_hashes_equal_single_ones)
+{
+	uint64_t x = 7;
+	for (int simd_off = 0; simd_off <= 1; simd_off++)
+		for (uint32_t B = 1; B <= 64; B *= 4)
+			for (uint32_t k = 0; k <= 13; k++) {
+				wl_hash_simd_off = simd_off;
+				struct request r[13], one;
+				struct request *rs[13];
+				struct wl_seg segs[13][6];
+				uint32_t n[13];
+				memset(r, 0, sizeof r);
+				memset(&one, 0, sizeof one);
+				for (uint32_t i = 0; i < k; i++) {
+					n[i] = 1 + (uint32_t)((x = rng_mix64(x)) % 6);
+					for (uint32_t j = 0; j < n[i]; j++) {
+						x = rng_mix64(x);
+						segs[i][j].id = x >> 8;
+						segs[i][j].len = (uint32_t)(x % 7 == 0 ? x % 3
+										       : x % (20 * B));
+					}
+					ck_assert_int_eq(wl_hash_unchained(&r[i], segs[i], n[i], B), 0);
+					rs[i] = &r[i];
+				}
+				wl_hash_chain(rs, k);
+				for (uint32_t i = 0; i < k; i++) {
+					ck_assert_int_eq(wl_hash_blocks(&one, segs[i], n[i], B), 0);
+					ck_assert_uint_eq(r[i].n_hashes, one.n_hashes);
+					for (uint32_t b = 0; b < one.n_hashes; b++)
+						ck_assert_uint_eq(r[i].hashes[b], one.hashes[b]);
+					free(r[i].hashes);
+				}
+				free(one.hashes);
+			}
+	wl_hash_simd_off = 0;
+}
+END_TEST
+
+static uint64_t inverse_mod_2_64(uint64_t m)
+{
+	uint64_t v = m; /* right to 3 bits for odd m; each step doubles them */
+	for (int i = 0; i < 5; i++)
+		v *= 2 - m * v;
+	return v;
+}
+
+/* The x with rng_mix64(x) == y. */
+static uint64_t unmix64(uint64_t y)
+{
+	y ^= (y >> 31) ^ (y >> 62);
+	y *= inverse_mod_2_64(0x94D049BB133111EBULL);
+	y ^= (y >> 27) ^ (y >> 54);
+	y *= inverse_mod_2_64(0xBF58476D1CE4E5B9ULL);
+	y ^= (y >> 30) ^ (y >> 60);
+	return y - 0x9E3779B97F4A7C15ULL;
+}
+
+/* A block whose hash comes out 0 is written as 1 ("no hash" is 0), and
+ * its child still chains from 0: in each of four lanes and in a lane
+ * left alone at the end of a batch. */
+START_TEST(chained_zero_hashes_are_written_as_one)
+{
+	ck_assert_uint_eq(rng_mix64(unmix64(12345)), 12345);
+	struct request r[6];
+	struct request *rs[6];
+	memset(r, 0, sizeof r);
+	for (uint32_t i = 0; i < 6; i++) {
+		r[i].n_hashes = r[i].hashes_cap = 3 + (i == 5);
+		r[i].hashes = malloc(r[i].n_hashes * sizeof *r[i].hashes);
+		for (uint32_t b = 0; b < r[i].n_hashes; b++)
+			r[i].hashes[b] = 1000 * i + b;
+		/* block i % 3 of request i hashes to 0 */
+		uint64_t prev = WL_HASH_ORIGIN;
+		for (uint32_t b = 0; b < i % 3; b++)
+			prev = rng_mix64(prev ^ r[i].hashes[b]);
+		r[i].hashes[i % 3] = unmix64(0) ^ prev;
+		rs[i] = &r[i];
+	}
+	uint64_t want[6][4];
+	for (uint32_t i = 0; i < 6; i++) {
+		uint64_t prev = WL_HASH_ORIGIN;
+		for (uint32_t b = 0; b < r[i].n_hashes; b++) {
+			prev = rng_mix64(prev ^ r[i].hashes[b]);
+			want[i][b] = b == i % 3 ? 1 : prev;
+			ck_assert_uint_eq(prev == 0, b == i % 3);
+		}
+	}
+	wl_hash_chain(rs, 6);
+	for (uint32_t i = 0; i < 6; i++) {
+		for (uint32_t b = 0; b < r[i].n_hashes; b++)
+			ck_assert_uint_eq(r[i].hashes[b], want[i][b]);
+		free(r[i].hashes);
+	}
+}
+END_TEST
+
 /* Sessions start their hash chain after their head's cached full blocks;
  * the hashes are those of hashing every prompt from scratch: chat with
  * heads shorter than a block, of whole blocks and cut to fit the context,
@@ -525,6 +626,8 @@ Suite *workload_suite(void)
 	tcase_add_test(tc, chat_truncates_at_the_context_limit);
 	tcase_add_test(tc, open_arrivals_and_lengths);
 	tcase_add_test(tc, resumed_hash_chains_equal_fresh_ones);
+	tcase_add_test(tc, batched_hashes_equal_single_ones);
+	tcase_add_test(tc, chained_zero_hashes_are_written_as_one);
 	tcase_add_test(tc, block_hashes_follow_the_definition);
 	tcase_add_test(tc, head_hashes_equal_fresh_ones);
 	tcase_add_test(tc, generator_means_match_their_distributions);

@@ -41,35 +41,84 @@ int64_t wl_arrivals_next(struct wl_arrivals *a, gsl_rng *r)
 	return a->t_ns;
 }
 
-int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
-			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix)
+int wl_hash_simd_off;
+
+/* out[k] = mix(mix(base ^ (off + k B) << 32)) for k < count: what the
+ * whole blocks of a segment from token off on mix with their parents. */
+static void whole_blocks_scalar(uint64_t *out, uint64_t base, uint32_t off, uint32_t B,
+				uint32_t count)
 {
-	uint64_t total = 0;
-	for (uint32_t i = 0; i < n; i++)
-		total += segs[i].len;
-	uint32_t blocks = (uint32_t)(total / block_tokens);
-	/* prefix may be r's own buffer (the history continued in place):
-	 * realloc then carries it along, and there is nothing to copy */
-	int in_place = prefix && prefix == r->hashes;
-	if (blocks > r->hashes_cap) {
-		uint32_t cap = r->hashes_cap ? r->hashes_cap : 64;
-		while (cap < blocks)
-			cap *= 2;
-		uint64_t *nh = realloc(r->hashes, cap * sizeof *nh);
-		if (!nh)
-			return -1;
-		r->hashes = nh;
-		r->hashes_cap = cap;
+	for (uint32_t k = 0; k < count; k++, off += B)
+		out[k] = rng_mix64(rng_mix64(base ^ ((uint64_t)off << 32)));
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* The same, eight blocks at a time (AVX-512 has 64-bit multiplies).
+ * (x << 32) keeps x's low 32 bits, so 64-bit lanes give what the 32-bit
+ * offsets give. */
+__attribute__((target("avx512f,avx512dq"))) static void
+whole_blocks_avx512(uint64_t *out, uint64_t base, uint32_t off, uint32_t B, uint32_t count)
+{
+	const __m512i golden = _mm512_set1_epi64((long long)0x9E3779B97F4A7C15ULL);
+	const __m512i m1 = _mm512_set1_epi64((long long)0xBF58476D1CE4E5B9ULL);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94D049BB133111EBULL);
+	const __m512i vbase = _mm512_set1_epi64((long long)base);
+	const __m512i step = _mm512_set1_epi64(8LL * B);
+	__m512i o = _mm512_add_epi64(_mm512_set1_epi64(off),
+				     _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+							_mm512_set1_epi64(B)));
+	uint32_t k = 0;
+	for (; k + 8 <= count; k += 8) {
+		__m512i x = _mm512_xor_si512(vbase, _mm512_slli_epi64(o, 32));
+		for (int round = 0; round < 2; round++) { /* rng_mix64, twice */
+			x = _mm512_add_epi64(x, golden);
+			x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 30)), m1);
+			x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 27)), m2);
+			x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+		}
+		_mm512_storeu_si512(out + k, x);
+		o = _mm512_add_epi64(o, step);
 	}
-	uint32_t b = st->blocks <= blocks ? st->blocks : 0;
-	uint64_t prev = b ? st->prev : WL_HASH_ORIGIN, acc = 0;
-	uint32_t fill = 0, i0 = b ? st->seg : 0, off0 = b ? st->off : 0;
-	if (b && prefix && !in_place)
-		memcpy(r->hashes, prefix, b * sizeof *r->hashes);
-	struct wl_hash_state end = {i0, off0, b, prev};
-	for (uint32_t i = i0; i < n && b < blocks; i++) {
+	/* Clean upper halves before any SSE code runs (libm's pow is
+	 * slowed down several times by dirty ones; GCC leaves them so on
+	 * a tail call). */
+	_mm256_zeroupper();
+	whole_blocks_scalar(out + k, base, off + k * B, B, count - k);
+}
+
+static void whole_blocks(uint64_t *out, uint64_t base, uint32_t off, uint32_t B, uint32_t count)
+{
+	if (count >= 8 && !wl_hash_simd_off && __builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512dq"))
+		whole_blocks_avx512(out, base, off, B, count);
+	else
+		whole_blocks_scalar(out, base, off, B, count);
+}
+#else
+static void whole_blocks(uint64_t *out, uint64_t base, uint32_t off, uint32_t B, uint32_t count)
+{
+	whole_blocks_scalar(out, base, off, B, count);
+}
+#endif
+
+/* The hashing of wl_hash_blocks_resume. With chain set, out[b] gets block
+ * b's hash. Without, it gets mix(acc), the part of the hash that does not
+ * depend on the chain (block b's hash is mix(prev ^ out[b])), for
+ * wl_hash_chain to finish, and the returned state's prev means nothing.
+ * Inlined twice, so that the chained loop stays one loop. */
+static inline __attribute__((always_inline)) struct wl_hash_state
+hash_core(uint64_t *out, const struct wl_seg *segs, uint32_t n, uint32_t block_tokens,
+	  uint32_t blocks, struct wl_hash_state st, int chain)
+{
+	uint32_t b = st.blocks;
+	uint64_t prev = st.prev, acc = 0;
+	uint32_t fill = 0;
+	struct wl_hash_state end = st;
+	for (uint32_t i = st.seg; i < n && b < blocks; i++) {
 		uint64_t sid = rng_mix64(segs[i].id);
-		uint32_t off = i == i0 ? off0 : 0;
+		uint32_t off = i == st.seg ? st.off : 0;
 		while (off < segs[i].len && b < blocks) {
 			if (fill == 0 && segs[i].len - off >= block_tokens) {
 				/* Whole blocks inside the segment: the steps below for
@@ -78,10 +127,15 @@ int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t
 				if (last > blocks)
 					last = blocks;
 				uint64_t base = sid ^ block_tokens;
+				if (!chain) {
+					whole_blocks(out + b, base, off, block_tokens, last - b);
+					off += (last - b) * block_tokens;
+					b = last;
+				}
 				for (; b < last; off += block_tokens) {
-					uint64_t a = rng_mix64(base ^ ((uint64_t)off << 32));
-					uint64_t h = rng_mix64(prev ^ rng_mix64(a));
-					r->hashes[b++] = h ? h : 1;
+					uint64_t c = rng_mix64(rng_mix64(base ^ ((uint64_t)off << 32)));
+					uint64_t h = rng_mix64(prev ^ c);
+					out[b++] = h ? h : 1;
 					prev = h;
 				}
 				end = (struct wl_hash_state){i, off, b, prev};
@@ -94,17 +148,64 @@ int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t
 			off += take;
 			fill += take;
 			if (fill == block_tokens) {
-				uint64_t h = rng_mix64(prev ^ rng_mix64(acc));
-				r->hashes[b++] = h ? h : 1; /* 0 means "no hash" */
-				prev = h;
+				uint64_t c = rng_mix64(acc);
+				if (chain) {
+					uint64_t h = rng_mix64(prev ^ c);
+					out[b++] = h ? h : 1; /* 0 means "no hash" */
+					prev = h;
+				} else {
+					out[b++] = c;
+				}
 				acc = 0;
 				fill = 0;
 				end = (struct wl_hash_state){i, off, b, prev};
 			}
 		}
 	}
+	return end;
+}
+
+/* Grows r->hashes to hold blocks hashes (keeping its contents). */
+static int hashes_reserve(struct request *r, uint32_t blocks)
+{
+	if (blocks <= r->hashes_cap)
+		return 0;
+	uint32_t cap = r->hashes_cap ? r->hashes_cap : 64;
+	while (cap < blocks)
+		cap *= 2;
+	uint64_t *nh = realloc(r->hashes, cap * sizeof *nh);
+	if (!nh)
+		return -1;
+	r->hashes = nh;
+	r->hashes_cap = cap;
+	return 0;
+}
+
+static uint32_t full_blocks(const struct wl_seg *segs, uint32_t n, uint32_t block_tokens)
+{
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < n; i++)
+		total += segs[i].len;
+	return (uint32_t)(total / block_tokens);
+}
+
+int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
+			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix)
+{
+	uint32_t blocks = full_blocks(segs, n, block_tokens);
+	/* prefix may be r's own buffer (the history continued in place):
+	 * realloc then carries it along, and there is nothing to copy */
+	int in_place = prefix && prefix == r->hashes;
+	if (hashes_reserve(r, blocks))
+		return -1;
+	struct wl_hash_state from = {0, 0, 0, WL_HASH_ORIGIN};
+	if (st->blocks && st->blocks <= blocks) {
+		from = *st;
+		if (prefix && !in_place)
+			memcpy(r->hashes, prefix, from.blocks * sizeof *r->hashes);
+	}
 	r->n_hashes = blocks;
-	*st = end;
+	*st = hash_core(r->hashes, segs, n, block_tokens, blocks, from, 1);
 	return 0;
 }
 
@@ -112,6 +213,85 @@ int wl_hash_blocks(struct request *r, const struct wl_seg *segs, uint32_t n, uin
 {
 	struct wl_hash_state st = {0, 0, 0, 0};
 	return wl_hash_blocks_resume(r, segs, n, block_tokens, &st, NULL);
+}
+
+int wl_hash_unchained(struct request *r, const struct wl_seg *segs, uint32_t n,
+		      uint32_t block_tokens)
+{
+	uint32_t blocks = full_blocks(segs, n, block_tokens);
+	if (hashes_reserve(r, blocks))
+		return -1;
+	r->n_hashes = blocks;
+	hash_core(r->hashes, segs, n, block_tokens, blocks,
+		  (struct wl_hash_state){0, 0, 0, WL_HASH_ORIGIN}, 0);
+	return 0;
+}
+
+void wl_hash_chain(struct request *const *rs, uint32_t k)
+{
+	/* Each chain is a serial dependency (one mix, ~14 cycles, per block),
+	 * so a few are walked side by side: the core overlaps them. A lane
+	 * whose request ends takes the next one. */
+	enum { LANES = 4 };
+	uint64_t *p[LANES], prev[LANES];
+	uint32_t left[LANES], active = 0, next = 0;
+	for (;;) {
+		while (active < LANES && next < k) {
+			const struct request *r = rs[next++];
+			if (!r->n_hashes)
+				continue;
+			p[active] = r->hashes;
+			left[active] = r->n_hashes;
+			prev[active] = WL_HASH_ORIGIN;
+			active++;
+		}
+		if (!active)
+			return;
+		uint32_t m = left[0];
+		for (uint32_t j = 1; j < active; j++)
+			if (left[j] < m)
+				m = left[j];
+		if (active == LANES) {
+			/* in registers: four chains, one step each */
+			uint64_t *p0 = p[0], *p1 = p[1], *p2 = p[2], *p3 = p[3];
+			uint64_t a = prev[0], b = prev[1], c = prev[2], d = prev[3];
+			for (uint32_t s = 0; s < m; s++) {
+				a = rng_mix64(a ^ p0[s]);
+				b = rng_mix64(b ^ p1[s]);
+				c = rng_mix64(c ^ p2[s]);
+				d = rng_mix64(d ^ p3[s]);
+				p0[s] = a ? a : 1;
+				p1[s] = b ? b : 1;
+				p2[s] = c ? c : 1;
+				p3[s] = d ? d : 1;
+			}
+			prev[0] = a;
+			prev[1] = b;
+			prev[2] = c;
+			prev[3] = d;
+		} else {
+			for (uint32_t j = 0; j < active; j++) {
+				uint64_t *q = p[j], h = prev[j];
+				for (uint32_t s = 0; s < m; s++) {
+					h = rng_mix64(h ^ q[s]);
+					q[s] = h ? h : 1;
+				}
+				prev[j] = h;
+			}
+		}
+		for (uint32_t j = 0; j < active;) {
+			p[j] += m;
+			left[j] -= m;
+			if (left[j]) {
+				j++;
+				continue;
+			}
+			active--; /* the last lane takes this one's place */
+			p[j] = p[active];
+			left[j] = left[active];
+			prev[j] = prev[active];
+		}
+	}
 }
 
 int wl_pool_parse(struct wl_pool *sp, const cJSON *obj, const char *path, const char *key,

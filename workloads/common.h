@@ -60,6 +60,20 @@ struct wl_hash_state {
 int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
 			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix);
 
+/* wl_hash_blocks in two halves, for hashing many requests at once: the
+ * first writes into r->hashes what each block's hash mixes with its
+ * parent's (the part that needs no chain); the second turns rs[0..k)'s
+ * into their hashes, walking several chains side by side (a chain is a
+ * serial dependency; independent ones overlap). The hashes are
+ * wl_hash_blocks's. */
+int wl_hash_unchained(struct request *r, const struct wl_seg *segs, uint32_t n,
+		      uint32_t block_tokens);
+void wl_hash_chain(struct request *const *rs, uint32_t k);
+
+/* Tests: when set, wl_hash_unchained uses no vector instructions (the
+ * hashes are the same either way). */
+extern int wl_hash_simd_off;
+
 /* Tests: when set, conversation workloads hash each session's head from
  * scratch instead of starting after its cached full blocks (the hashes are
  * the same either way). */
