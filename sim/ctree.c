@@ -41,11 +41,17 @@ uint32_t ctree_prefix(const struct ctree *t, const uint64_t *h, uint32_t n, stru
 	return i;
 }
 
-static int run_reserve(struct ctree_run *r, uint32_t want)
+/* Room for want blocks: the run's capacity doubled until it fits, or
+ * exactly `expect` when that is more (what the caller expects the run to
+ * reach: a new run gets one allocation, no copies and no slack; a run
+ * that grows again still doubles). */
+static int run_reserve(struct ctree_run *r, uint32_t want, uint32_t expect)
 {
 	uint32_t cap = r->cap ? 2 * r->cap : 16;
 	while (cap < want)
 		cap *= 2;
+	if (expect > cap)
+		cap = expect;
 	uint64_t *nh = realloc(r->h, cap * sizeof *nh);
 	if (!nh)
 		return -1;
@@ -54,13 +60,14 @@ static int run_reserve(struct ctree_run *r, uint32_t want)
 	return 0;
 }
 
-int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h)
+/* ctree_add, with room made in a new run for `expect` blocks */
+static int add_one(struct ctree *t, struct ctree_pos *at, uint64_t h, uint32_t expect)
 {
 	struct ctree_run *r = at->run != CTREE_NONE ? &t->runs[at->run] : NULL;
 	if (r && at->off + 1 == r->len) {
 		/* The parent ends its run, so no run starts with h (a run starts
 		 * only after a block that had a successor already): append. */
-		if (r->len == r->cap && run_reserve(r, r->len + 1))
+		if (r->len == r->cap && run_reserve(r, r->len + 1, 0))
 			return -1;
 		r->h[r->len++] = h;
 		at->off++;
@@ -88,7 +95,7 @@ int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h)
 	}
 	struct ctree_run *s = &t->runs[t->n_runs];
 	memset(s, 0, sizeof *s);
-	if (run_reserve(s, 1))
+	if (run_reserve(s, 1, expect))
 		return -1;
 	if (hmap_put(&t->first, h, t->n_runs) < 0) {
 		free(s->h);
@@ -102,14 +109,22 @@ int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h)
 	return 1;
 }
 
-int ctree_add_chain(struct ctree *t, struct ctree_pos *at, const uint64_t *h, uint32_t n)
+int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h)
+{
+	return add_one(t, at, h, 0);
+}
+
+int ctree_add_chain(struct ctree *t, struct ctree_pos *at, const uint64_t *h, uint32_t n,
+		    uint32_t expect)
 {
 	int added = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		struct ctree_run *r = at->run != CTREE_NONE ? &t->runs[at->run] : NULL;
+		uint32_t rest = expect > k ? expect - k : 0; /* blocks expected from h[k] on */
 		if (r && at->off + 1 == r->len) {
 			/* ctree_add would append each of the rest */
-			if (r->len + (n - k) > r->cap && run_reserve(r, r->len + (n - k)))
+			if (r->len + (n - k) > r->cap &&
+			    run_reserve(r, r->len + (n - k), r->len + rest))
 				return -1;
 			memcpy(r->h + r->len, h + k, (n - k) * sizeof *h);
 			r->len += n - k;
@@ -117,7 +132,7 @@ int ctree_add_chain(struct ctree *t, struct ctree_pos *at, const uint64_t *h, ui
 			t->count += n - k;
 			return added + (int)(n - k);
 		}
-		int rc = ctree_add(t, at, h[k]);
+		int rc = add_one(t, at, h[k], rest);
 		if (rc < 0)
 			return -1;
 		added += rc;

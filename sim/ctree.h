@@ -71,9 +71,13 @@ uint32_t ctree_prefix(const struct ctree *t, const uint64_t *h, uint32_t n, stru
  * it was a member already, -1 when memory runs out (the tree unchanged). */
 int ctree_add(struct ctree *t, struct ctree_pos *at, uint64_t h);
 /* ctree_add of h[0..n) in turn (each the next one's parent), from *at;
- * once a block ends its run the rest are appended at once. Returns how
- * many were new, or -1 when memory runs out (those before stay added). */
-int ctree_add_chain(struct ctree *t, struct ctree_pos *at, const uint64_t *h, uint32_t n);
+ * once a block ends its run the rest are appended at once. expect: how
+ * long the chain from h[0] is expected to grow in all (later calls going
+ * on from *at), a hint: a run begun or grown here gets room for all of it
+ * at once (0: no hint; runs double). Returns how many were new, or -1 when
+ * memory runs out (those before stay added). */
+int ctree_add_chain(struct ctree *t, struct ctree_pos *at, const uint64_t *h, uint32_t n,
+		    uint32_t expect);
 /* Calls fn with every hash in the tree (stops at the first nonzero return,
  * which it returns). */
 int ctree_each(const struct ctree *t, int (*fn)(void *ctx, uint64_t h), void *ctx);

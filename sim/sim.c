@@ -1536,7 +1536,8 @@ static int ever_tree_add(struct sim *s, struct request *r, uint32_t idx, uint32_
 			return 0;
 		}
 	}
-	if (ctree_add_chain(&s->ever_tree, &at, r->hashes + idx, end - idx) < 0)
+	/* the request's shared blocks from idx on are expected to follow */
+	if (ctree_add_chain(&s->ever_tree, &at, r->hashes + idx, end - idx, r->n_shared - idx) < 0)
 		fail(s, "out of memory");
 	for (uint32_t b = idx; s->opts->audit && b < end; b++)
 		if (hset_add(&s->ever, r->hashes[b]) < 0)

@@ -516,6 +516,36 @@ static int ct_collect(void *ctx, uint64_t h)
 	return hmap_put(seen, h, 1) == 1 ? 0 : 1; /* each hash once */
 }
 
+/* A run begun with a hint of the chain's length has room for all of it:
+ * the chain's later blocks go on in place; past the hint it doubles. */
+START_TEST(ctree_runs_take_room_for_the_expected_chain)
+{
+	struct ctree t;
+	ctree_init(&t);
+	uint64_t h[300];
+	for (uint32_t i = 0; i < 300; i++)
+		h[i] = 1000 + i;
+	struct ctree_pos at = {CTREE_NONE, 0};
+	ck_assert_int_eq(ctree_add_chain(&t, &at, h, 10, 100), 10);
+	ck_assert_uint_eq(t.runs[0].cap, 100);
+	const uint64_t *was = t.runs[0].h;
+	ck_assert_int_eq(ctree_add_chain(&t, &at, h + 10, 90, 90), 90);
+	ck_assert_ptr_eq(t.runs[0].h, was);
+	ck_assert_int_eq(ctree_add_chain(&t, &at, h + 100, 5, 5), 5);
+	ck_assert_uint_eq(t.runs[0].cap, 200);
+	/* a short hint changes nothing; a branch gets its own */
+	ck_assert_int_eq(ctree_add_chain(&t, &at, h + 105, 150, 3), 150);
+	ck_assert_uint_eq(t.runs[0].cap, 400);
+	struct ctree_pos mid = {0, 49};
+	uint64_t b[2] = {7, 8};
+	ck_assert_int_eq(ctree_add_chain(&t, &mid, b, 2, 40), 2);
+	ck_assert_uint_eq(mid.run, 1);
+	ck_assert_uint_eq(t.runs[1].cap, 40);
+	ck_assert_uint_eq(t.count, 257);
+	ctree_free(&t);
+}
+END_TEST
+
 /* ctree holds what was added parent first, as an hmap of every hash does:
  * random chains of four families that share prefixes and branch anywhere
  * (inside runs, at their ends, at block 0) are extended from their longest
@@ -547,7 +577,7 @@ START_TEST(ctree_holds_chains_added_parent_first)
 			/* and members along the chain from there, then new ones */
 			uint32_t more = (uint32_t)(x >> 14) % (len - k);
 			int fresh = k + 1 + more > p ? (int)(k + 1 + more - p) : 0;
-			ck_assert_int_eq(ctree_add_chain(&t, &pa, h + k + 1, more), fresh);
+			ck_assert_int_eq(ctree_add_chain(&t, &pa, h + k + 1, more, 0), fresh);
 			if (more)
 				ck_assert_uint_eq(t.runs[pa.run].h[pa.off], h[k + more]);
 			for (uint32_t j = p; j < k + 1 + more; j++)
@@ -556,7 +586,10 @@ START_TEST(ctree_holds_chains_added_parent_first)
 		}
 		uint32_t runs = t.n_runs;
 		if ((x >> 5) & 1) { /* the whole rest at once */
-			ck_assert_int_eq(ctree_add_chain(&t, &at, h + p, len - p), (int)(len - p));
+			/* with any hint of the chain's length: a hint only */
+			uint32_t expect = (uint32_t)(x >> 41) % 100;
+			ck_assert_int_eq(ctree_add_chain(&t, &at, h + p, len - p, expect),
+					 (int)(len - p));
 			if (len > p)
 				ck_assert_uint_eq(t.runs[at.run].h[at.off], h[len - 1]);
 			for (uint32_t j = p; j < len; j++)
@@ -613,6 +646,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, router_records_forget_least_recently_routed);
 	tcase_add_test(tc, hset_holds_what_was_added);
 	tcase_add_test(tc, ctree_holds_chains_added_parent_first);
+	tcase_add_test(tc, ctree_runs_take_room_for_the_expected_chain);
 	suite_add_tcase(s, tc);
 	return s;
 }
