@@ -21,6 +21,25 @@ uint32_t pol_prompt_blocks(const struct request *r, uint32_t block_tokens)
 	return full < r->n_hashes ? full : r->n_hashes;
 }
 
+void pol_cached_bound_init(struct pol_cached_bound *b, const struct pol_view *v,
+			   const struct request *r, uint32_t most)
+{
+	int n = most && v->cached_prefix && v->private_nodes ? v->private_nodes(v->ctx, r, &b->own)
+							      : -1;
+	b->known = n >= 0;
+	b->n_own = n > 0 ? (uint32_t)n : 0;
+	b->most = most;
+	b->elsewhere = b->known && r->n_shared < most ? r->n_shared : most;
+}
+
+int pol_cached_bound_lists(const struct pol_cached_bound *b, uint32_t node)
+{
+	for (uint32_t k = 0; k < b->n_own; k++)
+		if (b->own[k] == (int32_t)node)
+			return 1;
+	return 0;
+}
+
 /* Mirrokni et al.'s bounded loads: with the new request counted, no node
  * may exceed ceil(c * mean). */
 uint32_t pol_bounded_cap(const struct pol_view *v, double c)

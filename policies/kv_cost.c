@@ -112,22 +112,25 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 		n = draw_candidates(s, v, r);
 		list = s->cand;
 	}
+	struct pol_cached_bound cb; /* the most each node can have cached */
+	pol_cached_bound_init(&cb, v, r, most);
 	int32_t pick = -1;
 	int prune = s->temperature == 0;
 	for (uint32_t j = 0; j < n; j++) {
 		uint32_t i = list ? list[j] : j;
 		if (!v->nodes[i].up)
 			continue;
-		/* The cost with the whole prompt cached bounds the node's cost from
+		uint32_t cap = pol_cached_bound_of(&cb, i);
+		/* The cost with that much cached bounds the node's cost from
 		 * below (floating-point operations are monotone). At temperature 0
 		 * a node whose bound exceeds the minimum so far can neither be the
 		 * minimum nor tie it, so it draws nothing and its index lookup is
 		 * skipped: the picks and draws are those of the full scan. */
-		double c = s->overlap_weight * (need - most) + v->nodes[i].kv_used_blocks;
+		double c = s->overlap_weight * (need - cap) + v->nodes[i].kv_used_blocks;
 		if (prune && c > lo)
 			continue;
-		uint32_t hit = most ? v->cached_prefix(v->ctx, i, r) : 0;
-		if (hit != most)
+		uint32_t hit = cap ? v->cached_prefix(v->ctx, i, r) : 0;
+		if (hit != cap)
 			c = s->overlap_weight * (need - hit) + v->nodes[i].kv_used_blocks;
 		s->cost[i] = c;
 		if (c > hi)

@@ -52,6 +52,12 @@ struct pol_view {
 	 * with the nodes whose KV figures they read, all at once (the nodes'
 	 * cache misses then overlap); NULL: nothing to do. */
 	void (*sync_kv)(void *ctx, const uint32_t *nodes, uint32_t n);
+	/* The nodes that may hold r's private blocks (those past r->n_shared,
+	 * which only r's session names): where its session's requests ran.
+	 * On any other node r's cached prefix is at most n_shared blocks.
+	 * Returns how many (in *nodes), or -1 when that is not known (any
+	 * node may hold them). NULL: not known. */
+	int (*private_nodes)(void *ctx, const struct request *r, const int32_t **nodes);
 };
 
 enum pol_action { POL_ROUTE, POL_SHED };
@@ -119,6 +125,23 @@ int pol_always(const void *st);
 int32_t pol_kth_up(const struct pol_view *v, uint32_t k);
 /* Full prompt blocks of r that have hashes. */
 uint32_t pol_prompt_blocks(const struct request *r, uint32_t block_tokens);
+/* The most of r's prompt each node can have cached, without asking: all
+ * of it (most: pol_prompt_blocks) on the nodes v->private_nodes lists, at
+ * most r's shared blocks elsewhere; all of it everywhere when the view
+ * does not know. */
+struct pol_cached_bound {
+	const int32_t *own; /* the listed nodes */
+	uint32_t n_own;     /* how many */
+	int known;          /* 0: every node may hold all of it */
+	uint32_t most, elsewhere;
+};
+void pol_cached_bound_init(struct pol_cached_bound *b, const struct pol_view *v,
+			   const struct request *r, uint32_t most);
+int pol_cached_bound_lists(const struct pol_cached_bound *b, uint32_t node);
+static inline uint32_t pol_cached_bound_of(const struct pol_cached_bound *b, uint32_t node)
+{
+	return !b->known || pol_cached_bound_lists(b, node) ? b->most : b->elsewhere;
+}
 /* Bounded-load capacity (consistent hashing with bounded loads): the most
  * outstanding requests a node may hold after taking one more, given c. */
 uint32_t pol_bounded_cap(const struct pol_view *v, double c);

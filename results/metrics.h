@@ -73,6 +73,7 @@ struct met_summary {
 	 * applying, those where it would evict but the match is locked runs
 	 * alone. */
 	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting, kv_lookups_locked;
+	uint64_t kv_lookups; /* policies' cache lookups (cached_prefix; not written) */
 	uint64_t migration_count;
 	double migration_bytes, migration_s;
 	double offload_bytes_out, offload_bytes_in;

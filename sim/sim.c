@@ -66,10 +66,17 @@ enum { STREAM_ROUTING = 101 };
  * that hash at len - 1 extends it; one whose history was truncated (a new
  * chain) starts a new frontier. O(1) memory per live session, nothing to
  * forget when it ends. */
+enum { SESSION_NODES = 4 };
+
 struct session_rec {
 	uint64_t id;
 	uint32_t live; /* its requests between arrival and end */
 	int32_t last_node;
+	/* Where its requests ran (arrive_at_node), first come first: the only
+	 * nodes that can hold its private blocks when the workload's are its
+	 * own (wl_ops.private_own). n_nodes -1: more than SESSION_NODES. */
+	int32_t nodes[SESSION_NODES];
+	int32_t n_nodes;
 	uint32_t frontier_len;
 	uint64_t frontier_hash;
 	struct session_rec *free_next;
@@ -119,6 +126,7 @@ struct sim {
 	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
 	uint64_t kv_evicting;  /* ... not, because that part evicts */
 	uint64_t kv_locked;    /* ... answered though it evicts: the match is all locked runs */
+	uint64_t kv_lookups;   /* cached_prefix calls */
 	int64_t report_ns; /* load report interval; 0 = exact views */
 	/* links and tiers */
 	struct flownet net;
@@ -303,6 +311,7 @@ static struct session_rec *session_get(struct sim *s, uint64_t id)
 	rec->id = id;
 	rec->live = 0;
 	rec->last_node = -1;
+	rec->n_nodes = 0;
 	rec->frontier_len = 0;
 	rec->frontier_hash = 0;
 	if (hmap_put(&s->sessions, id, (uint64_t)(uintptr_t)rec) < 0) {
@@ -899,7 +908,17 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst, enum 
 	int moving = maybe_migrate(s, r, dst, kv);
 	if (!moving)
 		moving = maybe_reload(s, r, dst);
-	((struct session_rec *)r->session_rec)->last_node = (int32_t)dst;
+	struct session_rec *rec = r->session_rec;
+	rec->last_node = (int32_t)dst;
+	if (rec->n_nodes >= 0) {
+		int32_t k = 0;
+		while (k < rec->n_nodes && rec->nodes[k] != (int32_t)dst)
+			k++;
+		if (k == rec->n_nodes && k < SESSION_NODES)
+			rec->nodes[rec->n_nodes++] = (int32_t)dst;
+		else if (k == rec->n_nodes)
+			rec->n_nodes = -1; /* too many to list: any node */
+	}
 	if (!moving)
 		enqueue(s, dst, r);
 }
@@ -931,12 +950,42 @@ static int32_t least_queued(struct sim *s, const struct pol_node_view *v, uint32
 }
 
 /* The exact index: r's prompt blocks in node's HBM now. */
+/* pol_view.private_nodes: where r's session ran, when its private blocks
+ * are its own. */
+static int private_nodes(void *ctx, const struct request *r, const int32_t **nodes)
+{
+	const struct sim *s = ctx;
+	const struct session_rec *rec = r->session_rec;
+	if (!s->wl->private_own || !rec || rec->id != r->session)
+		return -1;
+	*nodes = rec->nodes;
+	return rec->n_nodes;
+}
+
+static void audit_fail(struct sim *s, const char *fmt, ...);
+
+/* --audit: a prefix past n_shared is cached only where the session ran. */
+static void audit_private(struct sim *s, uint32_t node, const struct request *r, uint32_t hit)
+{
+	const int32_t *nodes;
+	int n = private_nodes(s, r, &nodes);
+	if (n < 0 || hit <= r->n_shared)
+		return;
+	for (int k = 0; k < n; k++)
+		if (nodes[k] == (int32_t)node)
+			return;
+	audit_fail(s, "request %llu finds %u blocks cached on node %u, past its %u shared ones, "
+		      "but its session never ran there",
+		   (unsigned long long)r->id, hit, node, r->n_shared);
+}
+
 static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 {
 	struct sim *s = ctx;
 	struct node *n = &s->nodes[node];
 	if (!n->prefix_caching)
 		return 0;
+	s->kv_lookups++;
 	uint32_t full = node_full_blocks(n, r->prompt_tokens);
 	if (full > r->n_hashes)
 		full = r->n_hashes;
@@ -950,12 +999,16 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 		if (settled == 1 || m.unlocked == 0) {
 			s->kv_unapplied += s->now >= n->sync_due_ns;
 			s->kv_locked += settled < 0;
+			if (s->opts->audit)
+				audit_private(s, node, r, m.blocks);
 			return m.blocks;
 		}
 		s->kv_evicting++;
 	}
 	node_sync(n, s->now);
 	kv_lookup_prefix(&n->kv, r->hashes, full, &m);
+	if (s->opts->audit)
+		audit_private(s, node, r, m.blocks);
 	return m.blocks;
 }
 
@@ -1026,7 +1079,7 @@ static void route(struct sim *s, struct request *r)
 	struct pol_view v = {s->n_nodes, view,		    s->now,
 			     s->n_up,	  s->total_out[r->replica], cached_prefix,
 			     s,		  least_outstanding,	    &s->lheap[r->replica],
-			     sync_kv};
+			     sync_kv,	  s->opts->no_private_nodes ? NULL : private_nodes};
 	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision", 0, 0, 0};
 	s->routing = r;
 	s->pol->route(pol_state(s, r), &v, r, &d);
@@ -2215,6 +2268,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->kv_lookups_unapplied = s.kv_unapplied;
 	out->kv_lookups_evicting = s.kv_evicting;
 	out->kv_lookups_locked = s.kv_locked;
+	out->kv_lookups = s.kv_lookups;
 	out->sync_ns = s.sync_ns * fr;
 	out->migration_count = s.migrations;
 	out->migration_bytes = s.migration_bytes;

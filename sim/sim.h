@@ -32,6 +32,10 @@ struct sim_opts {
 	 * from its decode span's plan or looking it up unapplied (the results
 	 * must not differ). */
 	int eager_kv_views;
+	/* Tests: policies are not told which nodes can hold a request's
+	 * private blocks (pol_view.private_nodes; the results must not
+	 * differ, only how many caches they look up). */
+	int no_private_nodes;
 };
 
 /* Runs the scenario to the end (arrivals stop at duration_s or when the

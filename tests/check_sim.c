@@ -362,6 +362,80 @@ START_TEST(counted_kv_views_equal_applied_ones)
 }
 END_TEST
 
+/* A request's blocks past its shared ones are its session's own, so on a
+ * node its session never ran on at most the shared ones are cached: kv_cost
+ * and precise_prefix skip looking those nodes up where that bound already
+ * rules them out. Against policies told nothing of it: the same
+ * requests.csv, over chat, RAG, agents, open requests with and without
+ * system prompts, and a small cache; fewer lookups. Every run is audited,
+ * which checks the bound at every lookup. A mix (whose parts number their
+ * sessions alike) is told nothing: the same lookups. */
+START_TEST(private_blocks_bound_lookups_and_change_no_route)
+{
+	static const char *const workloads[][2] = {
+	    {"workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 150}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"rag\", \"rate_per_s\": 12, \"max_requests\": 500, "
+	     "\"documents\": {\"count\": 100}}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"agent\", \"rate_per_s\": 2, \"max_chains\": 60}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"open\", \"rate_per_s\": 10, \"max_requests\": 500}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"open\", \"rate_per_s\": 10, \"max_requests\": 500, "
+	     "\"system_prompts\": {\"count\": 3}}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 150}",
+	     "cluster.engine={\"gpu_memory_utilization\": 0.22}"},
+	    {"workload={\"kind\": \"mix\", \"parts\": [{\"workload\": {\"kind\": \"chat\", "
+	     "\"sessions_per_s\": 3, \"max_sessions\": 60}}, {\"workload\": {\"kind\": "
+	     "\"open\", \"rate_per_s\": 5, \"max_requests\": 200}}]}",
+	     "cluster.engine={}"}};
+	enum { N_WL = sizeof workloads / sizeof *workloads };
+	static const char *const policies[][2] = {
+	    {"router.policy=kv_cost", "router.params={}"},
+	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}"},
+	    {"router.policy=precise_prefix", "router.params={}"}};
+	const char *dirs[2] = {"/tmp/kvsim_check_private_told", "/tmp/kvsim_check_private_not"};
+	for (int p = 0; p < 3; p++) {
+		for (int w = 0; w < N_WL; w++) {
+			uint64_t lookups[2];
+			for (int not_told = 0; not_told < 2; not_told++) {
+				const char *sets[] = {policies[p][0], policies[p][1], workloads[w][0],
+						      workloads[w][1], NULL};
+				struct scenario s;
+				th_scenario(chat_small, sets, &s);
+				struct sim_opts o = {.out_dir = dirs[not_told],
+						     .audit = 1,
+						     .no_private_nodes = not_told};
+				struct met_summary m;
+				char err[1024] = "";
+				ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
+				lookups[not_told] = m.kv_lookups;
+				met_summary_free(&m);
+				cfg_scenario_free(&s);
+			}
+			char *a = th_slurp("/tmp/kvsim_check_private_told/requests.csv");
+			char *b = th_slurp("/tmp/kvsim_check_private_not/requests.csv");
+			ck_assert_msg(strcmp(a, b) == 0,
+				      "policy %d, workload %d: the private bound changed the results", p,
+				      w);
+			free(a);
+			free(b);
+			if (w == N_WL - 1)
+				ck_assert_uint_eq(lookups[0], lookups[1]);
+			else
+				/* (open requests without system prompts share
+				 * nothing: no node is worth asking) */
+				ck_assert_msg(lookups[0] < lookups[1] && (lookups[0] > 0) == (w != 3),
+					      "policy %d, workload %d: %llu lookups told, %llu not", p,
+					      w, (unsigned long long)lookups[0],
+					      (unsigned long long)lookups[1]);
+		}
+	}
+}
+END_TEST
+
 START_TEST(decode_spans_do_not_change_results)
 {
 	/* round_robin; policies that read every node's cache (and KV use) per
@@ -636,6 +710,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, preemption_under_kv_pressure_conserves_tokens);
 	tcase_add_test(tc, same_seed_gives_identical_outputs);
 	tcase_add_test(tc, counted_kv_views_equal_applied_ones);
+	tcase_add_test(tc, private_blocks_bound_lookups_and_change_no_route);
 	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
 	tcase_add_test(tc, csv_numbers_are_what_printf_writes);
 	tcase_add_test(tc, requests_csv_rows_are_exact);

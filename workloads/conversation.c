@@ -501,6 +501,7 @@ const struct wl_ops wl_chat = {
     .next = chat_next,
     .follow_up = chat_follow_up,
     .destroy = chat_destroy,
+    .private_own = 1,
 };
 
 const struct wl_ops wl_rag = {
@@ -511,6 +512,7 @@ const struct wl_ops wl_rag = {
     .next = chat_next,
     .follow_up = chat_follow_up,
     .destroy = chat_destroy,
+    .private_own = 1,
 };
 
 const struct wl_ops wl_agent = {
@@ -521,4 +523,5 @@ const struct wl_ops wl_agent = {
     .next = chat_next,
     .follow_up = chat_follow_up,
     .destroy = chat_destroy,
+    .private_own = 1,
 };

@@ -108,4 +108,5 @@ const struct wl_ops wl_open = {
     .create = open_create,
     .next = open_next,
     .destroy = open_destroy,
+    .private_own = 1,
 };

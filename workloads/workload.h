@@ -40,6 +40,14 @@ struct wl_ops {
 	/* After next or follow_up returned -1: what went wrong in the input
 	 * ("FILE:LINE: ..."), or NULL when memory ran out. NULL hook: memory. */
 	const char *(*error)(void *st);
+	/* 1: a request's blocks past its n_shared carry content of its own
+	 * session (no other session's request names them), so they are cached
+	 * only on nodes the session's requests ran on; the simulator then
+	 * bounds the cached prefix elsewhere by n_shared without looking
+	 * (pol_view.private_nodes). The generators' content ids are their
+	 * session's own; a trace only declares its shared blocks, and a mix's
+	 * parts number their sessions alike: 0. */
+	int private_own;
 };
 
 const struct wl_ops *wl_find(const char *kind);
