@@ -166,6 +166,7 @@ static int bench(const struct bcase *c, double wall_limit, int out)
 	printf("  routing ns/req    %12.0f\n", m.routed ? m.route_ns / (double)m.routed : 0.0);
 	printf("  of which node sync%12.0f\n", m.routed ? m.sync_ns / (double)m.routed : 0.0);
 	printf("  arrival ns/req    %12.0f\n", m.routed ? m.arrive_ns / (double)m.routed : 0.0);
+	printf("  cache lookups/req %12.2f\n", m.routed ? (double)m.kv_lookups / (double)m.routed : 0.0);
 	printf("  peak RSS          %12.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
 	printf("  TTFT p50 / p99    %8.4f / %.4f s\n", m.ttft.p50, m.ttft.p99);
 	printf("  TPOT p50 / p99    %8.4f / %.4f s\n", m.tpot.p50, m.tpot.p99);
