@@ -295,6 +295,29 @@ START_TEST(requests_csv_rows_are_exact)
 }
 END_TEST
 
+/* Runs chat_small with sets under each of two option sets (their out_dir
+ * set here) and checks that both wrote the same requests.csv; m gets the
+ * two summaries (the caller frees them). */
+static void run_both_ways(const char *const *sets, struct sim_opts o[2], struct met_summary m[2],
+			  const char *what, int p, int w)
+{
+	const char *dirs[2] = {"/tmp/kvsim_check_way_a", "/tmp/kvsim_check_way_b"};
+	for (int k = 0; k < 2; k++) {
+		struct scenario s;
+		th_scenario(chat_small, sets, &s);
+		o[k].out_dir = dirs[k];
+		char err[1024] = "";
+		ck_assert_msg(sim_run(&s, &o[k], &m[k], err, sizeof err) == 0, "%s", err);
+		cfg_scenario_free(&s);
+	}
+	char *a = th_slurp("/tmp/kvsim_check_way_a/requests.csv");
+	char *b = th_slurp("/tmp/kvsim_check_way_b/requests.csv");
+	ck_assert_msg(strcmp(a, b) == 0, "policy %d, workload %d: %s changed the results", p, w,
+		      what);
+	free(a);
+	free(b);
+}
+
 /* kv_cost reads every node's KV use per request (or its candidates'); inside
  * decode spans it is counted from the span's plan instead of applying the
  * span (unless the plan commits shared blocks, or a session has two
@@ -319,32 +342,21 @@ START_TEST(counted_kv_views_equal_applied_ones)
 	    {"router.policy=kv_cost", "router.params={}"},
 	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}"},
 	    {"router.policy=precise_prefix", "router.params={}"}};
-	const char *dirs[2] = {"/tmp/kvsim_check_views_lazy", "/tmp/kvsim_check_views_eager"};
 	for (int p = 0; p < 3; p++) {
 		for (int w = 0; w < 3; w++) {
 			uint64_t counted[2], unapplied[2], evicting[2], locked[2];
+			const char *sets[] = {policies[p][0], policies[p][1], workloads[w][0],
+					      workloads[w][1], NULL};
+			struct sim_opts o[2] = {{.eager_kv_views = 0}, {.eager_kv_views = 1}};
+			struct met_summary m[2];
+			run_both_ways(sets, o, m, "counted views", p, w);
 			for (int eager = 0; eager < 2; eager++) {
-				const char *sets[] = {policies[p][0], policies[p][1], workloads[w][0],
-						      workloads[w][1], NULL};
-				struct scenario s;
-				th_scenario(chat_small, sets, &s);
-				struct sim_opts o = {.out_dir = dirs[eager], .eager_kv_views = eager};
-				struct met_summary m;
-				char err[1024] = "";
-				ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
-				counted[eager] = m.kv_views_counted;
-				unapplied[eager] = m.kv_lookups_unapplied;
-				evicting[eager] = m.kv_lookups_evicting;
-				locked[eager] = m.kv_lookups_locked;
-				met_summary_free(&m);
-				cfg_scenario_free(&s);
+				counted[eager] = m[eager].kv_views_counted;
+				unapplied[eager] = m[eager].kv_lookups_unapplied;
+				evicting[eager] = m[eager].kv_lookups_evicting;
+				locked[eager] = m[eager].kv_lookups_locked;
+				met_summary_free(&m[eager]);
 			}
-			char *a = th_slurp("/tmp/kvsim_check_views_lazy/requests.csv");
-			char *b = th_slurp("/tmp/kvsim_check_views_eager/requests.csv");
-			ck_assert_msg(strcmp(a, b) == 0,
-				      "policy %d, workload %d: counted views changed the results", p, w);
-			free(a);
-			free(b);
 			ck_assert_uint_eq(counted[1], 0);
 			ck_assert_uint_eq(unapplied[1], 0);
 			ck_assert_uint_eq(evicting[1], 0);
@@ -396,32 +408,18 @@ START_TEST(private_blocks_bound_lookups_and_change_no_route)
 	    {"router.policy=kv_cost", "router.params={}"},
 	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}"},
 	    {"router.policy=precise_prefix", "router.params={}"}};
-	const char *dirs[2] = {"/tmp/kvsim_check_private_told", "/tmp/kvsim_check_private_not"};
 	for (int p = 0; p < 3; p++) {
 		for (int w = 0; w < N_WL; w++) {
 			uint64_t lookups[2];
+			const char *sets[] = {policies[p][0], policies[p][1], workloads[w][0],
+					      workloads[w][1], NULL};
+			struct sim_opts o[2] = {{.audit = 1}, {.audit = 1, .no_private_nodes = 1}};
+			struct met_summary m[2];
+			run_both_ways(sets, o, m, "the private bound", p, w);
 			for (int not_told = 0; not_told < 2; not_told++) {
-				const char *sets[] = {policies[p][0], policies[p][1], workloads[w][0],
-						      workloads[w][1], NULL};
-				struct scenario s;
-				th_scenario(chat_small, sets, &s);
-				struct sim_opts o = {.out_dir = dirs[not_told],
-						     .audit = 1,
-						     .no_private_nodes = not_told};
-				struct met_summary m;
-				char err[1024] = "";
-				ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
-				lookups[not_told] = m.kv_lookups;
-				met_summary_free(&m);
-				cfg_scenario_free(&s);
+				lookups[not_told] = m[not_told].kv_lookups;
+				met_summary_free(&m[not_told]);
 			}
-			char *a = th_slurp("/tmp/kvsim_check_private_told/requests.csv");
-			char *b = th_slurp("/tmp/kvsim_check_private_not/requests.csv");
-			ck_assert_msg(strcmp(a, b) == 0,
-				      "policy %d, workload %d: the private bound changed the results", p,
-				      w);
-			free(a);
-			free(b);
 			if (w == N_WL - 1)
 				ck_assert_uint_eq(lookups[0], lookups[1]);
 			else

@@ -294,6 +294,25 @@ void wl_hash_chain(struct request *const *rs, uint32_t k)
 	}
 }
 
+void wl_take(struct request *dst, struct request *src)
+{
+	uint64_t *h = dst->hashes;
+	uint32_t cap = dst->hashes_cap;
+	dst->hashes = src->hashes;
+	dst->hashes_cap = src->hashes_cap;
+	src->hashes = h;
+	src->hashes_cap = cap;
+	dst->session = src->session;
+	dst->turn = src->turn;
+	dst->last_turn = src->last_turn;
+	dst->arrival_ns = src->arrival_ns;
+	dst->prompt_tokens = src->prompt_tokens;
+	dst->output_tokens = src->output_tokens;
+	dst->n_hashes = src->n_hashes;
+	dst->n_shared = src->n_shared;
+	dst->wl_session = src->wl_session;
+}
+
 int wl_pool_parse(struct wl_pool *sp, const cJSON *obj, const char *path, const char *key,
 		  uint32_t default_count, const struct dist *default_len, uint64_t seed,
 		  uint64_t stream_id, char *err, size_t errlen)

@@ -70,6 +70,11 @@ int wl_hash_unchained(struct request *r, const struct wl_seg *segs, uint32_t n,
 		      uint32_t block_tokens);
 void wl_hash_chain(struct request *const *rs, uint32_t k);
 
+/* Moves a request a workload prepared ahead (src) into dst: the
+ * workload-set fields are copied, and the two swap hash buffers (dst gets
+ * src's hashes; src keeps dst's old buffer for a later request). */
+void wl_take(struct request *dst, struct request *src);
+
 /* Tests: when set, wl_hash_unchained uses no vector instructions (the
  * hashes are the same either way). */
 extern int wl_hash_simd_off;

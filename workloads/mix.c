@@ -8,6 +8,7 @@
 #include "sim/cfg.h"
 #include "sim/request.h"
 #include "sim/rng.h"
+#include "workloads/common.h"
 #include "workloads/registry.h"
 
 #define MIX_MAX_PARTS 16
@@ -97,30 +98,11 @@ fail:
 	return NULL;
 }
 
-static void swap_hashes(struct request *a, struct request *b)
-{
-	uint64_t *h = a->hashes;
-	uint32_t c = a->hashes_cap;
-	a->hashes = b->hashes;
-	a->hashes_cap = b->hashes_cap;
-	b->hashes = h;
-	b->hashes_cap = c;
-}
-
-/* Copies the workload-set fields of src into dst (dst keeps src's hash
- * buffer; src gets dst's old one). */
+/* wl_take, with part's session numbered apart from the other parts'. */
 static void take(struct request *dst, struct request *src, uint32_t n, uint32_t part)
 {
-	swap_hashes(dst, src);
+	wl_take(dst, src);
 	dst->session = (src->session - 1) * n + part + 1;
-	dst->turn = src->turn;
-	dst->last_turn = src->last_turn;
-	dst->arrival_ns = src->arrival_ns;
-	dst->prompt_tokens = src->prompt_tokens;
-	dst->output_tokens = src->output_tokens;
-	dst->n_hashes = src->n_hashes;
-	dst->n_shared = src->n_shared;
-	dst->wl_session = src->wl_session;
 }
 
 static int mix_next(void *p, struct request *r)

@@ -305,23 +305,8 @@ static int replay_next(void *st, struct request *r)
 			if (!w->ahead_n)
 				return w->ahead_end;
 		}
-		/* r takes the request's fields and hash buffer; the slot keeps
-		 * r's old buffer for a later one */
-		struct request *a = &w->ahead[w->ahead_at++];
-		uint64_t *h = r->hashes;
-		uint32_t cap = r->hashes_cap;
-		r->hashes = a->hashes;
-		r->hashes_cap = a->hashes_cap;
-		a->hashes = h;
-		a->hashes_cap = cap;
-		r->arrival_ns = a->arrival_ns;
-		r->turn = a->turn;
-		r->last_turn = a->last_turn;
-		r->prompt_tokens = a->prompt_tokens;
-		r->output_tokens = a->output_tokens;
-		r->n_hashes = a->n_hashes;
-		r->n_shared = a->n_shared;
-		r->session = a->session;
+		/* r takes the request; the slot keeps r's old hash buffer */
+		wl_take(r, &w->ahead[w->ahead_at++]);
 		w->made++;
 		return 1;
 	}
