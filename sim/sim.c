@@ -949,7 +949,6 @@ static int32_t least_queued(struct sim *s, const struct pol_node_view *v, uint32
 	return best;
 }
 
-/* The exact index: r's prompt blocks in node's HBM now. */
 /* pol_view.private_nodes: where r's session ran, when its private blocks
  * are its own. */
 static int private_nodes(void *ctx, const struct request *r, const int32_t **nodes)
@@ -979,6 +978,7 @@ static void audit_private(struct sim *s, uint32_t node, const struct request *r,
 		   (unsigned long long)r->id, hit, node, r->n_shared);
 }
 
+/* The exact index: r's prompt blocks in node's HBM now. */
 static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 {
 	struct sim *s = ctx;
