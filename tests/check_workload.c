@@ -269,18 +269,21 @@ END_TEST
  * hashes, with and without vector instructions: requests of 0 to ~100
  * blocks (so lanes end and take the next at every offset), segments from
  * 1 token to many blocks (whole-block runs of every length mod 8 start at
- * every offset), block sizes 1, 16 and 64, and batches of 0 to 13. */
+ * every offset), block sizes 1, 16 and 64, and batches of 0 to 40. */
 START_TEST(batched_hashes_equal_single_ones)
 {
 	uint64_t x = 7;
 	for (int simd_off = 0; simd_off <= 1; simd_off++)
 		for (uint32_t B = 1; B <= 64; B *= 4)
-			for (uint32_t k = 0; k <= 13; k++) {
+			for (uint32_t kk = 0; kk <= 16; kk++) {
+				/* 0 to 13 requests, then 17, 24 and 40 (lanes that
+				 * end take the next one many times over) */
+				uint32_t k = kk <= 13 ? kk : kk == 14 ? 17 : kk == 15 ? 24 : 40;
 				wl_hash_simd_off = simd_off;
-				struct request r[13], one;
-				struct request *rs[13];
-				struct wl_seg segs[13][6];
-				uint32_t n[13];
+				struct request r[40], one;
+				struct request *rs[40];
+				struct wl_seg segs[40][6];
+				uint32_t n[40];
 				memset(r, 0, sizeof r);
 				memset(&one, 0, sizeof one);
 				for (uint32_t i = 0; i < k; i++) {
@@ -328,41 +331,45 @@ static uint64_t unmix64(uint64_t y)
 }
 
 /* A block whose hash comes out 0 is written as 1 ("no hash" is 0), and
- * its child still chains from 0: in each of four lanes and in a lane
- * left alone at the end of a batch. */
+ * its child still chains from 0: in every lane, in lanes that took the
+ * next request, and in the lanes left at the end of a batch (with and
+ * without vector instructions, should the chains ever use them). */
 START_TEST(chained_zero_hashes_are_written_as_one)
 {
+	enum { N = 21 };
 	ck_assert_uint_eq(rng_mix64(unmix64(12345)), 12345);
-	struct request r[6];
-	struct request *rs[6];
-	memset(r, 0, sizeof r);
-	for (uint32_t i = 0; i < 6; i++) {
-		r[i].n_hashes = r[i].hashes_cap = 3 + (i == 5);
-		r[i].hashes = malloc(r[i].n_hashes * sizeof *r[i].hashes);
-		for (uint32_t b = 0; b < r[i].n_hashes; b++)
-			r[i].hashes[b] = 1000 * i + b;
-		/* block i % 3 of request i hashes to 0 */
-		uint64_t prev = WL_HASH_ORIGIN;
-		for (uint32_t b = 0; b < i % 3; b++)
-			prev = rng_mix64(prev ^ r[i].hashes[b]);
-		r[i].hashes[i % 3] = unmix64(0) ^ prev;
-		rs[i] = &r[i];
-	}
-	uint64_t want[6][4];
-	for (uint32_t i = 0; i < 6; i++) {
-		uint64_t prev = WL_HASH_ORIGIN;
-		for (uint32_t b = 0; b < r[i].n_hashes; b++) {
-			prev = rng_mix64(prev ^ r[i].hashes[b]);
-			want[i][b] = b == i % 3 ? 1 : prev;
-			ck_assert_uint_eq(prev == 0, b == i % 3);
+	for (int simd_off = 0; simd_off <= 1; simd_off++) {
+		wl_hash_simd_off = simd_off;
+		struct request r[N];
+		struct request *rs[N];
+		uint64_t want[N][8];
+		memset(r, 0, sizeof r);
+		for (uint32_t i = 0; i < N; i++) {
+			r[i].n_hashes = r[i].hashes_cap = 3 + i % 5;
+			r[i].hashes = malloc(r[i].n_hashes * sizeof *r[i].hashes);
+			for (uint32_t b = 0; b < r[i].n_hashes; b++)
+				r[i].hashes[b] = 1000 * i + b;
+			/* block i % 3 of request i hashes to 0 */
+			uint64_t prev = WL_HASH_ORIGIN;
+			for (uint32_t b = 0; b < i % 3; b++)
+				prev = rng_mix64(prev ^ r[i].hashes[b]);
+			r[i].hashes[i % 3] = unmix64(0) ^ prev;
+			rs[i] = &r[i];
+			prev = WL_HASH_ORIGIN;
+			for (uint32_t b = 0; b < r[i].n_hashes; b++) {
+				prev = rng_mix64(prev ^ r[i].hashes[b]);
+				want[i][b] = b == i % 3 ? 1 : prev;
+				ck_assert_uint_eq(prev == 0, b == i % 3);
+			}
+		}
+		wl_hash_chain(rs, N);
+		for (uint32_t i = 0; i < N; i++) {
+			for (uint32_t b = 0; b < r[i].n_hashes; b++)
+				ck_assert_uint_eq(r[i].hashes[b], want[i][b]);
+			free(r[i].hashes);
 		}
 	}
-	wl_hash_chain(rs, 6);
-	for (uint32_t i = 0; i < 6; i++) {
-		for (uint32_t b = 0; b < r[i].n_hashes; b++)
-			ck_assert_uint_eq(r[i].hashes[b], want[i][b]);
-		free(r[i].hashes);
-	}
+	wl_hash_simd_off = 0;
 }
 END_TEST
 
