@@ -51,6 +51,24 @@ struct node {
 	uint64_t waiting_tokens; /* tokens still to prefill over the waiting queue */
 	struct kv_pool kv;       /* its counters first */
 	int id, server;
+	/* What node_kv_used reads when it counted already and no iteration
+	 * ended since (observers of every node ask it per request): one cache
+	 * line. busy: an iteration is in progress. */
+	_Alignas(64) int busy;
+	/* Set by the owner when it reads nodes' KV use inside decode spans
+	 * without applying them (node_kv_used); span_lazy_ok: this span's plan
+	 * allows that (see plan_span). */
+	int lazy_kv, span_lazy_ok;
+	/* node_kv_used's last count: lazy_used blocks until lazy_due_ns, for
+	 * the step that started at lazy_step_ns, applied to span_started
+	 * lazy_from with lazy_base blocks in use then */
+	uint32_t lazy_from, lazy_base, lazy_used;
+	int64_t lazy_step_ns, lazy_due_ns;
+	int64_t step_start_ns; /* the step in progress began (see span_end below) */
+	/* The decode span (see below): its iterations, how many are started
+	 * and ended as far as the requests know */
+	uint32_t span_len, span_started, span_ended;
+	uint32_t lazy_ended; /* the iteration it counted up to (node_sync walks on from it) */
 	const struct cost_model *cost;
 	struct node_hooks hooks;
 	uint32_t block_tokens, max_seqs, max_batched;
@@ -64,16 +82,6 @@ struct node {
 	int swap;
 	struct request **swapped; /* preempted in swap mode during a step start */
 	int hold_admissions; /* set by the owner while swapped requests wait to return */
-	/* Set by the owner when it reads nodes' KV use inside decode spans
-	 * without applying them (node_kv_used); span_lazy_ok: this span's plan
-	 * allows that (see plan_span). */
-	int lazy_kv, span_lazy_ok;
-	/* node_kv_used's last count: lazy_used blocks until lazy_due_ns, for
-	 * the step that started at lazy_step_ns, applied to span_started
-	 * lazy_from with lazy_base blocks in use then */
-	int64_t lazy_step_ns, lazy_due_ns;
-	uint32_t lazy_from, lazy_base, lazy_used;
-	uint32_t lazy_ended; /* the iteration it counted up to (node_sync walks on from it) */
 	/* With block_tokens B a power of two, for a span with span_lazy_ok:
 	 * span_res[x] = the batch's requests with c0 mod B >= x (x <= B), so
 	 * node_kv_used counts the blocks a span takes in O(1), not per request
@@ -87,7 +95,6 @@ struct node {
 	uint32_t running_cap;
 	struct batch_entry *batch;
 	uint32_t n_batch;
-	int busy; /* an iteration is in progress */
 	/* A step is one iteration, or a decode span: when every scheduled
 	 * request is decoding and no waiting request could be admitted before
 	 * it ends (see plan_span), up to max_span iterations of
@@ -97,8 +104,11 @@ struct node {
 	 * first span_started iterations and the ends of the first span_ended
 	 * are applied to the requests so far (node_sync applies more; an
 	 * arrival cuts the span at the iteration in progress). Results are
-	 * those of one event per iteration; only the event count differs. */
-	uint32_t max_span, span_len, span_started, span_ended;
+	 * those of one event per iteration; only the event count differs.
+	 * (span_len, span_started and span_ended are above, with what
+	 * node_kv_used reads.) */
+	uint32_t max_span;
+	int64_t step_end_ns;
 	/* Ends of the first span_eval iterations are known (the rest are
 	 * computed when needed); the step event is at step_end_ns, the last
 	 * known end, which is the span's end once span_eval == span_len. */
@@ -109,7 +119,6 @@ struct node {
 	 * max_span / COST_SPAN_GRID + 3. */
 	double *span_grid;
 	uint32_t span_ng;
-	int64_t step_start_ns, step_end_ns;
 	int64_t *span_end;
 	uint32_t *span_used;
 	int span_used_ok; /* span_used is filled up to span_len */
