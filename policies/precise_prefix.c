@@ -66,12 +66,13 @@ static void pp_route(void *st, const struct pol_view *v, const struct request *r
 	for (uint32_t k = 0; k < cb.n_own + v->n_nodes; k++) {
 		/* first the session's nodes, then every node not among them */
 		uint32_t i = k < cb.n_own ? (uint32_t)cb.own[k] : k - cb.n_own;
-		if (k >= cb.n_own && pol_cached_bound_lists(&cb, i))
-			continue;
+		int listed = k < cb.n_own || pol_cached_bound_lists(&cb, i);
+		if (k >= cb.n_own && listed)
+			continue; /* asked already */
 		const struct pol_node_view *nv = &v->nodes[i];
 		if (!nv->up || nv->outstanding >= cap)
 			continue;
-		uint32_t most_here = pol_cached_bound_of(&cb, i);
+		uint32_t most_here = listed || !cb.known ? cb.most : cb.elsewhere;
 		if (pick >= 0 && !beats(v, i, most_here, pick, best))
 			continue; /* cannot win even with all it could hold */
 		uint32_t hit = most_here && v->cached_prefix ? v->cached_prefix(v->ctx, i, r) : 0;

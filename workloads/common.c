@@ -165,19 +165,18 @@ hash_core(uint64_t *out, const struct wl_seg *segs, uint32_t n, uint32_t block_t
 	return end;
 }
 
-/* Grows r->hashes to hold blocks hashes (keeping its contents). */
-static int hashes_reserve(struct request *r, uint32_t blocks)
+int wl_reserve_u64(uint64_t **a, uint32_t *cap, uint32_t want)
 {
-	if (blocks <= r->hashes_cap)
+	if (want <= *cap)
 		return 0;
-	uint32_t cap = r->hashes_cap ? r->hashes_cap : 64;
-	while (cap < blocks)
-		cap *= 2;
-	uint64_t *nh = realloc(r->hashes, cap * sizeof *nh);
-	if (!nh)
+	uint32_t c = *cap ? *cap : 64;
+	while (c < want)
+		c *= 2;
+	uint64_t *na = realloc(*a, c * sizeof *na);
+	if (!na)
 		return -1;
-	r->hashes = nh;
-	r->hashes_cap = cap;
+	*a = na;
+	*cap = c;
 	return 0;
 }
 
@@ -196,7 +195,7 @@ int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t
 	/* prefix may be r's own buffer (the history continued in place):
 	 * realloc then carries it along, and there is nothing to copy */
 	int in_place = prefix && prefix == r->hashes;
-	if (hashes_reserve(r, blocks))
+	if (wl_reserve_u64(&r->hashes, &r->hashes_cap, blocks))
 		return -1;
 	struct wl_hash_state from = {0, 0, 0, WL_HASH_ORIGIN};
 	if (st->blocks && st->blocks <= blocks) {
@@ -219,7 +218,7 @@ int wl_hash_unchained(struct request *r, const struct wl_seg *segs, uint32_t n,
 		      uint32_t block_tokens)
 {
 	uint32_t blocks = full_blocks(segs, n, block_tokens);
-	if (hashes_reserve(r, blocks))
+	if (wl_reserve_u64(&r->hashes, &r->hashes_cap, blocks))
 		return -1;
 	r->n_hashes = blocks;
 	hash_core(r->hashes, segs, n, block_tokens, blocks,

@@ -70,6 +70,11 @@ int wl_hash_unchained(struct request *r, const struct wl_seg *segs, uint32_t n,
 		      uint32_t block_tokens);
 void wl_hash_chain(struct request *const *rs, uint32_t k);
 
+/* Grows the array *a of capacity *cap (doubling from 64) to hold want
+ * values, keeping its contents. Returns 0, or -1 when memory runs out (the
+ * array unchanged). */
+int wl_reserve_u64(uint64_t **a, uint32_t *cap, uint32_t want);
+
 /* Moves a request a workload prepared ahead (src) into dst: the
  * workload-set fields are copied, and the two swap hash buffers (dst gets
  * src's hashes; src keeps dst's old buffer for a later request). */

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "sim/request.h"
+#include "workloads/common.h"
 
 static const char *const format_names[] = {"mooncake", "azure", "kvsim"};
 
@@ -101,17 +102,7 @@ static int bad(char *err, size_t errlen, const struct trace_reader *tr, const ch
 
 static int reserve_ids(struct trace_rec *rec, uint32_t n)
 {
-	if (n <= rec->ids_cap)
-		return 0;
-	uint32_t cap = rec->ids_cap ? rec->ids_cap : 64;
-	while (cap < n)
-		cap *= 2;
-	uint64_t *ni = realloc(rec->ids, cap * sizeof *ni);
-	if (!ni)
-		return -1;
-	rec->ids = ni;
-	rec->ids_cap = cap;
-	return 0;
+	return wl_reserve_u64(&rec->ids, &rec->ids_cap, n);
 }
 
 /* An integer member in [lo, hi]. */
