@@ -37,27 +37,59 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 			   : NULL;
 }
 
-/* max(a, b) when knee is 0, else (a^knee + b^knee)^(1/knee). */
-static double smooth_max(double a, double b, double knee)
+/* max(a, b) when knee is 0, else (a^knee + b^knee)^(1/knee). With d, also
+ * its first and second derivatives (d[0], d[1]) when a and b change at
+ * rates da and db. For the smooth maximum S = hi u, u = (1 + t)^(1/knee),
+ * t = (lo / hi)^knee, r = lo / hi, from the two powers already taken:
+ *   S'  = u / (1 + t) (hi' + (t / r) lo'),
+ *   S'' = (knee - 1) / S (u^2 / (1 + t) (hi'^2 + (t / r^2) lo'^2) - S'^2).
+ * For the plain maximum, the larger one's rate (at a tie, either: both are
+ * subgradients) and no curvature (but a kink). */
+static inline __attribute__((always_inline)) double smooth_max_d(double a, double b, double knee,
+								 double da, double db, double *d)
 {
 	/* (not fmax/fmin: a library call each at -O2; a and b are never NaN) */
 	double hi = a > b ? a : b, lo = a > b ? b : a;
-	if (knee <= 0 || hi <= 0)
+	double dhi = a > b ? da : db, dlo = a > b ? db : da;
+	if (knee <= 0 || hi <= 0) {
+		if (d)
+			d[0] = dhi, d[1] = 0;
 		return hi;
-	return hi * pow(1.0 + pow(lo / hi, knee), 1.0 / knee);
+	}
+	double r = lo / hi, t = pow(r, knee), u = pow(1.0 + t, 1.0 / knee), s = hi * u;
+	if (d) {
+		/* r^(knee-1) = t / r, or at r = 0 its limit (1 at knee 1, else
+		 * 0); r^(knee-2) unbounded there for knee < 2: curvature +inf */
+		double v = u / (1.0 + t);
+		d[0] = v * (dhi + (r > 0 ? t / r : knee == 1) * dlo);
+		d[1] = r > 0 ? (knee - 1) / s * (u * v * (dhi * dhi + t / (r * r) * dlo * dlo) - d[0] * d[0])
+			     : knee == 1 || dlo == 0 ? 0 : INFINITY;
+	}
+	return s;
 }
 
-void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p)
+/* cost_parts; with d, also the first and second derivatives of total_s
+ * in j (d[0], d[1]) for the batch grown by j decodes' worth of attention
+ * and KV (a decode span's iteration j: attn_pairs and kv_tokens up by
+ * b->decodes each per iteration). Inlined, so that cost_parts's copy (d
+ * NULL) computes none of it. */
+static inline __attribute__((always_inline)) void
+parts_d(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p, double *d)
 {
 	memset(p, 0, sizeof *p);
 	if (cm->fixed) {
 		p->overhead_s = cm->base_s;
 		p->compute_s = p->combined_s = cm->per_token_s * b->new_tokens;
 		p->total_s = p->overhead_s + p->combined_s;
+		if (d)
+			d[0] = d[1] = 0;
 		return;
 	}
 	double attn_flops = cm->attn_flops_per_pair * b->attn_pairs;
 	double kv_bytes = cm->kv_bytes_per_token * b->kv_tokens;
+	/* compute_s and memory_s grow along a span; nothing else does */
+	double dc = cm->attn_flops_per_pair * b->decodes / cm->flops_per_s;
+	double dm = cm->kv_bytes_per_token * b->decodes / cm->bytes_per_s;
 	if (cm->prof) {
 		/* Measured layers (all operators but attention, per GPU of the
 		 * tp group) plus attention from the roofline. */
@@ -65,13 +97,14 @@ void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct 
 		p->memory_s = kv_bytes / cm->bytes_per_s;
 		double layer = prof_interp(cm->prof, PROF_LAYER, b->new_tokens);
 		double emb = prof_interp(cm->prof, PROF_EMB, b->new_tokens);
-		p->combined_s = cm->layers * layer + emb + smooth_max(p->compute_s, p->memory_s, cm->knee);
+		p->combined_s = cm->layers * layer + emb +
+				smooth_max_d(p->compute_s, p->memory_s, cm->knee, dc, dm, d);
 	} else {
 		double flops = cm->flops_per_token * b->new_tokens + attn_flops;
 		double bytes = cm->weight_bytes + kv_bytes;
 		p->compute_s = flops / cm->flops_per_s;
 		p->memory_s = bytes / cm->bytes_per_s;
-		p->combined_s = smooth_max(p->compute_s, p->memory_s, cm->knee);
+		p->combined_s = smooth_max_d(p->compute_s, p->memory_s, cm->knee, dc, dm, d);
 		p->kernels_s = (double)cm->layers * COST_KERNELS_PER_LAYER * cm->op_overhead_s;
 	}
 	if (cm->tp > 1) {
@@ -85,6 +118,11 @@ void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct 
 	}
 	p->overhead_s = cm->overhead_s;
 	p->total_s = p->combined_s + p->kernels_s + p->comm_s + p->overhead_s;
+}
+
+void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p)
+{
+	parts_d(cm, b, p, NULL);
 }
 
 static double compute_s(const struct cost_model *cm, const struct cost_batch *b)
@@ -119,10 +157,31 @@ int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *
 	return ns_of(cost_iteration_s(cm, b) * 1e9);
 }
 
-int64_t cost_iteration_ns_x(const struct cost_model *cm, const struct cost_batch *b, double *x)
+int64_t cost_iteration_ns_x(const struct cost_model *cm, const struct cost_batch *b,
+			    struct cost_x *x)
 {
-	*x = cost_iteration_s(cm, b) * 1e9;
-	return ns_of(*x);
+	struct cost_parts p;
+	double d[2];
+	parts_d(cm, b, &p, d);
+	x->x = p.total_s * 1e9;
+	x->slope = d[0] * 1e9;
+	x->curv = d[1] * 1e9;
+	return ns_of(x->x);
+}
+
+uint32_t cost_span_grid(const struct cost_x *x)
+{
+	/* Per iteration: an evaluation every G iterations, and one for an
+	 * iteration near a rounding boundary, which is about as likely as
+	 * the bounds' gap (~x'' G^2 / 4 ns) is wide; evaluating costs ~13x a
+	 * settled iteration, so the total is least near G^3 x'' = 1.7. The
+	 * bounds run closer than that estimate: 4 was the best threshold
+	 * measured on chat and Mooncake runs (0.5 to 20 all within 1% in
+	 * instructions). Any G gives the same times; only speed varies. */
+	uint32_t G = COST_SPAN_GRID_MAX;
+	while (G > COST_SPAN_GRID_MIN && !((double)G * G * G * x->curv <= 4))
+		G /= 2;
+	return G;
 }
 
 /* Iteration j of a decode span, in ns before rounding. */
@@ -150,9 +209,13 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
  * by the caller, so a span evaluated in chunks evaluates each grid point
  * once: one evaluation per G iterations, the end of the last interval
  * (x(j) past the span's end is the same formula, still convex), and 2G for
- * the first interval's lower bound. An interval's lower bound is the left
- * neighbour's chord extended, and the right one's where the grid already
- * has it (the first interval's right one only). Most iterations are
+ * the first interval's lower bound unless the caller knows x's slope at 0.
+ * An interval's lower bound is the left neighbour's chord extended, and
+ * the right one's where the grid already has it; the first interval's is
+ * the tangent at 0 (a convex function lies above its tangents) where the
+ * slope is known, and the right neighbour's chord where the grid has it.
+ * Spans are mostly cut within their first interval, so the tangent, which
+ * costs no evaluation, saves one of the two an interrupted span needed. Most iterations are
  * settled by one rounding: the chord minus the interval's largest gap to
  * the lower bound still rounds as the chord does; only near a rounding
  * boundary are the iteration's own bounds computed. */
@@ -182,15 +245,19 @@ near_boundary(const struct cost_model *cm, const struct cost_batch *b0, const st
 }
 
 uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, uint32_t from,
-		      uint32_t to, double *grid, uint32_t *n_grid, int64_t *out)
+		      uint32_t to, struct cost_span *sp, int64_t *out)
 {
 	if (to <= from)
 		return 0;
-	const uint32_t G = COST_SPAN_GRID;
+	const uint32_t G = sp->G;
+	double *grid = sp->grid, slope0 = sp->slope0;
+	uint32_t *n_grid = &sp->n_grid;
 	/* The grid points needed: each interval's ends, and for the first
-	 * interval (no left neighbour) the point after it, for a lower bound. */
+	 * interval (no left neighbour) without the tangent the point after it,
+	 * for a lower bound. */
+	int tangent = slope0 == slope0; /* not NaN */
 	uint32_t evals = 0, last = (to - 1) / G + 1;
-	if (from < G && last < 2)
+	if (from < G && last < 2 && !tangent)
 		last = 2;
 	int convex = cm->fixed || cm->knee == 0 || cm->knee >= 1;
 	if (!convex || (*n_grid <= last && to - from <= last + 1 - *n_grid)) {
@@ -212,8 +279,8 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 		 * the right one (sr - s0) (G - k), so the gap is at most the
 		 * crossing of those lines, ab G / (a + b), or with one of them its
 		 * value at the interval's far end. */
-		int left = i > 0, right = i + 2 < *n_grid;
-		double sl = left ? (x0 - grid[i - 1]) / G : 0;
+		int left = i > 0 || tangent, right = i + 2 < *n_grid;
+		double sl = i > 0 ? (x0 - grid[i - 1]) / G : tangent ? slope0 : 0;
 		double sr = right ? (grid[i + 2] - x1) / G : 0;
 		double a = s0 - sl > 0 ? s0 - sl : 0, b = sr - s0 > 0 ? sr - s0 : 0, gap;
 		if (left && right)

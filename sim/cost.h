@@ -79,21 +79,42 @@ void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct 
 /* Iteration time in seconds, and rounded to integer nanoseconds (>= 1). */
 double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b);
 int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *b);
-/* cost_iteration_ns, also giving the unrounded ns in *x (for cost_span_ns). */
-int64_t cost_iteration_ns_x(const struct cost_model *cm, const struct cost_batch *b, double *x);
-/* Spacing, in iterations, of the exact evaluations in cost_span_ns. */
-#define COST_SPAN_GRID 16
+/* An iteration's unrounded ns, and its first and second derivatives per
+ * iteration were the batch a decode span's first iteration (attn_pairs and
+ * kv_tokens up by decodes each): what cost_span_ns and cost_span_grid use. */
+struct cost_x {
+	double x, slope, curv;
+};
+/* cost_iteration_ns, also giving *x. */
+int64_t cost_iteration_ns_x(const struct cost_model *cm, const struct cost_batch *b,
+			    struct cost_x *x);
+/* Bounds of the spacing, in iterations, of cost_span_ns's exact
+ * evaluations. */
+#define COST_SPAN_GRID_MIN 8
+#define COST_SPAN_GRID_MAX 128
+/* The spacing for a span beginning with x: a power of two in [MIN, MAX],
+ * wider the straighter the iteration times run (fewer grid evaluations)
+ * and narrower where they bend (fewer iterations near a rounding boundary
+ * evaluated one by one). The times are the same with any spacing. */
+uint32_t cost_span_grid(const struct cost_x *x);
+/* A decode span's evaluations so far: grid[i] is iteration i * G's
+ * unrounded ns for i < n_grid (grid[0] may come from the caller's
+ * cost_iteration_ns_x; n_grid 0 is an empty grid); slope0, where grid[0]
+ * came so, its slope (cost_x.slope), else NaN. grid needs room for
+ * span length / G + 3 values. */
+struct cost_span {
+	double *grid;
+	uint32_t n_grid, G;
+	double slope0;
+};
 /* cost_iteration_ns of iterations j in [from, to) of a decode span, into
  * out[j - from]: iteration j is the batch b0 with attn_pairs and kv_tokens
- * grown by j * decodes. grid[i] is iteration i * COST_SPAN_GRID's unrounded
- * ns (cost_iteration_ns_x) for i < *n_grid: what earlier calls for the same
- * span evaluated (grid[0] may come from the caller; *n_grid 0 is an empty
- * grid). The call adds the grid points it evaluates, so grid needs room for
- * (to - 1) / COST_SPAN_GRID + 3 values. The same values as evaluating each
- * iteration, with far fewer evaluations (see cost.c). Returns the
- * evaluations made. */
+ * grown by j * decodes. Adds the grid points it evaluates to sp, so the
+ * span's later chunks (from >= this call's to) evaluate each once. The same
+ * values as evaluating each iteration, with far fewer evaluations (see
+ * cost.c). Returns the evaluations made. */
 uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, uint32_t from,
-		      uint32_t to, double *grid, uint32_t *n_grid, int64_t *out);
+		      uint32_t to, struct cost_span *sp, int64_t *out);
 /* Seconds to prefill n tokens after c cached ones as a batch of its own, the
  * fixed per-iteration overhead excluded (the marginal cost of a recompute). */
 double cost_prefill_s(const struct cost_model *cm, double n, double c);

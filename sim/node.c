@@ -41,11 +41,12 @@ int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const stru
 	n->swapped = malloc(n->running_cap * sizeof *n->swapped);
 	n->span_end = malloc(n->max_span * sizeof *n->span_end);
 	n->span_used = malloc(n->max_span * sizeof *n->span_used);
-	n->span_grid = malloc((n->max_span / COST_SPAN_GRID + 3) * sizeof *n->span_grid);
+	n->span_grid.grid =
+	    malloc((n->max_span / COST_SPAN_GRID_MIN + 3) * sizeof *n->span_grid.grid);
 	if (n->block_shift)
 		n->span_res = malloc((n->block_tokens + 1) * sizeof *n->span_res);
 	if (!n->running || !n->batch || !n->done || !n->swapped || !n->span_end || !n->span_used ||
-	    !n->span_grid || (n->block_shift && !n->span_res) ||
+	    !n->span_grid.grid || (n->block_shift && !n->span_res) ||
 	    kv_init(&n->kv, kv_blocks)) {
 		node_free(n);
 		return -1;
@@ -63,12 +64,12 @@ void node_free(struct node *n)
 	n->swapped = NULL;
 	free(n->span_end);
 	free(n->span_used);
-	free(n->span_grid);
+	free(n->span_grid.grid);
 	free(n->span_res);
 	n->span_res = NULL;
 	n->span_end = NULL;
 	n->span_used = NULL;
-	n->span_grid = NULL;
+	n->span_grid.grid = NULL;
 	n->running = NULL;
 	n->batch = NULL;
 	n->done = NULL;
@@ -413,8 +414,7 @@ static void span_eval_to(struct node *n, uint32_t upto)
 		return;
 	/* durations into span_end[j], then their running sum */
 	int64_t *end = n->span_end;
-	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, n->span_grid, &n->span_ng,
-		     end + n->span_eval);
+	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, &n->span_grid, end + n->span_eval);
 	if (n->time_scale == 1.0) { /* scaled_ns is the identity: durations are >= 1 */
 		int64_t t = end[n->span_eval - 1];
 		for (uint32_t j = n->span_eval; j < upto; j++)
@@ -511,8 +511,10 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, const struct
 			g[x] += g[x + 1];
 	}
 	n->span_cb = *cb0;
-	n->span_grid[0] = n->span_x0; /* iteration 0's */
-	n->span_ng = 1;
+	n->span_grid.grid[0] = n->span_x0.x; /* iteration 0's */
+	n->span_grid.n_grid = 1;
+	n->span_grid.slope0 = n->span_x0.slope;
+	n->span_grid.G = cost_span_grid(&n->span_x0);
 	n->span_len = k;
 	span_eval_to(n, k < SPAN_FIRST_CHUNK ? k : SPAN_FIRST_CHUNK);
 }

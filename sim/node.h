@@ -114,11 +114,10 @@ struct node {
 	 * known end, which is the span's end once span_eval == span_len. */
 	uint32_t span_eval;
 	struct cost_batch span_cb; /* the span's first iteration */
-	double span_x0;            /* its unrounded cost-model ns */
-	/* The span's cost_span_ns grid: span_ng values, room for
-	 * max_span / COST_SPAN_GRID + 3. */
-	double *span_grid;
-	uint32_t span_ng;
+	struct cost_x span_x0;     /* its unrounded cost-model ns */
+	/* The span's cost_span_ns evaluations; their grid has room for
+	 * max_span / COST_SPAN_GRID_MIN + 3 values. */
+	struct cost_span span_grid;
 	int64_t *span_end;
 	uint32_t *span_used;
 	int span_used_ok; /* span_used is filled up to span_len */

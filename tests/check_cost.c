@@ -184,8 +184,9 @@ END_TEST
  * the plain max, tensor parallelism, a steep knee, the fixed model, the
  * measured-layers model and a knee under 1 (not convex: evaluated one by
  * one), over spans of every length and offset that a node asks for, in
- * chunks that share the span's grid; and the convex models need far fewer
- * evaluations than iterations. */
+ * chunks that share the span's grid, with and without the slope at
+ * iteration 0, with the spacing cost_span_grid picks, 16, and others; and
+ * the convex models need far fewer evaluations than iterations. */
 START_TEST(span_times_equal_one_evaluation_per_iteration)
 {
 	const char *models[] = {
@@ -219,22 +220,36 @@ START_TEST(span_times_equal_one_evaluation_per_iteration)
 				cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
 			/* Every other span knows iteration 0's x already; the span is
 			 * asked for in one to three chunks sharing its grid. */
-			double grid[300 / COST_SPAN_GRID + 3];
-			uint32_t ng = 0;
+			double grid[300 / COST_SPAN_GRID_MIN + 3];
+			struct cost_span sp = {grid, 0, 16, NAN};
 			if (trial % 2) {
-				ck_assert_int_eq(cost_iteration_ns_x(&cm, &b0, &grid[0]),
+				struct cost_x x;
+				ck_assert_int_eq(cost_iteration_ns_x(&cm, &b0, &x),
 						 cost_iteration_ns(&cm, &b0));
-				ng = 1;
+				grid[0] = x.x;
+				sp.n_grid = 1;
+				if (trial % 4 == 1) { /* half of them know the slope too */
+					sp.slope0 = x.slope;
+					sp.G = cost_span_grid(&x);
+				}
 			}
+			/* any spacing gives the same times (only the evaluations'
+			 * count changes: these are not counted) */
+			int odd = trial % 10 == 4;
+			if (odd)
+				sp.G = COST_SPAN_GRID_MIN + (uint32_t)(state >> 27) % 200;
 			uint32_t cut1 = from + (n ? (uint32_t)(state >> 7) % (n + 1) : 0);
 			uint32_t cut2 = cut1 + (from + n > cut1 ? (uint32_t)(state >> 13) % (from + n - cut1 + 1) : 0);
 			if (trial % 3 == 0)
 				cut1 = cut2 = from + n;
-			evals += cost_span_ns(&cm, &b0, from, cut1, grid, &ng, got);
-			evals += cost_span_ns(&cm, &b0, cut1, cut2, grid, &ng, got + (cut1 - from));
-			evals += cost_span_ns(&cm, &b0, cut2, from + n, grid, &ng, got + (cut2 - from));
-			ck_assert_uint_le(ng, (from + n) / COST_SPAN_GRID + 3);
-			iters += n;
+			uint32_t e = cost_span_ns(&cm, &b0, from, cut1, &sp, got);
+			e += cost_span_ns(&cm, &b0, cut1, cut2, &sp, got + (cut1 - from));
+			e += cost_span_ns(&cm, &b0, cut2, from + n, &sp, got + (cut2 - from));
+			ck_assert_uint_le(sp.n_grid, (from + n) / sp.G + 3);
+			if (!odd) {
+				evals += e;
+				iters += n;
+			}
 			for (uint32_t j = from; j < from + n; j++) {
 				struct cost_batch b = b0;
 				b.attn_pairs = b0.attn_pairs + j * (double)b0.decodes;
@@ -255,6 +270,166 @@ START_TEST(span_times_equal_one_evaluation_per_iteration)
 }
 END_TEST
 
+/* x at iteration j of a decode span of b0 (j may be fractional). */
+static double span_ns_at(const struct cost_model *cm, const struct cost_batch *b0, double j)
+{
+	struct cost_batch b = *b0;
+	b.attn_pairs += j * b0->decodes;
+	b.kv_tokens += j * b0->decodes;
+	return cost_iteration_s(cm, &b) * 1e9;
+}
+
+/* cost_iteration_ns_x's slope and curvature: by hand for the plain
+ * roofline (memory bound: KV bytes of one token per decode over the
+ * bandwidth; a straight line) and the fixed model (none); the derivatives,
+ * by central differences, of the calibrated smooth maximum, memory and
+ * compute bound, and of the measured-layers model; and a tangent: no
+ * iteration lies below it. */
+START_TEST(span_slope_is_the_iteration_times_derivative)
+{
+	struct scenario s;
+	struct cost_model cm;
+	struct cost_batch b;
+	struct cost_x x;
+	model_for(plain, &cm, &s);
+	cost_batch_clear(&b);
+	for (int i = 0; i < 3; i++)
+		cost_add_decode(&b, 1000);
+	cost_iteration_ns_x(&cm, &b, &x);
+	ck_assert_double_eq_tol(x.slope, 131072.0 * 3 / (0.8 * 3.35e12) * 1e9, 1e-12);
+	ck_assert(x.curv == 0);
+	ck_assert_uint_eq(cost_span_grid(&x), COST_SPAN_GRID_MAX);
+	cfg_scenario_free(&s);
+
+	model_for("{\"cluster\": {\"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 2, "
+		  "\"per_token_ms\": 0.08}}}", &cm, &s);
+	cost_iteration_ns_x(&cm, &b, &x);
+	ck_assert(x.slope == 0 && x.curv == 0);
+	cfg_scenario_free(&s);
+
+	const char *models[] = {"{}", "{\"cluster\": {\"model\": \"Llama-3-70B\", \"tp\": 4}}",
+				"{\"cluster\": {\"gpu\": \"A100-80G\", \"model\": \"Llama-2-7B\", "
+				"\"cost_model\": {\"kind\": \"profile\"}}}"};
+	for (size_t mi = 0; mi < sizeof models / sizeof *models; mi++) {
+		model_for(models[mi], &cm, &s);
+		/* 64 decodes over 500 tokens: memory bound; 256 over 60,000
+		 * (long contexts): attention's FLOPs near or past the bytes */
+		const uint32_t batch[] = {64, 256}, tokens[] = {500, 60000};
+		for (int c = 0; c < 2; c++) {
+			cost_batch_clear(&b);
+			for (uint32_t i = 0; i < batch[c]; i++)
+				cost_add_decode(&b, tokens[c]);
+			cost_iteration_ns_x(&cm, &b, &x);
+			double h = 1e-2, fd = (span_ns_at(&cm, &b, h) - span_ns_at(&cm, &b, -h)) / (2 * h);
+			ck_assert_msg(x.slope > 0 && fabs(x.slope - fd) <= 1e-6 * x.slope,
+				      "model %zu case %d: %.9g != %.9g", mi, c, x.slope, fd);
+			double H = 64, fd2 = (span_ns_at(&cm, &b, H) - 2 * x.x + span_ns_at(&cm, &b, -H)) / (H * H);
+			ck_assert_msg(fabs(x.curv - fd2) <= 1e-2 * fabs(fd2) + 1e-9,
+				      "model %zu case %d: curvature %.9g != %.9g", mi, c, x.curv, fd2);
+			for (uint32_t j = 1; j <= 64; j++)
+				ck_assert(span_ns_at(&cm, &b, j) >= x.x + x.slope * j - 1e-12 * x.x);
+		}
+		cfg_scenario_free(&s);
+	}
+}
+END_TEST
+
+/* A span cut inside its first grid interval (the usual case: an arrival
+ * cuts it) costs one evaluation when the slope at its start is known, two
+ * otherwise (plus those of iterations near a rounding boundary, fewer
+ * with the tangent, which lies closer to the chord), and the same
+ * iteration times either way. */
+START_TEST(span_slope_saves_the_second_evaluation)
+{
+	struct scenario s;
+	struct cost_model cm;
+	model_for("{}", &cm, &s);
+	uint64_t state = 777, with = 0, without = 0;
+	const int trials = 300;
+	for (int trial = 0; trial < trials; trial++) {
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		struct cost_batch b0;
+		cost_batch_clear(&b0);
+		uint32_t batch = 1 + (uint32_t)(state >> 33) % 200;
+		for (uint32_t i = 0; i < batch; i++)
+			cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
+		double grid[4];
+		int64_t a[COST_SPAN_GRID_MIN], c[COST_SPAN_GRID_MIN];
+		struct cost_x x;
+		cost_iteration_ns_x(&cm, &b0, &x);
+		struct cost_span sp = {grid, 1, COST_SPAN_GRID_MIN, x.slope};
+		uint32_t to = 4 + (uint32_t)(state >> 50) % (COST_SPAN_GRID_MIN - 3);
+		grid[0] = x.x;
+		with += cost_span_ns(&cm, &b0, 1, to, &sp, a);
+		sp = (struct cost_span){grid, 1, COST_SPAN_GRID_MIN, NAN};
+		without += cost_span_ns(&cm, &b0, 1, to, &sp, c);
+		for (uint32_t j = 1; j < to; j++) {
+			struct cost_batch b = b0;
+			b.attn_pairs += j * (double)b0.decodes;
+			b.kv_tokens += j * (double)b0.decodes;
+			ck_assert_int_eq(a[j - 1], cost_iteration_ns(&cm, &b));
+			ck_assert_int_eq(c[j - 1], a[j - 1]);
+		}
+	}
+	/* (and some near a rounding boundary: these batches are random, many
+	 * near the knee, where x bends most) */
+	ck_assert_uint_ge(without, 2 * (uint64_t)trials);
+	ck_assert_msg(with * 2 <= without && with * 3 <= 4 * (uint64_t)trials,
+		      "%llu evaluations for %d spans (%llu without the slope)",
+		      (unsigned long long)with, trials, (unsigned long long)without);
+	cfg_scenario_free(&s);
+}
+END_TEST
+
+/* cost_span_grid: the widest spacing where the iteration times run
+ * straight (small batches, short contexts: memory bound), narrower where
+ * they bend (near the knee, where attention's FLOPs meet the bytes); and
+ * over random spans the spacing it picks needs fewer evaluations than the
+ * narrowest and the widest. */
+START_TEST(span_grid_follows_the_curvature)
+{
+	struct scenario s;
+	struct cost_model cm;
+	struct cost_batch b;
+	struct cost_x x;
+	model_for("{}", &cm, &s);
+	cost_batch_clear(&b);
+	for (int i = 0; i < 4; i++)
+		cost_add_decode(&b, 1000);
+	cost_iteration_ns_x(&cm, &b, &x);
+	ck_assert_uint_eq(cost_span_grid(&x), COST_SPAN_GRID_MAX);
+	/* 64 decodes over 500 tokens: the KV read grows 0.04% an iteration
+	 * and compute is a fifth of memory time, where the knee bends */
+	cost_batch_clear(&b);
+	for (int i = 0; i < 64; i++)
+		cost_add_decode(&b, 500);
+	cost_iteration_ns_x(&cm, &b, &x);
+	ck_assert_uint_lt(cost_span_grid(&x), COST_SPAN_GRID_MAX / 4);
+
+	uint64_t state = 4242, evals[3] = {0, 0, 0};
+	for (int trial = 0; trial < 200; trial++) {
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		struct cost_batch b0;
+		cost_batch_clear(&b0);
+		uint32_t batch = 1 + (uint32_t)(state >> 33) % 256;
+		for (uint32_t i = 0; i < batch; i++)
+			cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
+		cost_iteration_ns_x(&cm, &b0, &x);
+		const uint32_t Gs[3] = {cost_span_grid(&x), COST_SPAN_GRID_MIN, COST_SPAN_GRID_MAX};
+		for (int g = 0; g < 3; g++) {
+			double grid[512 / COST_SPAN_GRID_MIN + 3] = {x.x};
+			int64_t out[512];
+			struct cost_span sp = {grid, 1, Gs[g], x.slope};
+			evals[g] += cost_span_ns(&cm, &b0, 1, 512, &sp, out);
+		}
+	}
+	ck_assert_msg(evals[0] < evals[1] && evals[0] < evals[2], "%llu, %llu, %llu",
+		      (unsigned long long)evals[0], (unsigned long long)evals[1],
+		      (unsigned long long)evals[2]);
+	cfg_scenario_free(&s);
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -267,6 +442,9 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, kv_capacity_follows_memory_budget);
 	tcase_add_test(tc, iteration_ns_is_the_nearest_whole_ns_and_at_least_one);
 	tcase_add_test(tc, span_times_equal_one_evaluation_per_iteration);
+	tcase_add_test(tc, span_slope_is_the_iteration_times_derivative);
+	tcase_add_test(tc, span_slope_saves_the_second_evaluation);
+	tcase_add_test(tc, span_grid_follows_the_curvature);
 	suite_add_tcase(s, tc);
 	return s;
 }
