@@ -74,6 +74,10 @@ struct met_summary {
 	 * alone. */
 	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting, kv_lookups_locked;
 	uint64_t kv_lookups; /* policies' cache lookups (cached_prefix; not written) */
+	/* Epochs whose computed-before blocks were forgotten (wl_ops.epochs),
+	 * and the most shared blocks held in that record at once while it was
+	 * a tree (not written). */
+	uint64_t ever_epochs_forgotten, ever_blocks_peak;
 	uint64_t migration_count;
 	double migration_bytes, migration_s;
 	double offload_bytes_out, offload_bytes_in;

@@ -57,6 +57,7 @@ struct request {
 	int last_turn;    /* 1: no follow-up will come for this session */
 	int64_t arrival_ns;
 	uint32_t prompt_tokens;
+	uint32_t epoch;   /* a namespace of content (wl_ops.epochs); 0 if unused */
 
 	/* Set by the simulator and the engine. */
 	int32_t node;

@@ -158,8 +158,16 @@ struct sim {
 	 * once along a prompt, at the end of its longest prefix in the tree
 	 * (cached here for the request being admitted). The first block
 	 * recorded without its parent moves them into the flat set `ever`,
-	 * which --audit also keeps all along, to check the tree's answers. */
-	struct ctree ever_tree;
+	 * which --audit also keeps all along, to check the tree's answers.
+	 * With wl_ops.epochs, one tree per epoch (eps, oldest first), each
+	 * forgotten once a later epoch has come from the source and its own
+	 * last request has ended (nothing can ask it again); else one. */
+	struct ever_ep *eps;
+	uint32_t n_eps, eps_cap;
+	int epochs;         /* per epoch (wl_ops.epochs, and not opts->keep_epochs) */
+	uint32_t src_epoch; /* the latest epoch the source delivered */
+	uint64_t eps_forgotten;
+	size_t ever_blocks, ever_peak; /* blocks in the trees, and the most at once */
 	struct hset ever;
 	int ever_closed;
 	const struct request *bs_req;
@@ -242,6 +250,86 @@ static void fail_with(struct sim *s, int code, const char *what)
 static void fail(struct sim *s, const char *what)
 {
 	fail_with(s, 3, what);
+}
+
+/* The computed-before tree of one epoch, and its requests in the system. */
+struct ever_ep {
+	struct ctree tree;
+	uint32_t epoch;
+	uint64_t live;
+};
+
+/* The tree of r's epoch (there is one while r is in the system). */
+static struct ctree *ever_tree(struct sim *s, const struct request *r)
+{
+	uint32_t i = s->n_eps - 1;
+	if (s->epochs)
+		while (i > 0 && s->eps[i].epoch != r->epoch)
+			i--;
+	return &s->eps[i].tree;
+}
+
+static void ep_forget(struct sim *s, uint32_t i)
+{
+	s->ever_blocks -= s->eps[i].tree.count;
+	ctree_free(&s->eps[i].tree);
+	memmove(&s->eps[i], &s->eps[i + 1], (s->n_eps - i - 1) * sizeof *s->eps);
+	s->n_eps--;
+	s->eps_forgotten++;
+}
+
+/* r enters the system, from the source (from_source) or as a follow-up. */
+static void ep_arrive(struct sim *s, const struct request *r, int from_source)
+{
+	if (!s->epochs)
+		return;
+	uint32_t e = r->epoch;
+	if (from_source && e != s->src_epoch) {
+		if (e < s->src_epoch) {
+			fail(s, "internal error: the workload's epochs went back");
+			return;
+		}
+		s->src_epoch = e;
+		/* no more of the earlier ones will come from the source */
+		for (uint32_t i = s->n_eps; i-- > 0;)
+			if (s->eps[i].live == 0 && s->eps[i].epoch < e)
+				ep_forget(s, i);
+	}
+	for (uint32_t i = s->n_eps; i-- > 0;) {
+		if (s->eps[i].epoch == e) {
+			s->eps[i].live++;
+			return;
+		}
+	}
+	if (s->n_eps == s->eps_cap) {
+		uint32_t cap = 2 * s->eps_cap;
+		struct ever_ep *ne = realloc(s->eps, cap * sizeof *ne);
+		if (!ne) {
+			fail(s, "out of memory");
+			return;
+		}
+		s->eps = ne;
+		s->eps_cap = cap;
+	}
+	struct ever_ep *ep = &s->eps[s->n_eps++];
+	ctree_init(&ep->tree);
+	ep->epoch = e;
+	ep->live = 1;
+}
+
+/* r has left the system: its epoch is forgotten if r was its last
+ * request and the source has moved past it. */
+static void ep_leave(struct sim *s, const struct request *r)
+{
+	if (!s->epochs)
+		return;
+	for (uint32_t i = s->n_eps; i-- > 0;) {
+		if (s->eps[i].epoch == r->epoch) {
+			if (--s->eps[i].live == 0 && r->epoch < s->src_epoch)
+				ep_forget(s, i);
+			return;
+		}
+	}
 }
 
 /* The workload returned -1: bad input (exit 2) or no memory (3). */
@@ -494,6 +582,7 @@ static void enqueue(struct sim *s, uint32_t i, struct request *r)
 
 static void schedule_arrival(struct sim *s, struct request *r, int from_source)
 {
+	ep_arrive(s, r, from_source);
 	s->pending_arrivals++;
 	if (!evq_push(&s->q, r->arrival_ns, EV_ARRIVAL, from_source, r))
 		fail(s, "out of memory");
@@ -569,6 +658,7 @@ static void finish(struct sim *s, struct request *r)
 	struct session_rec *rec = r->session_rec;
 	if (rec && --rec->live == 0 && session_done)
 		session_end(s, rec);
+	ep_leave(s, r);
 	req_put(s, r);
 }
 
@@ -1463,16 +1553,18 @@ static int hook_before(void *ctx, const struct request *r, uint32_t idx)
 		return private_before(r->session_rec, r, idx);
 	if (!s->ever_closed)
 		return hset_has(&s->ever, r->hashes[idx]);
-	/* The same request, the same set (it only grows: the same count is
-	 * the same contents), inside the searched range: the cached answer. */
-	if (s->bs_req != r || s->bs_id != r->id || s->bs_count != s->ever_tree.count ||
-	    idx < s->bs_lo || idx >= s->bs_hi) {
+	/* The same request, the same set (its epoch's; it only grows: the
+	 * same count is the same contents), inside the searched range: the
+	 * cached answer. */
+	const struct ctree *t = ever_tree(s, r);
+	if (s->bs_req != r || s->bs_id != r->id || s->bs_count != t->count || idx < s->bs_lo ||
+	    idx >= s->bs_hi) {
 		uint32_t hi = r->n_shared < r->n_hashes ? r->n_shared : r->n_hashes;
 		struct ctree_pos end;
-		uint32_t p = ctree_prefix(&s->ever_tree, r->hashes, hi, &end);
+		uint32_t p = ctree_prefix(t, r->hashes, hi, &end);
 		s->bs_req = r;
 		s->bs_id = r->id;
-		s->bs_count = s->ever_tree.count;
+		s->bs_count = t->count;
 		s->bs_lo = idx;
 		s->bs_hi = hi;
 		s->bs_first_not = idx > p ? idx : p; /* the first block from idx not in it */
@@ -1576,22 +1668,33 @@ static int ever_flat_add(void *ctx, uint64_t h)
  * there. */
 static int ever_tree_add(struct sim *s, struct request *r, uint32_t idx, uint32_t end)
 {
+	struct ctree *t = ever_tree(s, r);
 	struct ctree_pos at = {r->ever_run, r->ever_off};
 	if (idx == 0) {
 		at.run = CTREE_NONE;
 	} else if (r->ever_next != idx || r->ever_run == CTREE_NONE) {
-		if (ctree_prefix(&s->ever_tree, r->hashes, idx, &at) < idx) {
-			/* its parent is not recorded: not a tree any more */
+		if (ctree_prefix(t, r->hashes, idx, &at) < idx) {
+			/* its parent is not recorded: not a tree any more (every
+			 * epoch's blocks go to the flat set, kept from then on) */
 			s->ever_closed = 0;
-			if (!s->opts->audit && ctree_each(&s->ever_tree, ever_flat_add, &s->ever))
-				fail(s, "out of memory");
-			ctree_free(&s->ever_tree);
+			for (uint32_t i = 0; i < s->n_eps; i++) {
+				if (!s->opts->audit &&
+				    ctree_each(&s->eps[i].tree, ever_flat_add, &s->ever))
+					fail(s, "out of memory");
+				ctree_free(&s->eps[i].tree);
+			}
+			s->epochs = 0;
+			s->n_eps = 1;
+			s->ever_blocks = 0;
 			return 0;
 		}
 	}
 	/* the request's shared blocks from idx on are expected to follow */
-	if (ctree_add_chain(&s->ever_tree, &at, r->hashes + idx, end - idx, r->n_shared - idx) < 0)
+	int added = ctree_add_chain(t, &at, r->hashes + idx, end - idx, r->n_shared - idx);
+	if (added < 0)
 		fail(s, "out of memory");
+	else if ((s->ever_blocks += (size_t)added) > s->ever_peak)
+		s->ever_peak = s->ever_blocks;
 	for (uint32_t b = idx; s->opts->audit && b < end; b++)
 		if (hset_add(&s->ever, r->hashes[b]) < 0)
 			fail(s, "out of memory");
@@ -1882,7 +1985,9 @@ static void teardown(struct sim *s)
 	}
 	hmap_free(&s->sessions);
 	hset_free(&s->ever);
-	ctree_free(&s->ever_tree);
+	for (uint32_t i = 0; i < s->n_eps; i++)
+		ctree_free(&s->eps[i].tree);
+	free(s->eps);
 	evq_free(&s->q);
 	met_free(&s->met);
 }
@@ -2101,7 +2206,16 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	s.errlen = errlen;
 	evq_init(&s.q);
 	hset_init(&s.ever);
-	ctree_init(&s.ever_tree);
+	s.eps = malloc(4 * sizeof *s.eps);
+	if (!s.eps) {
+		snprintf(err, errlen, "out of memory");
+		return 3;
+	}
+	s.eps_cap = 4;
+	s.n_eps = 1;
+	ctree_init(&s.eps[0].tree);
+	s.eps[0].epoch = 0;
+	s.eps[0].live = 0;
 	s.ever_closed = 1;
 	hmap_init(&s.sessions);
 	double started = wall_now();
@@ -2110,6 +2224,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	int rc = build_modules(&s, err, errlen);
 	if (rc)
 		goto done;
+	s.epochs = s.wl->epochs && !s.opts->keep_epochs;
 	if (s.opts->out_dir) {
 		if (res_mkdirs(s.opts->out_dir, err, errlen) ||
 		    !(csv = open_csv(s.opts->out_dir, csv_tmp, sizeof csv_tmp, err, errlen))) {
@@ -2269,6 +2384,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->kv_lookups_evicting = s.kv_evicting;
 	out->kv_lookups_locked = s.kv_locked;
 	out->kv_lookups = s.kv_lookups;
+	out->ever_epochs_forgotten = s.eps_forgotten;
+	out->ever_blocks_peak = s.ever_peak;
 	out->sync_ns = s.sync_ns * fr;
 	out->migration_count = s.migrations;
 	out->migration_bytes = s.migration_bytes;

@@ -36,6 +36,9 @@ struct sim_opts {
 	 * private blocks (pol_view.private_nodes; the results must not
 	 * differ, only how many caches they look up). */
 	int no_private_nodes;
+	/* Tests: keep every epoch's computed blocks (wl_ops.epochs; the
+	 * results must not differ, only the memory held). */
+	int keep_epochs;
 };
 
 /* Runs the scenario to the end (arrivals stop at duration_s or when the

@@ -683,6 +683,101 @@ START_TEST(overlapping_sessions_stop_counted_kv_views)
 }
 END_TEST
 
+/* A trace replayed three times: each pass's computed-before blocks are
+ * forgotten once the next pass has begun and the pass's last request has
+ * ended, with the same results (and --audit's check of every answer
+ * against the flat set of every block) as keeping them all. Mooncake:
+ * each pass ends before the next begins. kvsim sessions whose later turns
+ * come after the next pass began (their prompts repeat their earlier
+ * turns, all shared blocks, recomputed where the turn runs elsewhere):
+ * a pass is kept while its sessions go on. */
+START_TEST(repeat_passes_forget_their_computed_blocks)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *text = malloc(cap);
+	ck_assert_ptr_nonnull(text);
+	for (int i = 0; i < 30; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"{\"timestamp\": %d, \"input_length\": 1500, \"output_length\": 20, "
+					"\"hash_ids\": [1, %d, %d]}\n",
+					200 * i, 2 + i % 3, 10 + i % 7);
+	char mc[256];
+	snprintf(mc, sizeof mc, "%s", write_tmp("passes.jsonl", text));
+	len = 0;
+	for (int sess = 1; sess <= 8; sess++) {
+		for (int t = 1; t <= 3; t++) {
+			/* turn t: a prompt of 4t blocks (the turn before's prompt
+			 * and answer, and three more), a one-block answer */
+			len += (size_t)snprintf(text + len, cap - len, "{\"session\": %d, \"turn\": %d, ",
+						sess, t);
+			if (t == 1)
+				len += (size_t)snprintf(text + len, cap - len, "\"arrival_s\": %.1f",
+							0.2 * sess);
+			else
+				len += (size_t)snprintf(text + len, cap - len, "\"after_s\": 3");
+			len += (size_t)snprintf(text + len, cap - len,
+						", \"last_turn\": %s, \"prompt_tokens\": %d, "
+						"\"output_tokens\": 16, \"block_tokens\": 16, "
+						"\"shared_blocks\": %d, \"blocks\": [",
+						t == 3 ? "true" : "false", 64 * t, 4 * t);
+			for (int j = 0; j < 4 * t + 1; j++)
+				len += (size_t)snprintf(text + len, cap - len, "%s\"%016x\"",
+							j ? ", " : "", 0x1000 * sess + j + 1);
+			len += (size_t)snprintf(text + len, cap - len, "]}\n");
+		}
+	}
+	char kv[256];
+	snprintf(kv, sizeof kv, "%s", write_tmp("passes_kvsim.jsonl", text));
+	free(text);
+	const char *paths[2] = {mc, kv}, *formats[2] = {"mooncake", "kvsim"};
+	for (int f = 0; f < 2; f++) {
+		char json[1024];
+		snprintf(json, sizeof json,
+			 "{\"duration_s\": 1000, \"cluster\": {\"nodes\": 3}, \"router\": {\"policy\": "
+			 "\"round_robin\", \"params\": {}, \"migration\": \"recompute\"}, "
+			 "\"workload\": {\"kind\": \"trace\", "
+			 "\"format\": \"%s\", \"path\": \"%s\", \"repeat\": 3}}",
+			 formats[f], paths[f]);
+		/* forgetting, keeping, and forgetting under --audit (whose flat
+		 * set keeps every block: a pass forgotten too early would move
+		 * the record there, where the answers come out right) */
+		uint64_t digest[3], forgotten[3], peak[3], done[3];
+		for (int way = 0; way < 3; way++) {
+			struct scenario s;
+			th_scenario(json, NULL, &s);
+			digest[way] = 0xcbf29ce484222325ULL;
+			struct sim_opts o = {.on_request = ov_collect, .ctx = &digest[way],
+					     .keep_epochs = way == 1, .audit = way == 2};
+			struct met_summary m;
+			char err[1024] = "";
+			ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s: %s", formats[f],
+				      err);
+			forgotten[way] = m.ever_epochs_forgotten;
+			peak[way] = m.ever_blocks_peak;
+			done[way] = m.completed;
+			met_summary_free(&m);
+			cfg_scenario_free(&s);
+		}
+		ck_assert_uint_eq(done[0], f ? 72 : 90);
+		for (int way = 0; way < 3; way += 2) {
+			ck_assert_uint_eq(done[way], done[1]);
+			ck_assert_msg(digest[way] == digest[1],
+				      "%s: forgetting passes changed the results (way %d)", formats[f],
+				      way);
+			ck_assert_uint_eq(forgotten[way], 2);
+			ck_assert_uint_eq(peak[way], peak[0]);
+		}
+		ck_assert_uint_eq(forgotten[1], 0);
+		/* the passes are alike and share nothing: at most one pass
+		 * held at once (Mooncake), two (kvsim: a pass's sessions go on
+		 * into the next), against all three kept */
+		ck_assert_msg(peak[0] > 0 && peak[0] * 3 == peak[1] * (f ? 2 : 1),
+			      "%s: %llu blocks held, %llu kept", formats[f],
+			      (unsigned long long)peak[0], (unsigned long long)peak[1]);
+	}
+}
+END_TEST
+
 Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -701,6 +796,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, mooncake_requests_read_in_batches_are_each_their_line);
 	tcase_add_test(tc, computed_before_survives_inconsistent_sharing);
 	tcase_add_test(tc, overlapping_sessions_stop_counted_kv_views);
+	tcase_add_test(tc, repeat_passes_forget_their_computed_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }

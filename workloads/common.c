@@ -310,6 +310,7 @@ void wl_take(struct request *dst, struct request *src)
 	dst->n_hashes = src->n_hashes;
 	dst->n_shared = src->n_shared;
 	dst->wl_session = src->wl_session;
+	dst->epoch = src->epoch;
 }
 
 int wl_pool_parse(struct wl_pool *sp, const cJSON *obj, const char *path, const char *key,

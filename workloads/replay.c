@@ -150,6 +150,7 @@ static int fill(struct replay *w, const struct trace_rec *rec, struct request *r
 	r->last_turn = rec->last_turn;
 	r->prompt_tokens = rec->input;
 	r->output_tokens = rec->output;
+	r->epoch = rec->pass; /* passes share nothing (see wl_ops.epochs) */
 	if (w->tr.format == TRACE_KVSIM) {
 		if (rec->block_tokens != B) {
 			snprintf(err, errlen,
@@ -220,6 +221,7 @@ static int read_first_turn(struct replay *w)
 			w->eof = got == 0;
 			return got;
 		}
+		w->cur.pass = (uint32_t)w->pass;
 		if (w->pass > 0) {
 			uint64_t salt = rng_mix64((uint64_t)w->pass * 0x9e3779b97f4a7c15ULL);
 			for (uint32_t i = 0; i < w->cur.n_ids; i++)
@@ -410,4 +412,5 @@ const struct wl_ops wl_trace = {
     .follow_up = replay_follow_up,
     .destroy = replay_destroy,
     .error = replay_error,
+    .epochs = 1,
 };

@@ -25,6 +25,7 @@ struct trace_rec {
 	uint32_t n_ids, ids_cap;
 	uint32_t block_tokens;
 	uint32_t shared_blocks; /* kvsim only */
+	uint32_t pass;          /* the replay's pass that read it (not the parser's) */
 };
 
 struct trace_reader {

@@ -48,6 +48,13 @@ struct wl_ops {
 	 * session's own; a trace only declares its shared blocks, and a mix's
 	 * parts number their sessions alike: 0. */
 	int private_own;
+	/* 1: r->epoch names a namespace of content: requests of different
+	 * epochs share no block, the epochs of next's arrivals never decrease,
+	 * and a follow-up has its request's epoch. The simulator then forgets
+	 * an epoch's computed blocks once a later epoch has arrived and the
+	 * epoch's last request has ended. A trace's repeat passes are its
+	 * epochs; elsewhere (a mix's parts count their own) 0: epochs unused. */
+	int epochs;
 };
 
 const struct wl_ops *wl_find(const char *kind);
