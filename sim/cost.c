@@ -213,9 +213,9 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
  * An interval's lower bound is the left neighbour's chord extended, and
  * the right one's where the grid already has it; the first interval's is
  * the tangent at 0 (a convex function lies above its tangents) where the
- * slope is known, and the right neighbour's chord where the grid has it.
- * Spans are mostly cut within their first interval, so the tangent, which
- * costs no evaluation, saves one of the two an interrupted span needed. Most iterations are
+ * slope is known, and the right neighbour's chord where the grid has it:
+ * a span cut inside its first interval then needs one evaluation, not two.
+ * The spacing G is the caller's (cost_span_grid). Most iterations are
  * settled by one rounding: the chord minus the interval's largest gap to
  * the lower bound still rounds as the chord does; only near a rounding
  * boundary are the iteration's own bounds computed. */
