@@ -114,7 +114,7 @@ struct node {
 	 * known end, which is the span's end once span_eval == span_len. */
 	uint32_t span_eval;
 	struct cost_batch span_cb; /* the span's first iteration */
-	struct cost_x span_x0;     /* its unrounded cost-model ns */
+	struct cost_x span_x0;     /* its unrounded ns, slope and curvature */
 	/* The span's cost_span_ns evaluations; their grid has room for
 	 * max_span / COST_SPAN_GRID_MIN + 3 values. */
 	struct cost_span span_grid;

@@ -259,14 +259,20 @@ struct ever_ep {
 	uint64_t live;
 };
 
-/* The tree of r's epoch (there is one while r is in the system). */
+/* Epoch e's entry (newest first: the likely one), or UINT32_MAX. */
+static uint32_t ep_find(const struct sim *s, uint32_t e)
+{
+	for (uint32_t i = s->n_eps; i-- > 0;)
+		if (s->eps[i].epoch == e)
+			return i;
+	return UINT32_MAX;
+}
+
+/* The tree of r's epoch (there is one while r is in the system), or the
+ * only tree when epochs are not in use. */
 static struct ctree *ever_tree(struct sim *s, const struct request *r)
 {
-	uint32_t i = s->n_eps - 1;
-	if (s->epochs)
-		while (i > 0 && s->eps[i].epoch != r->epoch)
-			i--;
-	return &s->eps[i].tree;
+	return &s->eps[s->epochs ? ep_find(s, r->epoch) : 0].tree;
 }
 
 static void ep_forget(struct sim *s, uint32_t i)
@@ -295,11 +301,10 @@ static void ep_arrive(struct sim *s, const struct request *r, int from_source)
 			if (s->eps[i].live == 0 && s->eps[i].epoch < e)
 				ep_forget(s, i);
 	}
-	for (uint32_t i = s->n_eps; i-- > 0;) {
-		if (s->eps[i].epoch == e) {
-			s->eps[i].live++;
-			return;
-		}
+	uint32_t i = ep_find(s, e);
+	if (i != UINT32_MAX) {
+		s->eps[i].live++;
+		return;
 	}
 	if (s->n_eps == s->eps_cap) {
 		uint32_t cap = 2 * s->eps_cap;
@@ -323,13 +328,9 @@ static void ep_leave(struct sim *s, const struct request *r)
 {
 	if (!s->epochs)
 		return;
-	for (uint32_t i = s->n_eps; i-- > 0;) {
-		if (s->eps[i].epoch == r->epoch) {
-			if (--s->eps[i].live == 0 && r->epoch < s->src_epoch)
-				ep_forget(s, i);
-			return;
-		}
-	}
+	uint32_t i = ep_find(s, r->epoch);
+	if (i != UINT32_MAX && --s->eps[i].live == 0 && r->epoch < s->src_epoch)
+		ep_forget(s, i);
 }
 
 /* The workload returned -1: bad input (exit 2) or no memory (3). */

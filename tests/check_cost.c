@@ -179,6 +179,14 @@ START_TEST(iteration_ns_is_the_nearest_whole_ns_and_at_least_one)
 }
 END_TEST
 
+/* A batch of n decodes over 1-30,000 tokens each, drawn from state's bits. */
+static void random_decodes(struct cost_batch *b, uint32_t n, uint64_t state)
+{
+	cost_batch_clear(b);
+	for (uint32_t i = 0; i < n; i++)
+		cost_add_decode(b, 1 + (double)((state >> (i % 40)) % 30000));
+}
+
 /* cost_span_ns gives each iteration of a decode span exactly what
  * cost_iteration_ns gives it, for the calibrated smooth max (H100, A100),
  * the plain max, tensor parallelism, a steep knee, the fixed model, the
@@ -215,9 +223,7 @@ START_TEST(span_times_equal_one_evaluation_per_iteration)
 			uint32_t from = 1 + (uint32_t)(state >> 20) % 40;
 			uint32_t n = (uint32_t)(state >> 45) % 260;
 			struct cost_batch b0;
-			cost_batch_clear(&b0);
-			for (uint32_t i = 0; i < batch; i++)
-				cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
+			random_decodes(&b0, batch, state);
 			/* Every other span knows iteration 0's x already; the span is
 			 * asked for in one to three chunks sharing its grid. */
 			double grid[300 / COST_SPAN_GRID_MIN + 3];
@@ -349,10 +355,7 @@ START_TEST(span_slope_saves_the_second_evaluation)
 	for (int trial = 0; trial < trials; trial++) {
 		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
 		struct cost_batch b0;
-		cost_batch_clear(&b0);
-		uint32_t batch = 1 + (uint32_t)(state >> 33) % 200;
-		for (uint32_t i = 0; i < batch; i++)
-			cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
+		random_decodes(&b0, 1 + (uint32_t)(state >> 33) % 200, state);
 		double grid[4];
 		int64_t a[COST_SPAN_GRID_MIN], c[COST_SPAN_GRID_MIN];
 		struct cost_x x;
@@ -410,10 +413,7 @@ START_TEST(span_grid_follows_the_curvature)
 	for (int trial = 0; trial < 200; trial++) {
 		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
 		struct cost_batch b0;
-		cost_batch_clear(&b0);
-		uint32_t batch = 1 + (uint32_t)(state >> 33) % 256;
-		for (uint32_t i = 0; i < batch; i++)
-			cost_add_decode(&b0, 1 + (double)((state >> (i % 40)) % 30000));
+		random_decodes(&b0, 1 + (uint32_t)(state >> 33) % 256, state);
 		cost_iteration_ns_x(&cm, &b0, &x);
 		const uint32_t Gs[3] = {cost_span_grid(&x), COST_SPAN_GRID_MIN, COST_SPAN_GRID_MAX};
 		for (int g = 0; g < 3; g++) {
