@@ -655,16 +655,13 @@ void node_span_used(struct node *n)
 		n->span_used[j] += n->span_used[j - 1];
 }
 
-void node_finish_step(struct node *n, int64_t now_ns)
+/* Statistics of the step's iterations 0..last (ended): the used-block
+ * integral term by term, in order (a double sum); busy time telescopes;
+ * blocks in use only grow along a span, so its last iteration's are its
+ * peak. */
+static void step_stats(struct node *n, uint32_t last)
 {
-	/* Statistics of the iterations that ran, then the span's inner
-	 * iterations, then the last iteration's end like any step's. */
 	int64_t start = n->step_start_ns;
-	uint32_t last = n->span_len - 1;
-	assert(n->span_eval == n->span_len && now_ns == n->span_end[last]);
-	/* The used-block integral term by term, in order (a double sum); busy
-	 * time telescopes; blocks in use only grow along a span, so its last
-	 * iteration's are its peak. */
 	double kv = n->kv_used_block_ns;
 	uint32_t used = n->span_used[0], B = n->block_tokens;
 	if (!n->span_used_ok && n->block_shift && B <= 64) {
@@ -691,7 +688,15 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	n->busy_ns += n->span_end[last] - n->step_start_ns;
 	if (used > n->peak_used)
 		n->peak_used = used;
-	n->iterations += n->span_len;
+	n->iterations += last + 1;
+}
+
+void node_finish_step(struct node *n, int64_t now_ns)
+{
+	/* Statistics of the iterations that ran, then the span's inner
+	 * iterations, then the last iteration's end like any step's. */
+	assert(n->span_eval == n->span_len && now_ns == n->span_end[n->span_len - 1]);
+	step_stats(n, n->span_len - 1);
 	if (n->span_len > 1) {
 		span_apply(n, n->span_len, n->span_len - 1);
 		for (uint32_t i = 0; i < n->n_batch; i++)
@@ -745,6 +750,10 @@ int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns)
 
 uint32_t node_evacuate(struct node *n, struct request **out)
 {
+	/* The iterations of a decode span that ended before (node_sync
+	 * applied them) count as any step's; the one in progress is lost. */
+	if (n->busy && n->span_ended > 0)
+		step_stats(n, n->span_ended - 1);
 	uint32_t k = 0;
 	while (n->wait_head) {
 		struct request *r = n->wait_head;

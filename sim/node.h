@@ -147,7 +147,9 @@ int node_cut_span(struct node *n, int64_t now_ns);
 int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns);
 /* Takes every request off the node (a crash): waiting ones in queue order,
  * then running ones, into out (room for n_waiting + n_running); the KV
- * cache is emptied and the node is idle. Returns how many. */
+ * cache is emptied and the node is idle. Returns how many. Call node_sync
+ * first: the iterations of a decode span ended by then count in the node's
+ * statistics (busy time, KV integral), the one in progress does not. */
 uint32_t node_evacuate(struct node *n, struct request **out);
 /* Brings a decode span's requests and KV cache up to time now (what one
  * event per iteration would have done by then). Call before reading or

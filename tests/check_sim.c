@@ -127,18 +127,6 @@ START_TEST(preemption_under_kv_pressure_conserves_tokens)
 END_TEST
 
 
-static char *summary_without_perf(const char *path)
-{
-	char *text = th_slurp(path);
-	cJSON *j = cJSON_Parse(text);
-	free(text);
-	ck_assert_ptr_nonnull(j);
-	cJSON_DeleteItemFromObject(j, "perf");
-	char *out = cJSON_Print(j);
-	cJSON_Delete(j);
-	return out;
-}
-
 START_TEST(same_seed_gives_identical_outputs)
 {
 	const char *dirs[2] = {"/tmp/kvsim_check_det_a", "/tmp/kvsim_check_det_b"};
@@ -155,8 +143,8 @@ START_TEST(same_seed_gives_identical_outputs)
 	ck_assert(strcmp(a, b) == 0);
 	free(a);
 	free(b);
-	a = summary_without_perf("/tmp/kvsim_check_det_a/summary.json");
-	b = summary_without_perf("/tmp/kvsim_check_det_b/summary.json");
+	a = th_summary_without_perf("/tmp/kvsim_check_det_a/summary.json");
+	b = th_summary_without_perf("/tmp/kvsim_check_det_b/summary.json");
 	ck_assert_str_eq(a, b);
 	ck_assert_ptr_nonnull(strstr(a, "\"kvsim_version\""));
 	ck_assert_ptr_nonnull(strstr(a, "\"seed\":\t1"));
@@ -480,8 +468,8 @@ START_TEST(decode_spans_do_not_change_results)
 	ck_assert(strcmp(a, b) == 0);
 	free(a);
 	free(b);
-	a = summary_without_perf("/tmp/kvsim_check_span_1/summary.json");
-	b = summary_without_perf("/tmp/kvsim_check_span_256/summary.json");
+	a = th_summary_without_perf("/tmp/kvsim_check_span_1/summary.json");
+	b = th_summary_without_perf("/tmp/kvsim_check_span_256/summary.json");
 	ck_assert_str_eq(a, b);
 	free(a);
 	free(b);

@@ -42,3 +42,15 @@ char *th_slurp(const char *path)
 	fclose(f);
 	return buf;
 }
+
+char *th_summary_without_perf(const char *path)
+{
+	char *text = th_slurp(path);
+	cJSON *j = cJSON_Parse(text);
+	free(text);
+	ck_assert_ptr_nonnull(j);
+	cJSON_DeleteItemFromObject(j, "perf");
+	char *out = cJSON_Print(j);
+	cJSON_Delete(j);
+	return out;
+}

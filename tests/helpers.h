@@ -13,5 +13,8 @@ int th_scenario_err(const char *json, struct scenario *s, char *err, size_t errl
 /* The whole file as a NUL-terminated string (fails the test if unreadable);
  * caller frees. */
 char *th_slurp(const char *path);
+/* summary.json at path without its "perf" member (wall time, events: what
+ * differs between runs of the same results), printed; caller frees. */
+char *th_summary_without_perf(const char *path);
 
 #endif
