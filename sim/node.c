@@ -270,8 +270,14 @@ static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 			return;
 		}
 		if (add) {
+			/* after `ended` iterations a request has computed c0 +
+			 * ended tokens: a decode one per iteration, a folded
+			 * prefill (c0 its last prompt position) its chunk in the
+			 * first, which also gives its first token */
 			uint32_t old = r->num_computed;
-			r->num_computed += add;
+			r->num_computed = n->batch[i].c0 + ended;
+			if (r->generated == 0)
+				r->first_token_ns = n->span_end[0];
 			r->generated += add;
 			r->num_tokens += add;
 			computed_upto(n, r, old);
@@ -414,7 +420,8 @@ static void span_eval_to(struct node *n, uint32_t upto)
 		return;
 	/* durations into span_end[j], then their running sum */
 	int64_t *end = n->span_end;
-	cost_span_ns(n->cost, &n->span_cb, n->span_eval, upto, &n->span_grid, end + n->span_eval);
+	cost_span_ns(n->cost, &n->span_cb, n->span_eval - n->span_off, upto - n->span_off,
+		     &n->span_grid, end + n->span_eval);
 	if (n->time_scale == 1.0) { /* scaled_ns is the identity: durations are >= 1 */
 		int64_t t = end[n->span_eval - 1];
 		for (uint32_t j = n->span_eval; j < upto; j++)
@@ -442,11 +449,17 @@ int node_span_continues(struct node *n, int64_t now_ns)
 	return n->step_end_ns != now_ns;
 }
 
-/* How long a decode span of the current all-decode batch can be: no request
- * may finish before its last iteration, and its block allocations must fit
- * without preemption. Fills span_end (as far as its first chunk). */
-static void plan_span(struct node *n, const struct cost_batch *cb0, const struct request *head,
-		      uint32_t head_known)
+/* How long a decode span of the current batch can be: no request may
+ * finish before its last iteration, and its block allocations must fit
+ * without preemption. The batch is all decodes, or (fold) its prefills all
+ * end their prompts in this iteration, so that every request decodes from
+ * the next one on: the span's first iteration is then this mixed one, and
+ * each prefill's c0 becomes its last prompt position (c0 + n - 1), so that
+ * after j iterations every request has computed c0 + j tokens and holds
+ * the blocks for c0 + j + 1 (j >= 1), like a decode. Fills span_end (as far
+ * as its first chunk). */
+static void plan_span(struct node *n, const struct cost_batch *cb0, int fold,
+		      const struct request *head, uint32_t head_known)
 {
 	uint32_t k = n->max_span;
 	for (uint32_t i = 0; i < n->n_batch; i++) {
@@ -463,7 +476,8 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, const struct
 	 * could let it in earlier: then no span. */
 	for (uint32_t i = 0; head && k > 1 && i < n->n_batch; i++) {
 		const struct request *r = n->batch[i].r;
-		uint32_t c0 = n->batch[i].c0, hi = node_full_blocks(n, (uint64_t)c0 + k);
+		uint32_t c0 = n->batch[i].c0, n0 = n->batch[i].n;
+		uint32_t hi = node_full_blocks(n, (uint64_t)c0 + n0 - 1 + k);
 		if (hi > r->n_hashes)
 			hi = r->n_hashes;
 		if (hi > head_known)
@@ -475,8 +489,8 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, const struct
 	while (k > 1) {
 		uint64_t need = 0;
 		for (uint32_t i = 0; i < n->n_batch; i++) {
-			uint32_t c0 = n->batch[i].c0;
-			need += node_blocks_for(n, (uint64_t)c0 + k) - node_blocks_for(n, (uint64_t)c0 + 1);
+			uint64_t c = (uint64_t)n->batch[i].c0 + n->batch[i].n - 1;
+			need += node_blocks_for(n, c + k) - node_blocks_for(n, c + 1);
 		}
 		if (need <= kv_available(&n->kv))
 			break;
@@ -490,17 +504,28 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, const struct
 	 * no block other sessions can name (those enter the cluster-wide
 	 * "computed before" set), and each request appends its blocks to a
 	 * cached run it holds alone with nothing under it (no adoption of a
-	 * block cached meanwhile, which would free one). */
-	int lazy = n->lazy_kv && !n->kv.on_evict;
+	 * block cached meanwhile, which would free one). A prefill that would
+	 * keep an all-decode span from being counted (its tail run not its
+	 * own yet) is not folded where the owner counts: the next iteration's
+	 * span, once it has committed, can be. */
+	int lazy = n->lazy_kv && !n->kv.on_evict, lazy_fold = lazy;
 	for (uint32_t i = 0; lazy && i < n->n_batch; i++) {
-		const struct request *r = n->batch[i].r;
-		if (node_full_blocks(n, n->batch[i].c0) < r->n_shared)
-			lazy = 0;
-		else if (n->prefix_caching &&
-			 (r->kv_tail == KV_NONE || n->kv.runs[r->kv_tail].lock != 1 ||
-			  n->kv.runs[r->kv_tail].n_children != 0))
-			lazy = 0;
+		const struct batch_entry *e = &n->batch[i];
+		const struct request *r = e->r;
+		int ok = node_full_blocks(n, e->c0) >= r->n_shared &&
+			 (!n->prefix_caching ||
+			  (r->kv_tail != KV_NONE && n->kv.runs[r->kv_tail].lock == 1 &&
+			   n->kv.runs[r->kv_tail].n_children == 0));
+		if (fold && !(e->n == 1 && r->generated > 0))
+			lazy_fold &= ok;
+		else
+			lazy &= ok;
 	}
+	if (lazy && !lazy_fold)
+		return;
+	if (fold)
+		for (uint32_t i = 0; i < n->n_batch; i++)
+			n->batch[i].c0 += n->batch[i].n - 1;
 	n->span_lazy_ok = lazy;
 	if (lazy && n->span_res) {
 		uint32_t B = n->block_tokens, *g = n->span_res;
@@ -511,7 +536,16 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, const struct
 			g[x] += g[x + 1];
 	}
 	n->span_cb = *cb0;
-	n->span_grid.grid[0] = n->span_x0.x; /* iteration 0's */
+	if (fold) {
+		/* the decodes from the second iteration on: iteration j >= 1 is
+		 * the span's cost batch grown by j - 1 decodes' worth */
+		cost_batch_clear(&n->span_cb);
+		for (uint32_t i = 0; i < n->n_batch; i++)
+			cost_add_decode(&n->span_cb, (double)n->batch[i].c0 + 2);
+		(void)cost_iteration_ns_x(n->cost, &n->span_cb, &n->span_x0);
+	}
+	n->span_off = fold ? 1 : 0;
+	n->span_grid.grid[0] = n->span_x0.x; /* iteration span_off's */
 	n->span_grid.n_grid = 1;
 	n->span_grid.slope0 = n->span_x0.slope;
 	n->span_grid.G = cost_span_grid(&n->span_x0);
@@ -533,6 +567,9 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	struct cost_batch cb;
 	uint32_t budget = n->max_batched, B = n->block_tokens;
 	int preempted = 0, all_decode = 1;
+	/* every prefill in the batch ends its prompt in this iteration and
+	 * commits only blocks past its shared ones (see fold_ok) */
+	int fold = n->fold_ok;
 	const struct request *waits = NULL; /* the queue head, kept out by memory */
 	uint32_t waits_known = 0;
 	cost_batch_clear(&cb);
@@ -560,6 +597,9 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		} else {
 			cost_add_prefill(&cb, want, r->num_computed);
 			all_decode = 0;
+			if (r->num_computed + want != r->num_tokens ||
+			    node_full_blocks(n, r->num_computed) < r->n_shared)
+				fold = 0;
 		}
 		budget -= want;
 	}
@@ -606,6 +646,8 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		n->batch[n->n_batch++] = (struct batch_entry){r, want, computed};
 		cost_add_prefill(&cb, want, computed);
 		all_decode = 0;
+		if (computed + want != r->num_tokens || node_full_blocks(n, computed) < r->n_shared)
+			fold = 0;
 		budget -= want;
 	}
 
@@ -618,6 +660,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	n->busy = 1;
 	n->step_start_ns = now_ns;
 	n->span_len = n->span_eval = 1;
+	n->span_off = 0;
 	n->span_started = 1;
 	n->span_ended = 0;
 	n->span_end[0] = now_ns + scaled_ns(n, cost_iteration_ns_x(n->cost, &cb, &n->span_x0));
@@ -628,8 +671,13 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	 * out by memory or by the batch being full (a span changes neither). */
 	int queue_still = !n->wait_head ||
 			  (!n->hold_admissions && (waits || n->n_running >= n->max_seqs || budget == 0));
-	if (all_decode && !preempted && queue_still && n->max_span > 1)
-		plan_span(n, &cb, waits, waits_known);
+	/* Folding a prefill iteration into the span after it also needs the
+	 * next iteration's batch to be this one: every running request in it,
+	 * and no budget freed by the prefills letting the queue head in. */
+	fold = fold && !all_decode && n->n_batch == n->n_running &&
+	       (!n->wait_head || (!n->hold_admissions && (waits || n->n_running >= n->max_seqs)));
+	if ((all_decode || fold) && !preempted && queue_still && n->max_span > 1)
+		plan_span(n, &cb, fold, waits, waits_known);
 	set_sync_due(n);
 	swap_out(n, now_ns);
 	return n->step_end_ns - now_ns;

@@ -82,6 +82,14 @@ struct node {
 	int swap;
 	struct request **swapped; /* preempted in swap mode during a step start */
 	int hold_admissions; /* set by the owner while swapped requests wait to return */
+	/* Set by the owner when an iteration whose prefills all end their
+	 * prompts may open a decode span (its first iteration; see plan_span):
+	 * only when nothing outside the node reads what that iteration's end
+	 * changes before node_sync: its prefills commit only blocks past their
+	 * shared ones (node_start_step checks), which no other session can
+	 * name, and no session has two requests at once (one would read the
+	 * session's "computed before" frontier the other moves). */
+	int fold_ok;
 	/* With block_tokens B a power of two, for a span with span_lazy_ok:
 	 * span_res[x] = the batch's requests with c0 mod B >= x (x <= B), so
 	 * node_kv_used counts the blocks a span takes in O(1), not per request
@@ -113,6 +121,9 @@ struct node {
 	 * computed when needed); the step event is at step_end_ns, the last
 	 * known end, which is the span's end once span_eval == span_len. */
 	uint32_t span_eval;
+	/* 1 when iteration 0 is a folded prefill iteration: span_cb, span_x0
+	 * and span_grid then describe the decodes from iteration 1 on */
+	uint32_t span_off;
 	struct cost_batch span_cb; /* the span's first iteration */
 	struct cost_x span_x0;     /* its unrounded ns, slope and curvature */
 	/* The span's cost_span_ns evaluations; their grid has room for

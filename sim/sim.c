@@ -122,6 +122,9 @@ struct sim {
 	 * changes nothing (node_cache_settled), until a session has two
 	 * requests at once. */
 	int lazy_views;
+	/* Prefill iterations may open decode spans (node.fold_ok): until a
+	 * session has two requests at once. */
+	int fold;
 	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
 	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
 	uint64_t kv_evicting;  /* ... not, because that part evicts */
@@ -1264,7 +1267,18 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 	struct session_rec *rec = r->session_rec;
 	if (!rec)
 		return;
-	if (++rec->live > 1 && s->lazy_views) {
+	if (++rec->live > 1 && s->fold) {
+		/* the same reason for prefills' spans: one request's prefill
+		 * would move the frontier while the other reads it. From here
+		 * on none opens a span, and those that did are applied now
+		 * (what a folded prefill committed is then in the frontier). */
+		s->fold = 0;
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			s->nodes[i].fold_ok = 0;
+			node_sync(&s->nodes[i], s->now);
+		}
+	}
+	if (rec->live > 1 && s->lazy_views) {
 		/* Two requests of one session at once: one may read the
 		 * session's frontier while the other's decode span, counted
 		 * but not applied, would have moved it. From here on every
@@ -2157,8 +2171,13 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		goto oom;
 	int looks_up = s->pol->looks_up_cache && s->pol->looks_up_cache(s->pol_sts[0]);
 	s->lazy_views = (s->pol_reads_kv_util || looks_up) && !s->opts->eager_kv_views;
-	for (uint32_t i = 0; i < N; i++)
+	/* Prefill iterations open decode spans (node.fold_ok) unless a test
+	 * asks otherwise, or iterations are traced (one slice per step). */
+	s->fold = !s->opts->no_fold && !s->opts->trace_events;
+	for (uint32_t i = 0; i < N; i++) {
 		s->nodes[i].lazy_kv = s->lazy_views;
+		s->nodes[i].fold_ok = s->fold && !s->nodes[i].swap;
+	}
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory for %u nodes", N);

@@ -39,6 +39,9 @@ struct sim_opts {
 	/* Tests: keep every epoch's computed blocks (wl_ops.epochs; the
 	 * results must not differ, only the memory held). */
 	int keep_epochs;
+	/* Tests: no prefill iteration opens a decode span (node.fold_ok; the
+	 * results must not differ, only the event count). */
+	int no_fold;
 };
 
 /* Runs the scenario to the end (arrivals stop at duration_s or when the

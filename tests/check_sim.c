@@ -476,6 +476,78 @@ START_TEST(decode_spans_do_not_change_results)
 }
 END_TEST
 
+/* A prefill iteration whose prefills all end their prompts opens the decode
+ * span after it (node.fold_ok): one step event fewer per request, the same
+ * results. Against runs that never fold (sim_opts.no_fold), all audited:
+ * the same requests.csv, timeseries.csv and summary, and fewer events.
+ * Chat (first turns fold once their system prompt is cached: a prefill
+ * that would commit shared blocks does not), chunked prefills (only the
+ * last chunk folds; many system prompts, so that last chunks often end
+ * one still uncached; and with queues, where a last chunk that takes the
+ * whole token budget keeps the queue head waiting for this iteration
+ * only: no fold), RAG, KV pressure with preemptions and transfers,
+ * kv_cost's counted views, precise_prefix's unapplied lookups, and a
+ * crash. */
+START_TEST(prefill_spans_do_not_change_results)
+{
+	static const char *const cases[][5] = {
+	    {"router.policy=session_affinity", "router.params={}", NULL, NULL},
+	    {"router.policy=round_robin", "router.params={}",
+	     "cluster.engine.max_num_batched_tokens=256",
+	     "workload.system_prompts={\"count\": 200, \"zipf_s\": 0.5}", NULL},
+	    {"router.policy=precise_prefix", "router.params={}",
+	     "workload={\"kind\": \"rag\", \"rate_per_s\": 12, \"max_requests\": 1200, "
+	     "\"documents\": {\"count\": 200}}",
+	     NULL},
+	    {"router.policy=kv_cost", "router.params={}", "router.migration=transfer",
+	     "cluster.engine.gpu_memory_utilization=0.23"},
+	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}", NULL, NULL},
+	    {"router.policy=least_loaded", "router.params={}",
+	     "faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 40, \"recover_after_s\": 20}]",
+	     NULL},
+	    {"router.policy=round_robin", "router.params={}",
+	     "cluster.engine.max_num_batched_tokens=256", "duration_s=200",
+	     "workload={\"kind\": \"chat\", \"sessions_per_s\": 24, \"max_sessions\": 1500, "
+	     "\"think_time_s\": {\"dist\": \"exponential\", \"mean\": 5}}"}};
+	const char *dirs[2] = {"/tmp/kvsim_check_fold_0", "/tmp/kvsim_check_fold_1"};
+	uint64_t events[2], preemptions = 0;
+	for (int no_fold = 0; no_fold < 2; no_fold++) {
+		const char *sets[] = {cases[_i][0], cases[_i][1], cases[_i][2], cases[_i][3],
+				      cases[_i][4], NULL};
+		struct scenario s;
+		th_scenario(chat_small, sets, &s);
+		struct sim_opts o = {.out_dir = dirs[no_fold], .audit = 1, .no_fold = no_fold};
+		struct met_summary m;
+		char err[1024] = "";
+		int rc = sim_run(&s, &o, &m, err, sizeof err);
+		cfg_scenario_free(&s);
+		ck_assert_msg(rc == 0, "%s", err);
+		events[no_fold] = m.events;
+		preemptions = m.preemptions;
+		met_summary_free(&m);
+	}
+	if (_i == 3)
+		ck_assert_uint_gt(preemptions, 0);
+	ck_assert_msg(events[0] < events[1], "case %d: %llu events folding, %llu not", _i,
+		      (unsigned long long)events[0], (unsigned long long)events[1]);
+	static const char *const files[] = {"requests.csv", "timeseries.csv"};
+	for (int f = 0; f < 2; f++) {
+		char pa[128], pb[128];
+		snprintf(pa, sizeof pa, "%s/%s", dirs[0], files[f]);
+		snprintf(pb, sizeof pb, "%s/%s", dirs[1], files[f]);
+		char *a = th_slurp(pa), *b = th_slurp(pb);
+		ck_assert_msg(strcmp(a, b) == 0, "case %d: %s differs", _i, files[f]);
+		free(a);
+		free(b);
+	}
+	char *a = th_summary_without_perf("/tmp/kvsim_check_fold_0/summary.json");
+	char *b = th_summary_without_perf("/tmp/kvsim_check_fold_1/summary.json");
+	ck_assert_msg(strcmp(a, b) == 0, "summary.json differs");
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* One session of two turns, 160 + 33 tokens then 100 more, routed round
  * robin over two nodes on different servers: turn 2 lands on the node that
  * lacks turn 1's KV. Turn 1 computed 192 tokens (the last answer token's KV
@@ -698,6 +770,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, counted_kv_views_equal_applied_ones);
 	tcase_add_test(tc, private_blocks_bound_lookups_and_change_no_route);
 	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
+	tcase_add_loop_test(tc, prefill_spans_do_not_change_results, 0, 7);
 	tcase_add_test(tc, csv_numbers_are_what_printf_writes);
 	tcase_add_test(tc, requests_csv_rows_are_exact);
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);

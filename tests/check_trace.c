@@ -683,6 +683,73 @@ START_TEST(overlapping_sessions_stop_counted_kv_views)
 }
 END_TEST
 
+static struct request fold_b;
+
+static void fold_collect(void *ctx, const struct request *r)
+{
+	(void)ctx;
+	if (r->prompt_tokens == 200)
+		fold_b = *r;
+}
+
+/* A session's second request arrives while its first one's prefill has
+ * ended inside a decode span that opened with it (node.fold_ok) and that
+ * nothing has applied yet. A (160-token prompt, 10 blocks, 200 output
+ * tokens) runs alone on node 0 from t = 0, its prefill over in ~15 ms; B,
+ * the same session at t = 50 ms, goes to node 1 (round robin) with A's 10
+ * prompt blocks first: all computed before (A computed them), so 160
+ * tokens recomputed and 40 fresh. Without prefix caching nothing else
+ * (a migration decision) looks at node 0 first: A's span must be applied
+ * when the second request of its session arrives (the session's frontier
+ * moves at A's commits). The same with prefills never folded, and under
+ * --audit. */
+START_TEST(a_second_request_of_a_session_sees_a_folded_prefill)
+{
+	char text[2048];
+	size_t len = 0;
+	for (int k = 0; k < 2; k++) {
+		int blocks = k ? 13 : 22;
+		len += (size_t)snprintf(text + len, sizeof text - len,
+					"{\"session\": 1, \"turn\": 1, \"arrival_s\": %s, "
+					"\"last_turn\": true, \"prompt_tokens\": %d, "
+					"\"output_tokens\": %d, \"block_tokens\": 16, "
+					"\"shared_blocks\": 0, \"blocks\": [",
+					k ? "0.05" : "0", k ? 200 : 160, k ? 10 : 200);
+		for (int j = 0; j < blocks; j++)
+			len += (size_t)snprintf(text + len, sizeof text - len, "%s\"%x\"",
+						j ? ", " : "", k && j >= 10 ? 0x2000 + j : 0x1000 + j + 1);
+		len += (size_t)snprintf(text + len, sizeof text - len, "]}\n");
+	}
+	const char *trace = write_tmp("fold.jsonl", text);
+	char json[1024];
+	snprintf(json, sizeof json,
+		 "{\"duration_s\": 100, \"cluster\": {\"nodes\": 2, \"engine\": {\"prefix_caching\": "
+		 "false}}, \"router\": {\"policy\": "
+		 "\"round_robin\", \"params\": {}}, \"workload\": "
+		 "{\"kind\": \"trace\", \"format\": \"kvsim\", \"path\": \"%s\"}}",
+		 trace);
+	uint64_t events[3];
+	for (int way = 0; way < 3; way++) {
+		struct scenario s;
+		th_scenario(json, NULL, &s);
+		struct sim_opts o = {.on_request = fold_collect, .no_fold = way == 1,
+				     .audit = way == 2};
+		struct met_summary m;
+		char err[1024] = "";
+		memset(&fold_b, 0, sizeof fold_b);
+		ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(m.completed, 2);
+		ck_assert_int_eq(fold_b.node, 1);
+		ck_assert_uint_eq(fold_b.recomputed, 160);
+		ck_assert_uint_eq(fold_b.fresh, 40);
+		events[way] = m.events;
+		met_summary_free(&m);
+		cfg_scenario_free(&s);
+	}
+	ck_assert_uint_lt(events[0], events[1]); /* A's prefill did open its span */
+}
+END_TEST
+
 /* A trace replayed three times: each pass's computed-before blocks are
  * forgotten once the next pass has begun and the pass's last request has
  * ended, with the same results (and --audit's check of every answer
@@ -796,6 +863,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, mooncake_requests_read_in_batches_are_each_their_line);
 	tcase_add_test(tc, computed_before_survives_inconsistent_sharing);
 	tcase_add_test(tc, overlapping_sessions_stop_counted_kv_views);
+	tcase_add_test(tc, a_second_request_of_a_session_sees_a_folded_prefill);
 	tcase_add_test(tc, repeat_passes_forget_their_computed_blocks);
 	suite_add_tcase(s, tc);
 	return s;
