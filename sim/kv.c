@@ -216,7 +216,9 @@ void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t 
 		if (r->lock == 0)
 			m->unlocked += used;
 		i += used;
-		if (used < r->len)
+		/* A run that goes on after r begins with r's last block's
+		 * successor, so it is r's child: with none, no probe finds one. */
+		if (used < r->len || r->n_children == 0)
 			break;
 	}
 	m->blocks = i;
