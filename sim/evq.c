@@ -1,5 +1,5 @@
 /* evq: binary min-heap of events keyed by (time, seq), and a winner tree
- * of timers under the same key. */
+ * of timers keyed by (time, slot) that pop first at equal times. */
 #include "sim/evq.h"
 
 #include <stdlib.h>
@@ -12,9 +12,11 @@ static int before(const struct event *a, const struct event *b)
 	return a->time_ns < b->time_ns || (a->time_ns == b->time_ns && a->seq < b->seq);
 }
 
+/* Timers at equal times: the lower slot (t_fix keeps the left child, whose
+ * slots are lower, on a tie). */
 static int t_before(const struct evq_key *a, const struct evq_key *b)
 {
-	return a->time_ns < b->time_ns || (a->time_ns == b->time_ns && a->seq < b->seq);
+	return a->time_ns < b->time_ns;
 }
 
 void evq_init(struct evq *q)
@@ -209,8 +211,7 @@ int evq_pop(struct evq *q, struct event *out)
 	if (q->tn > 0) {
 		uint32_t slot = t_top(q);
 		const struct evq_key *t = &q->tkey[slot];
-		if (q->n == 0 || t->time_ns < q->heap[0].time_ns ||
-		    (t->time_ns == q->heap[0].time_ns && t->seq < q->heap[0].seq)) {
+		if (q->n == 0 || t->time_ns <= q->heap[0].time_ns) {
 			*out = (struct event){t->time_ns, t->seq, q->tkind, (int32_t)slot, NULL};
 			q->fired = slot;
 			q->popped++;

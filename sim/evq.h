@@ -6,8 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* seq only grows, so events with equal times pop in insertion order and a
- * run is deterministic whatever the heap's internal layout. */
+/* seq only grows, so pushed events with equal times pop in insertion order
+ * and a run is deterministic whatever the heap's internal layout. Timers
+ * (below) of a time pop before pushed events of that time, in slot order. */
 struct event {
 	int64_t time_ns;
 	uint64_t seq;
@@ -18,7 +19,10 @@ struct event {
 
 /* A timer: a slot's one pending event (a node's step end), kept in a
  * winner tree beside the event heap. Setting it again replaces the event in
- * place, where a pushed event would stay in the heap until it popped stale. */
+ * place, where a pushed event would stay in the heap until it popped stale.
+ * Timers of one time pop in slot order, before pushed events of that time:
+ * not by when they were set, which differs between a decode span and one
+ * event per iteration (README, What is modelled). */
 struct evq_key {
 	int64_t time_ns;
 	uint64_t seq; /* UINT64_MAX (time INT64_MAX): not set */
@@ -54,9 +58,9 @@ int evq_repush(struct evq *q, const struct event *ev, int64_t time_ns);
  * (evq_repush takes an event of that kind for its slot's timer: push no
  * other events of it). Returns -1 when memory runs out. */
 int evq_timers(struct evq *q, uint32_t n_slots, int kind);
-/* Sets slot's timer to time_ns under a new seq, replacing any pending one:
- * the event pops where evq_push's would. Returns the seq, or 0 when the
- * slot is out of range. O(log slots). */
+/* Sets slot's timer to time_ns under a new seq (the owner's handle),
+ * replacing any pending one. Returns the seq, or 0 when the slot is out of
+ * range. O(log slots). */
 uint64_t evq_timer_set(struct evq *q, uint32_t slot, int64_t time_ns);
 /* Clears slot's timer, if set. */
 void evq_timer_cancel(struct evq *q, uint32_t slot);

@@ -750,6 +750,113 @@ START_TEST(a_second_request_of_a_session_sees_a_folded_prefill)
 }
 END_TEST
 
+static struct request tie_b;
+static uint64_t tie_digest;
+
+static void tie_collect(void *ctx, const struct request *r)
+{
+	(void)ctx;
+	if (r->session == 2)
+		tie_b = *r;
+	tie_digest = (tie_digest ^ r->id) * 0x100000001b3ULL;
+	tie_digest = (tie_digest ^ (uint64_t)r->first_token_ns) * 0x100000001b3ULL;
+	tie_digest = (tie_digest ^ (uint64_t)r->finish_ns) * 0x100000001b3ULL;
+}
+
+/* Events at the same nanosecond: a node's step end comes before any other
+ * event of that time, and step ends in node order, whether a step is one
+ * iteration or a decode span's (an arrival inside a span counts the
+ * iteration that ends as it arrives as ended). Before, events of a time
+ * went in the order they were scheduled, which differs between the two,
+ * and so did results.
+ *
+ * With the fixed cost model at 10 ms an iteration: A (16 + 3 tokens) runs
+ * 0-10 ms (its prefill), 10-20 and 20-30; B arrives at 20 ms, as A's
+ * second iteration ends, so it waits for A's third: prefill 30-40 ms,
+ * TTFT 20 ms, 10 ms queued, in one event per iteration and in spans.
+ * Then 300 requests in threes at 50 ms ticks on 4 nodes (so that steps,
+ * span ends and arrivals coincide all the time): the same results either
+ * way. */
+START_TEST(simultaneous_step_ends_and_arrivals_order_alike)
+{
+	char *text = malloc(1 << 20);
+	ck_assert_ptr_nonnull(text);
+	size_t len = 0, cap = 1 << 20;
+	len += (size_t)snprintf(text + len, cap - len,
+				"{\"session\": 1, \"turn\": 1, \"arrival_s\": 0, \"last_turn\": true, "
+				"\"prompt_tokens\": 16, \"output_tokens\": 3, \"block_tokens\": 16, "
+				"\"shared_blocks\": 0, \"blocks\": [\"a1\"]}\n"
+				"{\"session\": 2, \"turn\": 1, \"arrival_s\": 0.02, \"last_turn\": true, "
+				"\"prompt_tokens\": 16, \"output_tokens\": 3, \"block_tokens\": 16, "
+				"\"shared_blocks\": 0, \"blocks\": [\"b1\"]}\n");
+	const char *one = write_tmp("tie_one.jsonl", text);
+	char json[1024];
+	snprintf(json, sizeof json,
+		 "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1, \"cost_model\": {\"kind\": "
+		 "\"fixed\", \"base_ms\": 10, \"per_token_ms\": 0}}, \"workload\": {\"kind\": "
+		 "\"trace\", \"format\": \"kvsim\", \"path\": \"%s\"}}",
+		 one);
+	static const char *const spans[2] = {"cluster.engine.max_span_iterations=1",
+					     "cluster.engine.max_span_iterations=256"};
+	for (int k = 0; k < 2; k++) {
+		const char *sets[] = {spans[k], NULL};
+		struct scenario sc;
+		th_scenario(json, sets, &sc);
+		struct sim_opts o = {.on_request = tie_collect, .audit = 1};
+		struct met_summary m;
+		char err[1024] = "";
+		memset(&tie_b, 0, sizeof tie_b);
+		ck_assert_msg(sim_run(&sc, &o, &m, err, sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(m.completed, 2);
+		ck_assert_int_eq(tie_b.first_token_ns - tie_b.arrival_ns, 20000000);
+		ck_assert_int_eq(tie_b.sched_ns - tie_b.arrival_ns, 10000000);
+		met_summary_free(&m);
+		cfg_scenario_free(&sc);
+	}
+	/* many coincidences */
+	len = 0;
+	uint64_t x = 12345;
+	static const int prompts[] = {48, 64, 100, 160, 200}, outs[] = {5, 9, 17, 30, 41};
+	for (int i = 0; i < 300; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		int p = prompts[(x >> 33) % 5], out = outs[(x >> 45) % 5], nb = (p + out) / 16;
+		len += (size_t)snprintf(text + len, cap - len,
+					"{\"session\": %d, \"turn\": 1, \"arrival_s\": %.2f, "
+					"\"last_turn\": true, \"prompt_tokens\": %d, \"output_tokens\": "
+					"%d, \"block_tokens\": 16, \"shared_blocks\": 0, \"blocks\": [",
+					i + 1, (i / 3) * 0.05, p, out);
+		for (int j = 0; j < nb; j++)
+			len += (size_t)snprintf(text + len, cap - len, "%s\"%x\"", j ? ", " : "",
+						0x100000 * (i + 1) + j);
+		len += (size_t)snprintf(text + len, cap - len, "]}\n");
+	}
+	const char *many = write_tmp("tie_many.jsonl", text);
+	free(text);
+	snprintf(json, sizeof json,
+		 "{\"duration_s\": 1000, \"cluster\": {\"nodes\": 4, \"cost_model\": {\"kind\": "
+		 "\"fixed\", \"base_ms\": 10, \"per_token_ms\": 0}}, \"router\": {\"policy\": "
+		 "\"round_robin\", \"params\": {}}, \"workload\": {\"kind\": \"trace\", "
+		 "\"format\": \"kvsim\", \"path\": \"%s\"}}",
+		 many);
+	uint64_t digest[2];
+	for (int k = 0; k < 2; k++) {
+		const char *sets[] = {spans[k], NULL};
+		struct scenario sc;
+		th_scenario(json, sets, &sc);
+		struct sim_opts o = {.on_request = tie_collect, .audit = 1};
+		struct met_summary m;
+		char err[1024] = "";
+		tie_digest = 0xcbf29ce484222325ULL;
+		ck_assert_msg(sim_run(&sc, &o, &m, err, sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(m.completed, 300);
+		digest[k] = tie_digest;
+		met_summary_free(&m);
+		cfg_scenario_free(&sc);
+	}
+	ck_assert_uint_eq(digest[0], digest[1]);
+}
+END_TEST
+
 /* A trace replayed three times: each pass's computed-before blocks are
  * forgotten once the next pass has begun and the pass's last request has
  * ended, with the same results (and --audit's check of every answer
@@ -864,6 +971,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, computed_before_survives_inconsistent_sharing);
 	tcase_add_test(tc, overlapping_sessions_stop_counted_kv_views);
 	tcase_add_test(tc, a_second_request_of_a_session_sees_a_folded_prefill);
+	tcase_add_test(tc, simultaneous_step_ends_and_arrivals_order_alike);
 	tcase_add_test(tc, repeat_passes_forget_their_computed_blocks);
 	suite_add_tcase(s, tc);
 	return s;
