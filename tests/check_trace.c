@@ -763,6 +763,19 @@ static void tie_collect(void *ctx, const struct request *r)
 	tie_digest = (tie_digest ^ (uint64_t)r->finish_ns) * 0x100000001b3ULL;
 }
 
+/* Runs json with one span setting, audited, recording through tie_collect. */
+static void tie_run(const char *json, const char *span_set, struct met_summary *m)
+{
+	const char *sets[] = {span_set, NULL};
+	struct scenario sc;
+	th_scenario(json, sets, &sc);
+	struct sim_opts o = {.on_request = tie_collect, .audit = 1};
+	char err[1024] = "";
+	int rc = sim_run(&sc, &o, m, err, sizeof err);
+	cfg_scenario_free(&sc);
+	ck_assert_msg(rc == 0, "%s", err);
+}
+
 /* Events at the same nanosecond: a node's step end comes before any other
  * event of that time, and step ends in node order, whether a step is one
  * iteration or a decode span's (an arrival inside a span counts the
@@ -799,19 +812,13 @@ START_TEST(simultaneous_step_ends_and_arrivals_order_alike)
 	static const char *const spans[2] = {"cluster.engine.max_span_iterations=1",
 					     "cluster.engine.max_span_iterations=256"};
 	for (int k = 0; k < 2; k++) {
-		const char *sets[] = {spans[k], NULL};
-		struct scenario sc;
-		th_scenario(json, sets, &sc);
-		struct sim_opts o = {.on_request = tie_collect, .audit = 1};
 		struct met_summary m;
-		char err[1024] = "";
 		memset(&tie_b, 0, sizeof tie_b);
-		ck_assert_msg(sim_run(&sc, &o, &m, err, sizeof err) == 0, "%s", err);
+		tie_run(json, spans[k], &m);
 		ck_assert_uint_eq(m.completed, 2);
 		ck_assert_int_eq(tie_b.first_token_ns - tie_b.arrival_ns, 20000000);
 		ck_assert_int_eq(tie_b.sched_ns - tie_b.arrival_ns, 10000000);
 		met_summary_free(&m);
-		cfg_scenario_free(&sc);
 	}
 	/* many coincidences */
 	len = 0;
@@ -840,18 +847,12 @@ START_TEST(simultaneous_step_ends_and_arrivals_order_alike)
 		 many);
 	uint64_t digest[2];
 	for (int k = 0; k < 2; k++) {
-		const char *sets[] = {spans[k], NULL};
-		struct scenario sc;
-		th_scenario(json, sets, &sc);
-		struct sim_opts o = {.on_request = tie_collect, .audit = 1};
 		struct met_summary m;
-		char err[1024] = "";
 		tie_digest = 0xcbf29ce484222325ULL;
-		ck_assert_msg(sim_run(&sc, &o, &m, err, sizeof err) == 0, "%s", err);
+		tie_run(json, spans[k], &m);
 		ck_assert_uint_eq(m.completed, 300);
 		digest[k] = tie_digest;
 		met_summary_free(&m);
-		cfg_scenario_free(&sc);
 	}
 	ck_assert_uint_eq(digest[0], digest[1]);
 }
