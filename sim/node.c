@@ -132,6 +132,15 @@ static int __attribute__((noinline)) grow_blocks(struct node *n, struct request 
 	return 0;
 }
 
+/* A prefill of `want` tokens after `computed` that may open the span after
+ * its iteration (see fold_ok): it ends r's prompt and commits only blocks
+ * past r's shared ones. */
+static inline int prefill_folds(const struct node *n, const struct request *r, uint32_t computed,
+				uint32_t want)
+{
+	return computed + want == r->num_tokens && node_full_blocks(n, computed) >= r->n_shared;
+}
+
 /* Takes own blocks so that r holds ceil(tokens / B); 0 or -1 (no room).
  * Most calls (a decode token inside its block) take none: inline. */
 static inline int grow_to(struct node *n, struct request *r, uint32_t tokens)
@@ -516,7 +525,7 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, int fold,
 			 (!n->prefix_caching ||
 			  (r->kv_tail != KV_NONE && n->kv.runs[r->kv_tail].lock == 1 &&
 			   n->kv.runs[r->kv_tail].n_children == 0));
-		if (fold && !(e->n == 1 && r->generated > 0))
+		if (fold && node_entry_prefills(e))
 			lazy_fold &= ok;
 		else
 			lazy &= ok;
@@ -597,8 +606,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		} else {
 			cost_add_prefill(&cb, want, r->num_computed);
 			all_decode = 0;
-			if (r->num_computed + want != r->num_tokens ||
-			    node_full_blocks(n, r->num_computed) < r->n_shared)
+			if (!prefill_folds(n, r, r->num_computed, want))
 				fold = 0;
 		}
 		budget -= want;
@@ -646,7 +654,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		n->batch[n->n_batch++] = (struct batch_entry){r, want, computed};
 		cost_add_prefill(&cb, want, computed);
 		all_decode = 0;
-		if (computed + want != r->num_tokens || node_full_blocks(n, computed) < r->n_shared)
+		if (!prefill_folds(n, r, computed, want))
 			fold = 0;
 		budget -= want;
 	}

@@ -6,8 +6,8 @@
 
 #include "sim/cost.h"
 #include "sim/kv.h"
+#include "sim/request.h"
 
-struct request;
 struct engine_cfg;
 
 /* What the engine tells its owner. All are called outside the engine's own
@@ -220,6 +220,13 @@ static inline __attribute__((always_inline)) void node_prefetch_sync(const struc
 	__builtin_prefetch(&n->span_end[n->span_ended]);
 	for (uint32_t i = 0; i < n->n_batch; i += 4)
 		__builtin_prefetch(&n->batch[i]);
+}
+/* Whether a step's batch entry is a prefill (a chunk of a prompt, or of a
+ * preempted request's tokens), not a decode: what its first iteration
+ * computes before the span's decodes, and how traces label it. */
+static inline int node_entry_prefills(const struct batch_entry *e)
+{
+	return !(e->n == 1 && e->r->generated > 0);
 }
 /* Full blocks in tokens tokens. The hot loops run this per request per
  * iteration, so the usual power-of-two page size takes a shift. */

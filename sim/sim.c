@@ -228,7 +228,7 @@ static void trace_step(struct sim *s, uint32_t i)
 	struct node *n = &s->nodes[i];
 	uint32_t prefills = 0;
 	for (uint32_t k = 0; k < n->n_batch; k++)
-		prefills += !(n->batch[k].n == 1 && n->batch[k].r->generated > 0);
+		prefills += node_entry_prefills(&n->batch[k]);
 	int64_t start = n->step_start_ns;
 	node_span_used(n);
 	for (uint32_t j = 0; j < n->span_len; j++) {
