@@ -19,6 +19,7 @@
 #include "results/report.h"
 #include "results/writer.h"
 #include "sim/config.h"
+#include "sim/hugepages.h"
 #include "sim/sim.h"
 #include "sim/sweep.h"
 #include "workloads/tracestats.h"
@@ -45,7 +46,7 @@ static const char usage_main[] =
     "  trace gen SCENARIO --out F write a scenario's requests as a kvsim trace\n"
     "  cost --gpu G --model M     one iteration's predicted time, term by term\n"
     "  calibrate                  fit the roofline to measured operator profiles\n"
-    "  version                    print the version\n"
+    "  version                    print the version, and whether the heap uses huge pages\n"
     "\n"
     "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n"
     "'kvsim COMMAND --help' describes each command. Exit codes: 0 ok; 1 a regression\n"
@@ -1482,6 +1483,7 @@ static int cmd_trace(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	hp_reexec(argv); /* huge pages for the heap: see sim/hugepages.h */
 	/* GSL's default handler aborts; kvsim checks its inputs instead. */
 	gsl_set_error_handler_off();
 	if (argc < 2) {
@@ -1494,7 +1496,9 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-		printf("kvsim %s\n", kvsim_version());
+		char hp[160];
+		hp_describe(hp, sizeof hp);
+		printf("kvsim %s\nhuge pages: %s\n", kvsim_version(), hp);
 		return EXIT_OK;
 	}
 	if (!strcmp(cmd, "run"))

@@ -1,9 +1,12 @@
-/* check_evq: event ordering, tombstones, timers, and the hash map beneath. */
+/* check_evq: event ordering, tombstones, timers, the hash map beneath, and
+ * the huge-page tunable kvsim starts itself with. */
 #include <check.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sim/evq.h"
 #include "sim/hmap.h"
+#include "sim/hugepages.h"
 #include "tests/suites.h"
 
 START_TEST(equal_times_pop_in_insertion_order)
@@ -249,6 +252,30 @@ START_TEST(hmap_put_get_del_many)
 }
 END_TEST
 
+/* GLIBC_TUNABLES gains glibc.malloc.hugetlb=1 after what it held, unless
+ * it names that tunable already (any value: the user's choice stands). */
+START_TEST(hugepage_tunable_added_once)
+{
+	char out[64];
+	ck_assert_int_eq(hp_tunables(NULL, out, sizeof out), 0);
+	ck_assert_str_eq(out, "glibc.malloc.hugetlb=1");
+	ck_assert_int_eq(hp_tunables("", out, sizeof out), 0);
+	ck_assert_str_eq(out, "glibc.malloc.hugetlb=1");
+	ck_assert_int_eq(hp_tunables("glibc.malloc.tcache_count=0", out, sizeof out), 0);
+	ck_assert_str_eq(out, "glibc.malloc.tcache_count=0:glibc.malloc.hugetlb=1");
+	/* a longer name that merely ends in the tunable's is another one */
+	ck_assert_int_eq(hp_tunables("x.glibc.malloc.hugetlb=0", out, sizeof out), 0);
+	ck_assert_str_eq(out, "x.glibc.malloc.hugetlb=0:glibc.malloc.hugetlb=1");
+	strcpy(out, "untouched");
+	ck_assert_int_eq(hp_tunables("glibc.malloc.hugetlb=0", out, sizeof out), -1);
+	ck_assert_int_eq(hp_tunables("a=1:glibc.malloc.hugetlb=2:b=3", out, sizeof out), -1);
+	ck_assert_str_eq(out, "untouched");
+	/* 22 characters and the terminator do not fit in 22 bytes */
+	ck_assert_int_eq(hp_tunables(NULL, out, 22), -1);
+	ck_assert_int_eq(hp_tunables(NULL, out, 23), 0);
+}
+END_TEST
+
 Suite *evq_suite(void)
 {
 	Suite *s = suite_create("evq");
@@ -259,6 +286,7 @@ Suite *evq_suite(void)
 	tcase_add_test(tc, timers_in_both_halves);
 	tcase_add_test(tc, timers_match_pushed_events_with_stale_skipping);
 	tcase_add_test(tc, hmap_put_get_del_many);
+	tcase_add_test(tc, hugepage_tunable_added_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -73,6 +73,23 @@ cmp -s "$T/run1/requests.csv" "$T/run2/requests.csv" && ok || bad "requests.csv 
 sed '/"perf"/,$d' "$T/run1/summary.json" >"$T/s1"
 sed '/"perf"/,$d' "$T/run2/summary.json" >"$T/s2"
 cmp -s "$T/s1" "$T/s2" && ok || bad "summary.json differs between identical runs"
+# huge pages (sim/hugepages.h): kvsim restarts itself once with
+# glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES; the results are the same
+# without (KVSIM_HUGEPAGES=0); a value the user set stands; not under valgrind
+hp() { env "$1" "$KVSIM" version 2>&1 | grep -qF -- "$2" && ok || bad "$1 kvsim version lacks '$2'"; }
+hp KVSIM_HUGEPAGES=0 "huge pages: off (KVSIM_HUGEPAGES=0)"
+hp GLIBC_TUNABLES=glibc.malloc.hugetlb=0 "huge pages: glibc.malloc.hugetlb=0,"
+case $KVSIM in
+*valgrind*) hp KVSIM_HUGEPAGES=1 "huge pages: off (under valgrind)" ;;
+*)
+	hp KVSIM_HUGEPAGES=1 "huge pages: glibc.malloc.hugetlb=1,"
+	hp GLIBC_TUNABLES=glibc.malloc.tcache_count=0 "huge pages: glibc.malloc.hugetlb=1,"
+	;;
+esac
+KVSIM_HUGEPAGES=0 "$KVSIM" run "$T/small.json" --out "$T/run_nohp" --quiet
+sed '/"perf"/,$d' "$T/run_nohp/summary.json" >"$T/s3"
+cmp -s "$T/run1/requests.csv" "$T/run_nohp/requests.csv" && cmp -s "$T/s1" "$T/s3" && ok ||
+	bad "results differ with KVSIM_HUGEPAGES=0"
 "$KVSIM" run "$T/small.json" --out "$T/run3" --quiet --seed 9
 cmp -s "$T/run1/requests.csv" "$T/run3/requests.csv" && bad "--seed did not change the run" || ok
 

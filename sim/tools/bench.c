@@ -11,6 +11,7 @@
 
 #include "results/metrics.h"
 #include "sim/config.h"
+#include "sim/hugepages.h"
 #include "sim/request.h"
 #include "sim/sim.h"
 
@@ -286,6 +287,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	hp_reexec(argv); /* as kvsim does: see sim/hugepages.h */
 	double limit = 300;
 	const char *only = NULL;
 	int quick = 0, repeat = 1;
@@ -342,7 +344,9 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < sizeof cases / sizeof *cases && !(quick && k > 0); k++)
 			run[n_run++] = &cases[k];
 	}
-	printf("kvsim %s benchmark (one core per case)\n", kvsim_version());
+	char hp[160];
+	hp_describe(hp, sizeof hp);
+	printf("kvsim %s benchmark (one core per case; huge pages: %s)\n", kvsim_version(), hp);
 	int failed = 0;
 	for (size_t k = 0; k < n_run; k++)
 		failed |= run_case(run[k], limit, repeat);
