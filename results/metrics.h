@@ -74,6 +74,10 @@ struct met_summary {
 	 * alone. */
 	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting, kv_lookups_locked;
 	uint64_t kv_lookups; /* policies' cache lookups (cached_prefix; not written) */
+	/* Admissions whose prefix lookup was prefetched from a hint (the
+	 * session's tail run where its turn before ended), and those whose
+	 * lookup ended in that run (not written). */
+	uint64_t admission_hints, admission_hints_right;
 	/* Epochs whose computed-before blocks were forgotten (wl_ops.epochs),
 	 * and the most shared blocks held in that record at once while it was
 	 * a tree (not written). */

@@ -89,6 +89,31 @@ static inline uint32_t kv_available(const struct kv_pool *p)
  * path) lookups, plus O(log run length) where the match ends inside a run. */
 void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t n,
 		      struct kv_match *m);
+/* Prefetch hints for a prefix lookup of hashes[0..n) that will likely
+ * reach run id (a session's run from its turn before): kv_prefetch_run_lines
+ * starts the misses of the run's fields; kv_prefetch_run, once those are in
+ * cache, reads them and starts the misses of the run's first-hash index
+ * slot and its last hash. A stale id (a run since evicted or reused) costs
+ * a wasted prefetch, nothing else. */
+static inline __attribute__((always_inline)) void kv_prefetch_run_lines(const struct kv_pool *p,
+									 uint32_t id)
+{
+	if (id < p->n_runs) {
+		__builtin_prefetch(&p->runs[id]);
+		__builtin_prefetch((const char *)&p->runs[id] + sizeof p->runs[id] - 1);
+	}
+}
+static inline __attribute__((always_inline)) void
+kv_prefetch_run(const struct kv_pool *p, uint32_t id, const uint64_t *hashes, uint32_t n)
+{
+	if (id >= p->n_runs)
+		return;
+	const struct kv_run *r = &p->runs[id];
+	if (!r->alive || r->len == 0 || r->depth >= n)
+		return;
+	hmap_prefetch(&p->first, hashes[r->depth]);
+	__builtin_prefetch(r->hashes + r->len - 1);
+}
 /* Locks the matched prefix for a request (splitting a partly used run);
  * returns the request's tail run, KV_NONE for an empty match. m must come
  * from kv_lookup_prefix with no change to the pool since. */

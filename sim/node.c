@@ -583,6 +583,11 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	uint32_t waits_known = 0;
 	cost_batch_clear(&cb);
 	n->n_batch = 0;
+	/* the queue head's admission lookup ahead: its likely run's cache
+	 * misses overlap the batch's forming (prefetches: nothing changes) */
+	if (n->wait_head && n->wait_head->kv_hint != KV_NONE && n->prefix_caching)
+		kv_prefetch_run(&n->kv, n->wait_head->kv_hint, n->wait_head->hashes,
+				n->wait_head->n_hashes);
 
 	for (uint32_t i = 0; i < n->n_running && budget > 0; i++) {
 		if (i + 4 < n->n_running)
@@ -621,6 +626,10 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		struct kv_match m = {0, 0, KV_NONE, 0};
 		if (n->prefix_caching)
 			kv_lookup_prefix(&n->kv, r->hashes, known, &m);
+		if (r->kv_hint != KV_NONE) {
+			n->hints++;
+			n->hints_right += m.run == r->kv_hint;
+		}
 		uint32_t hit = m.blocks, computed = hit * B;
 		if (computed >= r->num_tokens)
 			computed = r->num_tokens - 1; /* the last token is always computed */
@@ -776,6 +785,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 			r->state = REQ_DONE;
 			r->finish_ns = now_ns;
 			req_episode_end(r);
+			r->kv_hint = r->kv_tail; /* where its session's next turn looks */
 			release_blocks(n, r);
 			n->done[n->n_done++] = r;
 		}

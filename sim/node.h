@@ -139,6 +139,9 @@ struct node {
 	double kv_used_block_ns; /* integral of used blocks over busy time */
 	uint32_t peak_used;
 	uint64_t iterations, preemptions, completed;
+	/* admissions with a prefetch hint (node_hint_admission), and those
+	 * whose lookup ended in the hinted run */
+	uint64_t hints, hints_right;
 };
 
 /* Returns 0, or -1 when memory runs out. Caller frees with node_free. */
@@ -154,6 +157,16 @@ int node_enqueue(struct node *n, struct request *r, int64_t now_ns);
  * outside, which the span's plan did not foresee). Returns 1 if the step
  * now ends earlier, at step_end_ns. */
 int node_cut_span(struct node *n, int64_t now_ns);
+/* Before node_enqueue: r's admission lookup here will likely reach run
+ * `run` (its session's tail when its turn before ended here): kept in
+ * r->kv_hint, and the run's fields are fetched ahead. Prefetching only. */
+static inline void node_hint_admission(const struct node *n, struct request *r, uint32_t run)
+{
+	if (!n->prefix_caching)
+		return;
+	r->kv_hint = run;
+	kv_prefetch_run_lines(&n->kv, run);
+}
 /* As node_enqueue, at the head of the queue (a swapped-in request). */
 int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns);
 /* Takes every request off the node (a crash): waiting ones in queue order,

@@ -61,6 +61,11 @@ struct request {
 
 	/* Set by the simulator and the engine. */
 	int32_t node;
+	/* S: a run of its node's cache that its admission's prefix lookup
+	 * will likely reach (its session's tail there when the turn before
+	 * ended), for prefetching only; KV_NONE if not known. Once it has
+	 * ended: its own tail run when it released it. */
+	uint32_t kv_hint;
 	uint32_t mig_lo, mig_hi; /* blocks [lo, hi) arrived by migration */
 	uint32_t rel_lo, rel_hi; /* blocks [lo, hi) reloaded from a DRAM/NVMe tier */
 	uint32_t pending;        /* transfers it waits for */

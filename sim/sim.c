@@ -72,6 +72,10 @@ struct session_rec {
 	uint64_t id;
 	uint32_t live; /* its requests between arrival and end */
 	int32_t last_node;
+	/* Its last ended turn's node and tail run there (prefetch hints for
+	 * its next admission there); hint_node -1 if none. */
+	int32_t hint_node;
+	uint32_t hint_run;
 	/* Where its requests ran (arrive_at_node), first come first: the only
 	 * nodes that can hold its private blocks when the workload's are its
 	 * own (wl_ops.private_own). n_nodes -1: more than SESSION_NODES. */
@@ -373,6 +377,7 @@ static struct request *req_get(struct sim *s)
 	r->hashes = h;
 	r->hashes_cap = hc;
 	r->kv_tail = KV_NONE;
+	r->kv_hint = KV_NONE;
 	r->ever_run = CTREE_NONE;
 	r->node = -1;
 	r->sched_ns = -1;
@@ -403,6 +408,7 @@ static struct session_rec *session_get(struct sim *s, uint64_t id)
 	rec->id = id;
 	rec->live = 0;
 	rec->last_node = -1;
+	rec->hint_node = -1;
 	rec->n_nodes = 0;
 	rec->frontier_len = 0;
 	rec->frontier_hash = 0;
@@ -660,6 +666,10 @@ static void finish(struct sim *s, struct request *r)
 	/* A session ends with its last request: a trace may give one session
 	 * two requests at once, and the other still uses the record. */
 	struct session_rec *rec = r->session_rec;
+	if (rec && completed && rec->id == r->session) {
+		rec->hint_node = r->node;
+		rec->hint_run = r->kv_hint;
+	}
 	if (rec && --rec->live == 0 && session_done)
 		session_end(s, rec);
 	ep_leave(s, r);
@@ -1013,8 +1023,11 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst, enum 
 		else if (k == rec->n_nodes)
 			rec->n_nodes = -1; /* too many to list: any node */
 	}
-	if (!moving)
+	if (!moving) {
+		if (rec->hint_node == (int32_t)dst)
+			node_hint_admission(&s->nodes[dst], r, rec->hint_run);
 		enqueue(s, dst, r);
+	}
 }
 
 /* Whether node i is above the KV watermark (closed to new sessions): as
@@ -2428,6 +2441,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		mn->mean_kv_util = s.now > 0 ? n->kv_used_block_ns / (double)s.now / n->kv.n_blocks : 0;
 		mn->peak_kv_util = (double)n->peak_used / n->kv.n_blocks;
 		mn->requests = n->completed;
+		out->admission_hints += n->hints;
+		out->admission_hints_right += n->hints_right;
 		thermal_advance(&s, i);
 		mn->throttled_s = s.hl[i].throttled_s;
 		double x = (double)n->completed;

@@ -306,6 +306,53 @@ static void run_both_ways(const char *const *sets, struct sim_opts o[2], struct 
 	free(b);
 }
 
+struct turn_count {
+	uint64_t follow_ups, same_node;
+	int64_t node_of[4096]; /* by session id: the node its last turn ran on */
+};
+
+static void count_turns(void *ctx, const struct request *r)
+{
+	struct turn_count *c = ctx;
+	if (r->state != REQ_DONE || r->session >= 4096)
+		return;
+	if (r->turn > 1) {
+		c->follow_ups++;
+		c->same_node += c->node_of[r->session] == r->node;
+	}
+	c->node_of[r->session] = r->node;
+}
+
+/* A follow-up turn routed to the node its session's turn before ran on
+ * has its admission lookup prefetched from the run where that turn's KV
+ * ended (node_hint_admission): its history, which the new prompt repeats.
+ * With room for every session's KV (nothing evicted), that is where each
+ * such lookup ends. A hint lost on the way (not kept at the turn's end,
+ * not passed on at routing) fails this; results never depend on it. */
+START_TEST(follow_up_admissions_are_hinted_with_their_history)
+{
+	/* four turns: no conversation outgrows the context (a truncated
+	 * history is another chain, and its lookup ends elsewhere) */
+	const char *sets[] = {"router.policy=session_affinity",
+			      "workload.turns={\"dist\": \"constant\", \"value\": 4}", NULL};
+	struct scenario sc;
+	th_scenario(chat_small, sets, &sc);
+	static struct turn_count c;
+	memset(&c, 0, sizeof c);
+	struct sim_opts o = {.on_request = count_turns, .ctx = &c};
+	struct met_summary m;
+	char err[1024] = "";
+	ck_assert_msg(sim_run(&sc, &o, &m, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_gt(c.same_node, 800);
+	ck_assert_uint_lt(c.same_node, c.follow_ups); /* some moved: not hinted */
+	ck_assert_uint_eq(m.preemptions, 0);
+	ck_assert_uint_eq(m.admission_hints, c.same_node);
+	ck_assert_uint_eq(m.admission_hints_right, c.same_node);
+	met_summary_free(&m);
+	cfg_scenario_free(&sc);
+}
+END_TEST
+
 /* kv_cost reads every node's KV use per request (or its candidates'); inside
  * decode spans it is counted from the span's plan instead of applying the
  * span (unless the plan commits shared blocks, or a session has two
@@ -768,6 +815,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, preemption_under_kv_pressure_conserves_tokens);
 	tcase_add_test(tc, same_seed_gives_identical_outputs);
 	tcase_add_test(tc, counted_kv_views_equal_applied_ones);
+	tcase_add_test(tc, follow_up_admissions_are_hinted_with_their_history);
 	tcase_add_test(tc, private_blocks_bound_lookups_and_change_no_route);
 	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
 	tcase_add_loop_test(tc, prefill_spans_do_not_change_results, 0, 7);
