@@ -93,8 +93,8 @@ void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t 
  * reach run id (a session's run from its turn before): kv_prefetch_run_lines
  * starts the misses of the run's fields; kv_prefetch_run, once those are in
  * cache, reads them and starts the misses of the run's first-hash index
- * slot and its last hash. A stale id (a run since evicted or reused) costs
- * a wasted prefetch, nothing else. */
+ * slot, its last hash and the prompt's hash compared with it. A stale id (a
+ * run since evicted or reused) costs a wasted prefetch, nothing else. */
 static inline __attribute__((always_inline)) void kv_prefetch_run_lines(const struct kv_pool *p,
 									 uint32_t id)
 {
@@ -113,6 +113,8 @@ kv_prefetch_run(const struct kv_pool *p, uint32_t id, const uint64_t *hashes, ui
 		return;
 	hmap_prefetch(&p->first, hashes[r->depth]);
 	__builtin_prefetch(r->hashes + r->len - 1);
+	if (r->depth + r->len <= n)
+		__builtin_prefetch(hashes + r->depth + r->len - 1);
 }
 /* Locks the matched prefix for a request (splitting a partly used run);
  * returns the request's tail run, KV_NONE for an empty match. m must come
