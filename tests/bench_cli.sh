@@ -7,6 +7,7 @@ PROG_NAME=bench
 . "$(dirname "$0")/expect.sh"
 
 expect 0 "usage: bench" --help
+expect 0 "KVSIM_HUGEPAGES=0" --help
 expect 0 "--repeat N" --help
 expect 2 'unknown case "x"' --case x
 expect 2 'unknown case "zz"' --case a,zz
@@ -34,6 +35,12 @@ echo "$runs|$sum" | awk -F'|' '{
 	ok || bad "summary '$sum' does not span the runs '$runs'"
 grep -q "^  of which node sync median 0 (min 0, max 0)$" "$T/out" && ok ||
 	bad "session_affinity's node sync is not 0 in the summary"
+# the header says what the heap got: huge pages unless turned off
+grep -q "^kvsim .* benchmark (one core per case; huge pages: glibc.malloc.hugetlb=1, THP " "$T/out" &&
+	ok || bad "the header does not say the heap is in huge pages"
+KVSIM_HUGEPAGES=0 "$BENCH" --case a --wall-limit 0.2 >"$T/out" 2>&1
+grep -q "huge pages: off (KVSIM_HUGEPAGES=0)" "$T/out" && ok ||
+	bad "KVSIM_HUGEPAGES=0 did not turn huge pages off"
 
 echo "bench: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -281,7 +281,9 @@ static void usage(FILE *f)
 		"                  (this machine's figures vary between runs)\n"
 		"  --wall-limit S  stop a case after S wall-clock seconds (default 300) and\n"
 		"                  say so; its figures then cover what finished\n\n"
-		"Reads ../shared/traces for (c).\n",
+		"Reads ../shared/traces for (c). Like kvsim, starts itself once more with\n"
+		"glibc.malloc.hugetlb=1 in GLIBC_TUNABLES (the heap in huge pages;\n"
+		"KVSIM_HUGEPAGES=0: not), and says in its header what the heap got.\n",
 		MAX_REPEAT);
 }
 
