@@ -52,8 +52,18 @@ void hp_reexec(char **argv)
 		free(old);
 		return;
 	}
-	if (!setenv("GLIBC_TUNABLES", val, 1) && !setenv("KVSIM_REEXEC", "1", 1))
+	if (!setenv("GLIBC_TUNABLES", val, 1) && !setenv("KVSIM_REEXEC", "1", 1)) {
+		/* by its path, so that ps and perf still name it kvsim (after
+		 * an exec of /proc/self/exe they say "exe"); the link itself
+		 * if the path is gone (a binary rebuilt since it started) */
+		char path[4096];
+		ssize_t k = readlink("/proc/self/exe", path, sizeof path - 1);
+		if (k > 0) {
+			path[k] = 0;
+			execv(path, argv);
+		}
 		execv("/proc/self/exe", argv);
+	}
 	/* exec failed (no /proc, say): go on as we are */
 	if (old)
 		setenv("GLIBC_TUNABLES", old, 1);

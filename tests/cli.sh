@@ -86,6 +86,29 @@ case $KVSIM in
 	hp GLIBC_TUNABLES=glibc.malloc.tcache_count=0 "huge pages: glibc.malloc.hugetlb=1,"
 	;;
 esac
+# the restarted process has the tunable and is still named kvsim (an exec of
+# /proc/self/exe named it "exe" in ps and perf): caught while it waits to
+# read its scenario from a FIFO
+case $KVSIM in
+*valgrind*) ;;
+*)
+	mkfifo "$T/scn.fifo"
+	"$KVSIM" run "$T/scn.fifo" --out "$T/run_fifo" --quiet &
+	pid=$!
+	i=0
+	while [ $i -lt 100 ] && ! tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null |
+		grep -q "^GLIBC_TUNABLES=.*glibc.malloc.hugetlb=1"; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	[ $i -lt 100 ] && ok || bad "the restarted kvsim lacks glibc.malloc.hugetlb=1"
+	[ "$(ps -o comm= -p "$pid")" = kvsim ] && ok ||
+		bad "the restarted kvsim is named '$(ps -o comm= -p "$pid")', not kvsim"
+	cat "$T/small.json" >"$T/scn.fifo"
+	wait "$pid" && cmp -s "$T/run1/requests.csv" "$T/run_fifo/requests.csv" && ok ||
+		bad "kvsim run of a scenario read from a FIFO differs"
+	;;
+esac
 KVSIM_HUGEPAGES=0 "$KVSIM" run "$T/small.json" --out "$T/run_nohp" --quiet
 sed '/"perf"/,$d' "$T/run_nohp/summary.json" >"$T/s3"
 cmp -s "$T/run1/requests.csv" "$T/run_nohp/requests.csv" && cmp -s "$T/s1" "$T/s3" && ok ||
