@@ -1146,14 +1146,24 @@ static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 	if (s->report_ns != 0)
 		return;
 	double t0 = s->timing ? wall_now() : 0;
-	for (uint32_t x = 0; x < m; x++)
-		node_prefetch_sync(&s->nodes[nodes[x]], s->now, 0);
 	const struct request *r = s->routing;
+	/* the node where the session's turn before ended: its lookup there
+	 * likely reaches that turn's tail run (node_hint_admission) */
+	const struct session_rec *rec = r ? r->session_rec : NULL;
+	int32_t hint = rec && rec->id == r->session ? rec->hint_node : -1;
+	for (uint32_t x = 0; x < m; x++) {
+		const struct node *n = &s->nodes[nodes[x]];
+		node_prefetch_sync(n, s->now, 0);
+		if ((int32_t)nodes[x] == hint && n->prefix_caching)
+			kv_prefetch_run_lines(&n->kv, rec->hint_run);
+	}
 	for (uint32_t x = 0; x < m; x++) {
 		const struct node *n = &s->nodes[nodes[x]];
 		node_prefetch_sync(n, s->now, 1);
 		if (r && r->n_hashes && n->prefix_caching) /* cached_prefix's first probe */
 			hmap_prefetch(&n->kv.first, r->hashes[0]);
+		if ((int32_t)nodes[x] == hint && n->prefix_caching)
+			kv_prefetch_run(&n->kv, rec->hint_run, r->hashes, r->n_hashes);
 	}
 	for (uint32_t x = 0; x < m; x++)
 		sync_view(s, nodes[x]);
