@@ -36,15 +36,21 @@ static int opted_out(void)
 	return v && !strcmp(v, "0");
 }
 
+/* Under valgrind an exec would leave its checks behind. */
+static int under_valgrind(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	return pre && strstr(pre, "vgpreload");
+}
+
 void hp_reexec(char **argv)
 {
 	if (getenv("KVSIM_REEXEC")) {
 		unsetenv("KVSIM_REEXEC"); /* a kvsim this one starts decides anew */
 		return;
 	}
-	const char *pre = getenv("LD_PRELOAD");
-	if (opted_out() || (pre && strstr(pre, "vgpreload")))
-		return; /* under valgrind an exec would leave its checks behind */
+	if (opted_out() || under_valgrind())
+		return;
 	const char *cur = getenv("GLIBC_TUNABLES");
 	char *old = cur ? strdup(cur) : NULL;
 	char val[4096];
@@ -87,13 +93,12 @@ void hp_describe(char *out, size_t n)
 		}
 		fclose(f);
 	}
-	const char *pre = getenv("LD_PRELOAD");
 	if (v)
 		snprintf(out, n, "%s=%.*s, THP %s", TUNABLE, (int)strcspn(v, ":"), v, thp);
 	else
 		snprintf(out, n, "off (%s), THP %s",
-			 opted_out()			       ? "KVSIM_HUGEPAGES=0"
-			 : pre && strstr(pre, "vgpreload") ? "under valgrind"
-							   : "could not restart with the tunable",
+			 opted_out()	    ? "KVSIM_HUGEPAGES=0"
+			 : under_valgrind() ? "under valgrind"
+					    : "could not restart with the tunable",
 			 thp);
 }
