@@ -21,6 +21,12 @@ void kv_free(struct kv_pool *p)
 {
 	for (uint32_t i = 0; i < p->n_runs; i++)
 		free(p->runs[i].hashes);
+	for (size_t c = 0; c < sizeof p->spare / sizeof p->spare[0]; c++)
+		while (p->spare[c]) {
+			uint64_t *a = p->spare[c];
+			memcpy(&p->spare[c], a, sizeof a);
+			free(a);
+		}
 	free(p->runs);
 	free(p->heap);
 	hmap_free(&p->first);
@@ -137,17 +143,49 @@ static uint32_t run_new(struct kv_pool *p)
 	return id;
 }
 
+/* The capacity class of an array of cap hashes (8 << c, c < 27). */
+static unsigned spare_class(uint32_t cap)
+{
+	return (unsigned)__builtin_ctz(cap) - 3;
+}
+
+/* Keeps a hash array of capacity cap for the next run of its class. */
+static void spare_put(struct kv_pool *p, uint64_t *a, uint32_t cap)
+{
+	unsigned c = spare_class(cap);
+	memcpy(a, &p->spare[c], sizeof a);
+	p->spare[c] = a;
+}
+
+/* Room for want hashes in r, keeping its first len: an array of the next
+ * power of two (at least 8) from the spare ones, else from malloc; r's old
+ * array becomes a spare. 0, or -1 (p->oom set) when memory runs out. */
 static int run_reserve(struct kv_pool *p, struct kv_run *r, uint32_t want)
 {
 	if (want <= r->cap)
 		return 0;
-	uint32_t cap = r->cap ? r->cap : 8;
-	while (cap < want)
-		cap *= 2;
-	uint64_t *nh = realloc(r->hashes, cap * sizeof *nh);
-	if (!nh) {
+	if (want > (UINT32_C(8) << 26)) {
 		p->oom = 1;
 		return -1;
+	}
+	uint32_t cap = 8;
+	while (cap < want)
+		cap *= 2;
+	unsigned c = spare_class(cap);
+	uint64_t *nh = p->spare[c];
+	if (nh) {
+		memcpy(&p->spare[c], nh, sizeof nh);
+	} else {
+		nh = malloc(cap * sizeof *nh);
+		if (!nh) {
+			p->oom = 1;
+			return -1;
+		}
+		p->hash_bytes += cap * sizeof *nh;
+	}
+	if (r->hashes) {
+		memcpy(nh, r->hashes, r->len * sizeof *nh);
+		spare_put(p, r->hashes, r->cap);
 	}
 	r->hashes = nh;
 	r->cap = cap;
@@ -162,6 +200,11 @@ static void run_delete(struct kv_pool *p, uint32_t id)
 	p->n_alive--;
 	r->next_free = p->free_run;
 	p->free_run = id;
+	if (r->hashes) {
+		spare_put(p, r->hashes, r->cap);
+		r->hashes = NULL;
+		r->cap = 0;
+	}
 }
 
 /* Splits run id after its first m blocks (0 < m < len): a new run takes the
@@ -344,19 +387,21 @@ static int adopt(struct kv_pool *p, uint32_t *tail, uint32_t c, uint32_t m)
 	return 0;
 }
 
-static int commit_new(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h);
+static int commit_new(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h,
+		      uint32_t room);
 
 /* Commits block idx (hash h[0]) as kv_commit_block does; when it is cached
  * already, adopts as many of the cached run's blocks as match h[0..n) at
  * once: one run, not one per block (the same blocks, locks and release
- * order; the run tree is only shallower). Returns the blocks committed
- * (at least 1), or 0 when memory ran out. */
+ * order; the run tree is only shallower). A new run gets room for `room`
+ * blocks. Returns the blocks committed (at least 1), or 0 when memory ran
+ * out. */
 static uint32_t commit_at(struct kv_pool *p, uint32_t *tail, uint32_t idx, const uint64_t *h,
-			  uint32_t n)
+			  uint32_t n, uint32_t room)
 {
 	const uint64_t *v = cached_after(p, *tail, h[0]);
 	if (!v)
-		return commit_new(p, tail, idx, h[0]) ? 0 : 1;
+		return commit_new(p, tail, idx, h[0], room) ? 0 : 1;
 	uint32_t c = (uint32_t)*v, m = 1;
 	const struct kv_run *cr = &p->runs[c];
 	while (m < cr->len && m < n && cr->hashes[m] == h[m])
@@ -366,13 +411,15 @@ static uint32_t commit_at(struct kv_pool *p, uint32_t *tail, uint32_t idx, const
 
 int kv_commit_block(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
 {
-	return commit_at(p, tail, idx, &h, 1) ? 0 : -1;
+	return commit_at(p, tail, idx, &h, 1, 1) ? 0 : -1;
 }
 
 /* Block idx (hash h, not cached after the request's path) becomes cached:
  * appended to the tail run if the request holds it alone with nothing
- * under it, else a new run. */
-static int commit_new(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h)
+ * under it, else a new run, with room for `room` blocks (the rest of the
+ * request's chain, which it will append). */
+static int commit_new(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t h,
+		      uint32_t room)
 {
 	uint32_t t = *tail;
 	if (t != KV_NONE && p->runs[t].lock == 1 && p->runs[t].n_children == 0) {
@@ -387,7 +434,7 @@ static int commit_new(struct kv_pool *p, uint32_t *tail, uint32_t idx, uint64_t 
 	if (id == KV_NONE)
 		return -1;
 	struct kv_run *r = &p->runs[id];
-	if (run_reserve(p, r, 1) || hmap_put(&p->first, h, id) < 0) {
+	if (run_reserve(p, r, room) || hmap_put(&p->first, h, id) < 0) {
 		p->oom = 1;
 		run_delete(p, id);
 		return -1;
@@ -422,7 +469,7 @@ uint32_t kv_commit_blocks_any(struct kv_pool *p, uint32_t *tail, uint32_t from, 
 			r->len += to - b;
 			return to - from;
 		}
-		uint32_t k = commit_at(p, tail, b, hashes + b, to - b);
+		uint32_t k = commit_at(p, tail, b, hashes + b, to - b, n_chain > b ? n_chain - b : 1);
 		if (k == 0)
 			return b - from;
 		b += k - 1;

@@ -71,6 +71,12 @@ struct kv_pool {
 	/* Set when memory for the index ran out: the pool stays usable but
 	 * its owner must stop (kvsim reports "out of memory", exit 3). */
 	int oom;
+	/* Hash arrays of deleted runs, by capacity class (8 << c hashes),
+	 * linked through their first word: a run that needs room takes one
+	 * of its class before asking malloc, so the pool's arrays follow what
+	 * is cached at once, not every run slot's largest past run. */
+	uint64_t *spare[27];
+	size_t hash_bytes; /* hash arrays from malloc: runs' and spare */
 	/* Called with each evicted block's hash (KV tiers write it down); may
 	 * be NULL. Set after kv_init. */
 	void (*on_evict)(void *ctx, uint64_t hash);

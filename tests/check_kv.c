@@ -152,6 +152,54 @@ START_TEST(tail_runs_grow_once_per_request)
 }
 END_TEST
 
+/* Commits chain h[0..n) for a fresh request and releases it. */
+static uint32_t cache_chain(struct kv_pool *p, const uint64_t *h, uint32_t n)
+{
+	ck_assert_int_eq(kv_take(p, n), 0);
+	uint32_t tail = KV_NONE;
+	ck_assert_uint_eq(kv_commit_blocks(p, &tail, 0, n, h, n), n);
+	kv_release(p, tail, 0);
+	return tail;
+}
+
+/* A deleted run's hash array goes to the next run that needs one of its
+ * size, in whatever slot, not to its slot's next run: a long run evicted,
+ * then a short run (which takes the slot) and a long one (which takes the
+ * array) cost one new short array, not a new long one. */
+START_TEST(deleted_runs_arrays_serve_runs_of_their_size)
+{
+	struct kv_pool p;
+	ck_assert_int_eq(kv_init(&p, 1000), 0);
+	uint64_t a[512], b[8], c[8], d[512];
+	for (uint32_t i = 0; i < 512; i++) {
+		a[i] = 1 + i;
+		d[i] = 3001 + i;
+	}
+	for (uint32_t i = 0; i < 8; i++) {
+		b[i] = 1001 + i;
+		c[i] = 2001 + i;
+	}
+	uint32_t ra = cache_chain(&p, a, 512);
+	cache_chain(&p, b, 8);
+	const uint64_t *a_arr = p.runs[ra].hashes;
+	ck_assert_uint_eq(p.hash_bytes, (512 + 8) * sizeof(uint64_t));
+	/* a was released first: evicting 512 blocks deletes its run */
+	ck_assert_uint_eq(kv_evict(&p, 512), 512);
+	ck_assert_uint_eq(match(&p, a, 512), 0);
+	uint32_t rc = cache_chain(&p, c, 8);
+	ck_assert_uint_eq(rc, ra); /* the slot went to c ... */
+	ck_assert_uint_eq(p.runs[rc].cap, 8);
+	uint32_t rd = cache_chain(&p, d, 512);
+	ck_assert_ptr_eq(p.runs[rd].hashes, a_arr); /* ... the array to d */
+	ck_assert_uint_eq(p.hash_bytes, (512 + 8 + 8) * sizeof(uint64_t));
+	ck_assert_uint_eq(match(&p, b, 8), 8);
+	ck_assert_uint_eq(match(&p, c, 8), 8);
+	ck_assert_uint_eq(match(&p, d, 512), 512);
+	counts(&p, 1000 - 528, 528, 0);
+	kv_free(&p);
+}
+END_TEST
+
 /* kv_commit_blocks leaves a pool as kv_commit_block block by block does:
  * two pools take the same random admissions (families of chains sharing
  * prefixes, so runs split, adopt and hang under each other), takes,
@@ -685,6 +733,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, lru_order_is_release_order_tail_first);
 	tcase_add_test(tc, range_commits_equal_block_commits);
 	tcase_add_test(tc, tail_runs_grow_once_per_request);
+	tcase_add_test(tc, deleted_runs_arrays_serve_runs_of_their_size);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
