@@ -7,12 +7,32 @@
 
 #include "sim/ctree.h"
 
+/* The capacity class of an array of cap hashes (8 << c, c < 27). */
+static unsigned spare_class(uint32_t cap)
+{
+	return (unsigned)__builtin_ctz(cap) - 3;
+}
+
+void kv_spares_free(struct kv_spares *s)
+{
+	for (unsigned c = 0; c < sizeof s->list / sizeof s->list[0]; c++) {
+		while (s->list[c]) {
+			uint64_t *a = s->list[c];
+			memcpy(&s->list[c], a, sizeof a);
+			free(a);
+			s->bytes -= (size_t)(8u << c) * sizeof *a;
+		}
+		s->n_spare[c] = 0;
+	}
+}
+
 int kv_init(struct kv_pool *p, uint32_t n)
 {
 	memset(p, 0, sizeof *p);
 	p->n_blocks = n;
 	p->n_free = n;
 	p->free_run = KV_NONE;
+	p->spares = &p->own_spares;
 	hmap_init(&p->first);
 	return 0;
 }
@@ -20,13 +40,13 @@ int kv_init(struct kv_pool *p, uint32_t n)
 void kv_free(struct kv_pool *p)
 {
 	for (uint32_t i = 0; i < p->n_runs; i++)
-		free(p->runs[i].hashes);
-	for (size_t c = 0; c < sizeof p->spare / sizeof p->spare[0]; c++)
-		while (p->spare[c]) {
-			uint64_t *a = p->spare[c];
-			memcpy(&p->spare[c], a, sizeof a);
-			free(a);
+		if (p->runs[i].hashes) {
+			unsigned c = spare_class(p->runs[i].cap);
+			p->spares->in_use[c]--;
+			p->spares->bytes -= p->runs[i].cap * sizeof *p->runs[i].hashes;
+			free(p->runs[i].hashes);
 		}
+	kv_spares_free(&p->own_spares);
 	free(p->runs);
 	free(p->heap);
 	hmap_free(&p->first);
@@ -143,18 +163,22 @@ static uint32_t run_new(struct kv_pool *p)
 	return id;
 }
 
-/* The capacity class of an array of cap hashes (8 << c, c < 27). */
-static unsigned spare_class(uint32_t cap)
-{
-	return (unsigned)__builtin_ctz(cap) - 3;
-}
 
-/* Keeps a hash array of capacity cap for the next run of its class. */
+/* A run's hash array of capacity cap is no longer used: kept for the next
+ * run of its class, or freed when the class has spares enough. */
 static void spare_put(struct kv_pool *p, uint64_t *a, uint32_t cap)
 {
+	struct kv_spares *s = p->spares;
 	unsigned c = spare_class(cap);
-	memcpy(a, &p->spare[c], sizeof a);
-	p->spare[c] = a;
+	s->in_use[c]--;
+	if (s->n_spare[c] >= s->in_use[c] / 8 + 16) {
+		free(a);
+		s->bytes -= cap * sizeof *a;
+		return;
+	}
+	memcpy(a, &s->list[c], sizeof a);
+	s->list[c] = a;
+	s->n_spare[c]++;
 }
 
 /* Room for want hashes in r, keeping its first len: an array of the next
@@ -171,18 +195,21 @@ static int run_reserve(struct kv_pool *p, struct kv_run *r, uint32_t want)
 	uint32_t cap = 8;
 	while (cap < want)
 		cap *= 2;
+	struct kv_spares *s = p->spares;
 	unsigned c = spare_class(cap);
-	uint64_t *nh = p->spare[c];
+	uint64_t *nh = s->list[c];
 	if (nh) {
-		memcpy(&p->spare[c], nh, sizeof nh);
+		memcpy(&s->list[c], nh, sizeof nh);
+		s->n_spare[c]--;
 	} else {
 		nh = malloc(cap * sizeof *nh);
 		if (!nh) {
 			p->oom = 1;
 			return -1;
 		}
-		p->hash_bytes += cap * sizeof *nh;
+		s->bytes += cap * sizeof *nh;
 	}
+	s->in_use[c]++;
 	if (r->hashes) {
 		memcpy(nh, r->hashes, r->len * sizeof *nh);
 		spare_put(p, r->hashes, r->cap);

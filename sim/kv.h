@@ -54,6 +54,21 @@ struct kv_match {
 	uint32_t run, run_used;
 };
 
+/* Hash arrays of deleted runs, by capacity class (8 << c hashes), linked
+ * through their first word: a run that needs room takes one of its class
+ * before asking malloc, so pools hold arrays for what is cached at once,
+ * not for every run slot's largest past run. A class keeps at most an
+ * eighth of its arrays in use (plus 16) spare; the rest go back to malloc,
+ * so the lists follow a workload whose runs grow (sessions' histories). */
+struct kv_spares {
+	uint64_t *list[27];
+	uint32_t n_spare[27], in_use[27];
+	size_t bytes; /* arrays from malloc held: in runs and on the lists */
+};
+
+/* Frees the arrays on s's lists. */
+void kv_spares_free(struct kv_spares *s);
+
 struct kv_pool {
 	uint32_t n_blocks;
 	uint32_t n_free, n_cached, n_used;
@@ -71,12 +86,10 @@ struct kv_pool {
 	/* Set when memory for the index ran out: the pool stays usable but
 	 * its owner must stop (kvsim reports "out of memory", exit 3). */
 	int oom;
-	/* Hash arrays of deleted runs, by capacity class (8 << c hashes),
-	 * linked through their first word: a run that needs room takes one
-	 * of its class before asking malloc, so the pool's arrays follow what
-	 * is cached at once, not every run slot's largest past run. */
-	uint64_t *spare[27];
-	size_t hash_bytes; /* hash arrays from malloc: runs' and spare */
+	/* Where the pool's runs take hash arrays and leave them when deleted:
+	 * its own spare lists, or ones its cluster's pools share (set after
+	 * kv_init; the sharer frees them with kv_spares_free). */
+	struct kv_spares own_spares, *spares;
 	/* Called with each evicted block's hash (KV tiers write it down); may
 	 * be NULL. Set after kv_init. */
 	void (*on_evict)(void *ctx, uint64_t hash);

@@ -111,6 +111,7 @@ struct sim {
 	struct cost_model cost;
 	struct node *nodes;
 	uint32_t n_nodes;
+	struct kv_spares kv_spares; /* the nodes' KV pools share their spare arrays */
 	struct pol_node_view *view; /* replica 0's view; views[k] for replica k */
 	struct pol_node_view **views;
 	uint64_t *total_out;        /* per replica: outstanding over nodes up */
@@ -1961,6 +1962,7 @@ static void teardown(struct sim *s)
 	free(s->swapping_in);
 	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
 		node_free(&s->nodes[i]);
+	kv_spares_free(&s->kv_spares);
 	free(s->nodes);
 	for (uint32_t k = 0; s->views && k < s->n_replicas; k++)
 		free(s->views[k]);
@@ -2148,6 +2150,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 			s->n_nodes = i + 1;
 			return -1;
 		}
+		s->nodes[i].kv.spares = &s->kv_spares;
 		s->ectx[i] = (struct evict_ctx){s, (uint32_t)server};
 		/* Decode spans apply a span's KV growth and its time at its end;
 		 * watermark offload, thermal throttling and slow-downs act per

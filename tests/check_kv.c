@@ -182,7 +182,7 @@ START_TEST(deleted_runs_arrays_serve_runs_of_their_size)
 	uint32_t ra = cache_chain(&p, a, 512);
 	cache_chain(&p, b, 8);
 	const uint64_t *a_arr = p.runs[ra].hashes;
-	ck_assert_uint_eq(p.hash_bytes, (512 + 8) * sizeof(uint64_t));
+	ck_assert_uint_eq(p.spares->bytes, (512 + 8) * sizeof(uint64_t));
 	/* a was released first: evicting 512 blocks deletes its run */
 	ck_assert_uint_eq(kv_evict(&p, 512), 512);
 	ck_assert_uint_eq(match(&p, a, 512), 0);
@@ -191,11 +191,35 @@ START_TEST(deleted_runs_arrays_serve_runs_of_their_size)
 	ck_assert_uint_eq(p.runs[rc].cap, 8);
 	uint32_t rd = cache_chain(&p, d, 512);
 	ck_assert_ptr_eq(p.runs[rd].hashes, a_arr); /* ... the array to d */
-	ck_assert_uint_eq(p.hash_bytes, (512 + 8 + 8) * sizeof(uint64_t));
+	ck_assert_uint_eq(p.spares->bytes, (512 + 8 + 8) * sizeof(uint64_t));
 	ck_assert_uint_eq(match(&p, b, 8), 8);
 	ck_assert_uint_eq(match(&p, c, 8), 8);
 	ck_assert_uint_eq(match(&p, d, 512), 512);
 	counts(&p, 1000 - 528, 528, 0);
+	kv_free(&p);
+}
+END_TEST
+
+/* A class keeps at most an eighth of its arrays in use, plus 16, spare:
+ * of forty 8-block runs evicted one by one, the eighteenth leaves 22 in
+ * use and 18 spare (22 / 8 + 16 = 18), so the later ones are freed. */
+START_TEST(spare_arrays_are_bounded_by_use)
+{
+	struct kv_pool p;
+	ck_assert_int_eq(kv_init(&p, 1000), 0);
+	uint64_t h[8];
+	for (uint32_t k = 0; k < 40; k++) {
+		for (uint32_t i = 0; i < 8; i++)
+			h[i] = 100 * (k + 1) + i;
+		cache_chain(&p, h, 8);
+	}
+	ck_assert_uint_eq(p.spares->in_use[0], 40);
+	ck_assert_uint_eq(p.spares->bytes, 40 * 8 * sizeof(uint64_t));
+	ck_assert_uint_eq(kv_evict(&p, 320), 320);
+	ck_assert_uint_eq(p.spares->in_use[0], 0);
+	ck_assert_uint_eq(p.spares->n_spare[0], 18);
+	ck_assert_uint_eq(p.spares->bytes, 18 * 8 * sizeof(uint64_t));
+	counts(&p, 1000, 0, 0);
 	kv_free(&p);
 }
 END_TEST
@@ -734,6 +758,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, range_commits_equal_block_commits);
 	tcase_add_test(tc, tail_runs_grow_once_per_request);
 	tcase_add_test(tc, deleted_runs_arrays_serve_runs_of_their_size);
+	tcase_add_test(tc, spare_arrays_are_bounded_by_use);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
