@@ -32,7 +32,6 @@ int kv_init(struct kv_pool *p, uint32_t n)
 	p->n_blocks = n;
 	p->n_free = n;
 	p->free_run = KV_NONE;
-	p->spares = &p->own_spares;
 	hmap_init(&p->first);
 	return 0;
 }
@@ -40,13 +39,16 @@ int kv_init(struct kv_pool *p, uint32_t n)
 void kv_free(struct kv_pool *p)
 {
 	for (uint32_t i = 0; i < p->n_runs; i++)
-		if (p->runs[i].hashes) {
+		if (p->runs[i].hashes) { /* then p->spares is set */
 			unsigned c = spare_class(p->runs[i].cap);
 			p->spares->in_use[c]--;
 			p->spares->bytes -= p->runs[i].cap * sizeof *p->runs[i].hashes;
 			free(p->runs[i].hashes);
 		}
-	kv_spares_free(&p->own_spares);
+	if (p->spares_own) {
+		kv_spares_free(p->spares);
+		free(p->spares);
+	}
 	free(p->runs);
 	free(p->heap);
 	hmap_free(&p->first);
@@ -163,7 +165,6 @@ static uint32_t run_new(struct kv_pool *p)
 	return id;
 }
 
-
 /* A run's hash array of capacity cap is no longer used: kept for the next
  * run of its class, or freed when the class has spares enough. */
 static void spare_put(struct kv_pool *p, uint64_t *a, uint32_t cap)
@@ -195,6 +196,14 @@ static int run_reserve(struct kv_pool *p, struct kv_run *r, uint32_t want)
 	uint32_t cap = 8;
 	while (cap < want)
 		cap *= 2;
+	if (!p->spares) {
+		p->spares = calloc(1, sizeof *p->spares);
+		if (!p->spares) {
+			p->oom = 1;
+			return -1;
+		}
+		p->spares_own = 1;
+	}
 	struct kv_spares *s = p->spares;
 	unsigned c = spare_class(cap);
 	uint64_t *nh = s->list[c];

@@ -87,9 +87,11 @@ struct kv_pool {
 	 * its owner must stop (kvsim reports "out of memory", exit 3). */
 	int oom;
 	/* Where the pool's runs take hash arrays and leave them when deleted:
-	 * its own spare lists, or ones its cluster's pools share (set after
-	 * kv_init; the sharer frees them with kv_spares_free). */
-	struct kv_spares own_spares, *spares;
+	 * lists its cluster's pools share (set after kv_init; the sharer
+	 * frees them with kv_spares_free), or, left NULL, lists of its own,
+	 * allocated at the first need (spares_own) and freed by kv_free. */
+	struct kv_spares *spares;
+	int spares_own;
 	/* Called with each evicted block's hash (KV tiers write it down); may
 	 * be NULL. Set after kv_init. */
 	void (*on_evict)(void *ctx, uint64_t hash);

@@ -842,12 +842,12 @@ uint32_t node_evacuate(struct node *n, struct request **out)
 	uint32_t blocks = n->kv.n_blocks;
 	void (*cb)(void *, uint64_t) = n->kv.on_evict;
 	void *ctx = n->kv.evict_ctx;
-	struct kv_spares *spares = n->kv.spares;
+	struct kv_spares *shared = n->kv.spares_own ? NULL : n->kv.spares;
 	kv_free(&n->kv);
 	if (kv_init(&n->kv, blocks))
 		n->kv.oom = 1;
 	n->kv.on_evict = cb;
 	n->kv.evict_ctx = ctx;
-	n->kv.spares = spares; /* own_spares, if so, is at the same place */
+	n->kv.spares = shared;
 	return k;
 }

@@ -200,6 +200,38 @@ START_TEST(deleted_runs_arrays_serve_runs_of_their_size)
 }
 END_TEST
 
+/* Pools given one set of spare lists (a cluster's) pass arrays between
+ * them: an array that one pool's evicted run left goes to the other's. */
+START_TEST(pools_share_spare_arrays)
+{
+	struct kv_spares shared = {0};
+	struct kv_pool a, b;
+	ck_assert_int_eq(kv_init(&a, 100), 0);
+	ck_assert_int_eq(kv_init(&b, 100), 0);
+	a.spares = b.spares = &shared;
+	uint64_t h[40], g[40];
+	for (uint32_t i = 0; i < 40; i++) {
+		h[i] = 1 + i;
+		g[i] = 1001 + i;
+	}
+	uint32_t ra = cache_chain(&a, h, 40);
+	const uint64_t *arr = a.runs[ra].hashes;
+	ck_assert_uint_eq(kv_evict(&a, 40), 40);
+	ck_assert_uint_eq(shared.n_spare[3], 1); /* 64 hashes: class 3 */
+	uint32_t rb = cache_chain(&b, g, 40);
+	ck_assert_ptr_eq(b.runs[rb].hashes, arr);
+	ck_assert_uint_eq(shared.n_spare[3], 0);
+	ck_assert_uint_eq(shared.in_use[3], 1);
+	ck_assert_uint_eq(shared.bytes, 64 * sizeof(uint64_t));
+	ck_assert(!a.spares_own && !b.spares_own);
+	kv_free(&a);
+	kv_free(&b);
+	ck_assert_uint_eq(shared.in_use[3], 0);
+	ck_assert_uint_eq(shared.bytes, 0);
+	kv_spares_free(&shared);
+}
+END_TEST
+
 /* A class keeps at most an eighth of its arrays in use, plus 16, spare:
  * of forty 8-block runs evicted one by one, the eighteenth leaves 22 in
  * use and 18 spare (22 / 8 + 16 = 18), so the later ones are freed. */
@@ -759,6 +791,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, tail_runs_grow_once_per_request);
 	tcase_add_test(tc, deleted_runs_arrays_serve_runs_of_their_size);
 	tcase_add_test(tc, spare_arrays_are_bounded_by_use);
+	tcase_add_test(tc, pools_share_spare_arrays);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
