@@ -35,6 +35,16 @@ echo "$runs|$sum" | awk -F'|' '{
 	ok || bad "summary '$sum' does not span the runs '$runs'"
 grep -q "^  of which node sync median 0 (min 0, max 0)$" "$T/out" && ok ||
 	bad "session_affinity's node sync is not 0 in the summary"
+# the summary's RSS spans the runs' peak RSS (rounded to whole MiB)
+rss=$(sed -n 's/^  peak RSS *\([0-9.]*\) MiB$/\1/p' "$T/out" | sort -n | tr '\n' ' ')
+rsum=$(sed -n 's/^  peak RSS MiB *median \([0-9]*\) (min \([0-9]*\), max \([0-9]*\))$/\1 \2 \3/p' "$T/out")
+echo "$rss|$rsum" | awk -F'|' '{
+	split($1, r, " "); split($2, s, " ");
+	exit !(r[1] > 0 && s[2] >= r[1] - 0.5 && s[2] <= r[1] + 0.5 && s[3] >= r[2] - 0.5 &&
+	       s[3] <= r[2] + 0.5 && s[1] >= s[2] && s[1] <= s[3]) }' &&
+	ok || bad "summary RSS '$rsum' does not span the runs' '$rss'"
+grep -q "^  ns/event  *median [0-9][0-9]* (min [0-9][0-9]*, max [0-9][0-9]*)$" "$T/out" && ok ||
+	bad "no ns/event in the summary"
 # the header says what the heap got: huge pages unless turned off
 grep -q "^kvsim .* benchmark (one core per case; huge pages: glibc.malloc.hugetlb=1, THP " "$T/out" &&
 	ok || bad "the header does not say the heap is in huge pages"

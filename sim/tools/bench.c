@@ -119,7 +119,7 @@ static void on_request(void *ctx, const struct request *r)
 
 /* What a run reports back to the parent for --repeat's summary. */
 struct figures {
-	double rps, eps, route_ns, sync_ns, arrive_ns;
+	double rps, eps, ns_event, route_ns, sync_ns, arrive_ns, rss_mib;
 };
 
 /* Runs one case; in a child process. Writes its figures to fd out. */
@@ -180,8 +180,13 @@ static int bench(const struct bcase *c, double wall_limit, int out)
 	}
 	fflush(stdout);
 	double n = m.routed ? (double)m.routed : 1.0;
-	struct figures f = {m.requests_per_wall_s, m.events / m.wall_s, m.route_ns / n,
-			    m.sync_ns / n, m.arrive_ns / n};
+	struct figures f = {m.requests_per_wall_s,
+			    m.events / m.wall_s,
+			    m.wall_s * 1e9 / (double)m.events,
+			    m.route_ns / n,
+			    m.sync_ns / n,
+			    m.arrive_ns / n,
+			    (double)ru.ru_maxrss / 1024.0};
 	int wrote = write(out, &f, sizeof f) == (ssize_t)sizeof f;
 	met_summary_free(&m);
 	cfg_scenario_free(&s);
@@ -247,9 +252,11 @@ static int run_case(const struct bcase *c, double limit, int repeat)
 	} while (0)
 		SPREAD("requests/wall-s", rps);
 		SPREAD("events/wall-s", eps);
+		SPREAD("ns/event", ns_event);
 		SPREAD("routing ns/req", route_ns);
 		SPREAD("of which node sync", sync_ns);
 		SPREAD("arrival ns/req", arrive_ns);
+		SPREAD("peak RSS MiB", rss_mib);
 #undef SPREAD
 		printf("\n");
 	}
