@@ -233,8 +233,9 @@ START_TEST(pools_share_spare_arrays)
 END_TEST
 
 /* A class keeps at most an eighth of its arrays in use, plus 16, spare:
- * of forty 8-block runs evicted one by one, the eighteenth leaves 22 in
- * use and 18 spare (22 / 8 + 16 = 18), so the later ones are freed. */
+ * of forty 8-block runs evicted one by one, the eighteenth array is kept
+ * (22 still in use: room for 22 / 8 + 16 = 18), and the later ones are
+ * freed (21 or fewer in use: room for 18, all taken). */
 START_TEST(spare_arrays_are_bounded_by_use)
 {
 	struct kv_pool p;
