@@ -18,7 +18,7 @@ void kv_spares_free(struct kv_spares *s)
 	for (unsigned c = 0; c < sizeof s->list / sizeof s->list[0]; c++) {
 		while (s->list[c]) {
 			uint64_t *a = s->list[c];
-			memcpy(&s->list[c], a, sizeof a);
+			memcpy(&s->list[c], a, sizeof s->list[c]);
 			free(a);
 			s->bytes -= (size_t)(8u << c) * sizeof *a;
 		}
@@ -177,7 +177,7 @@ static void spare_put(struct kv_pool *p, uint64_t *a, uint32_t cap)
 		s->bytes -= cap * sizeof *a;
 		return;
 	}
-	memcpy(a, &s->list[c], sizeof a);
+	memcpy(a, &s->list[c], sizeof s->list[c]);
 	s->list[c] = a;
 	s->n_spare[c]++;
 }
@@ -208,7 +208,7 @@ static int run_reserve(struct kv_pool *p, struct kv_run *r, uint32_t want)
 	unsigned c = spare_class(cap);
 	uint64_t *nh = s->list[c];
 	if (nh) {
-		memcpy(&s->list[c], nh, sizeof nh);
+		memcpy(&s->list[c], nh, sizeof s->list[c]);
 		s->n_spare[c]--;
 	} else {
 		nh = malloc(cap * sizeof *nh);
