@@ -1152,10 +1152,12 @@ static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 	 * likely reaches that turn's tail run (node_hint_admission) */
 	const struct session_rec *rec = r ? r->session_rec : NULL;
 	int32_t hint = rec && rec->id == r->session ? rec->hint_node : -1;
+	if (hint >= 0 && !s->nodes[hint].prefix_caching)
+		hint = -1;
 	for (uint32_t x = 0; x < m; x++) {
 		const struct node *n = &s->nodes[nodes[x]];
 		node_prefetch_sync(n, s->now, 0);
-		if ((int32_t)nodes[x] == hint && n->prefix_caching)
+		if ((int32_t)nodes[x] == hint)
 			kv_prefetch_run_lines(&n->kv, rec->hint_run);
 	}
 	for (uint32_t x = 0; x < m; x++) {
@@ -1163,7 +1165,7 @@ static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 		node_prefetch_sync(n, s->now, 1);
 		if (r && r->n_hashes && n->prefix_caching) /* cached_prefix's first probe */
 			hmap_prefetch(&n->kv.first, r->hashes[0]);
-		if ((int32_t)nodes[x] == hint && n->prefix_caching)
+		if ((int32_t)nodes[x] == hint)
 			kv_prefetch_run(&n->kv, rec->hint_run, r->hashes, r->n_hashes);
 	}
 	for (uint32_t x = 0; x < m; x++)

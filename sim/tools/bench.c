@@ -150,6 +150,15 @@ static int bench(const struct bcase *c, double wall_limit, int out)
 	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
+	/* per routed request: none routed leaves the sums at 0 */
+	double n = m.routed ? (double)m.routed : 1.0;
+	struct figures f = {m.requests_per_wall_s,
+			    m.events / m.wall_s,
+			    m.wall_s * 1e9 / (double)m.events,
+			    m.route_ns / n,
+			    m.sync_ns / n,
+			    m.arrive_ns / n,
+			    (double)ru.ru_maxrss / 1024.0};
 	printf("(%s) %s: %d x %s, %s\n", c->id, c->label, s.cluster.nodes, s.cluster.gpu->name,
 	       s.cluster.model->name);
 	if (m.truncated)
@@ -160,15 +169,15 @@ static int bench(const struct bcase *c, double wall_limit, int out)
 	       (unsigned long long)m.shed);
 	printf("  simulated time    %12.1f s\n", m.sim_time_s);
 	printf("  wall time         %12.3f s\n", m.wall_s);
-	printf("  requests/wall-s   %12.0f\n", m.requests_per_wall_s);
+	printf("  requests/wall-s   %12.0f\n", f.rps);
 	printf("  events            %12llu\n", (unsigned long long)m.events);
-	printf("  events/wall-s     %12.0f\n", m.events / m.wall_s);
-	printf("  ns/event          %12.1f\n", m.wall_s * 1e9 / (double)m.events);
-	printf("  routing ns/req    %12.0f\n", m.routed ? m.route_ns / (double)m.routed : 0.0);
-	printf("  of which node sync%12.0f\n", m.routed ? m.sync_ns / (double)m.routed : 0.0);
-	printf("  arrival ns/req    %12.0f\n", m.routed ? m.arrive_ns / (double)m.routed : 0.0);
-	printf("  cache lookups/req %12.2f\n", m.routed ? (double)m.kv_lookups / (double)m.routed : 0.0);
-	printf("  peak RSS          %12.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
+	printf("  events/wall-s     %12.0f\n", f.eps);
+	printf("  ns/event          %12.1f\n", f.ns_event);
+	printf("  routing ns/req    %12.0f\n", f.route_ns);
+	printf("  of which node sync%12.0f\n", f.sync_ns);
+	printf("  arrival ns/req    %12.0f\n", f.arrive_ns);
+	printf("  cache lookups/req %12.2f\n", (double)m.kv_lookups / n);
+	printf("  peak RSS          %12.1f MiB\n", f.rss_mib);
 	printf("  TTFT p50 / p99    %8.4f / %.4f s\n", m.ttft.p50, m.ttft.p99);
 	printf("  TPOT p50 / p99    %8.4f / %.4f s\n", m.tpot.p50, m.tpot.p99);
 	printf("  prefix hit ratio  %12.3f\n", m.prefix_hit_ratio);
@@ -179,14 +188,6 @@ static int bench(const struct bcase *c, double wall_limit, int out)
 		printf("\n  percentiles       %s\n", m.percentiles_exact ? "exact" : "histogram (0.1%)");
 	}
 	fflush(stdout);
-	double n = m.routed ? (double)m.routed : 1.0;
-	struct figures f = {m.requests_per_wall_s,
-			    m.events / m.wall_s,
-			    m.wall_s * 1e9 / (double)m.events,
-			    m.route_ns / n,
-			    m.sync_ns / n,
-			    m.arrive_ns / n,
-			    (double)ru.ru_maxrss / 1024.0};
 	int wrote = write(out, &f, sizeof f) == (ssize_t)sizeof f;
 	met_summary_free(&m);
 	cfg_scenario_free(&s);
