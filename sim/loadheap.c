@@ -8,46 +8,43 @@
 
 #define NIL UINT32_MAX
 
-static int less(const struct loadheap *h, uint32_t a, uint32_t b)
+static uint64_t key_of(const struct loadheap *h, uint32_t node)
 {
-	uint32_t x = h->v[a].outstanding, y = h->v[b].outstanding;
-	return x < y || (x == y && a < b);
+	return (uint64_t)h->v[node].outstanding << 32 | node;
 }
 
-static void place(struct loadheap *h, uint32_t i, uint32_t node)
+static void place(struct loadheap *h, uint32_t i, uint64_t key)
 {
-	h->heap[i] = node;
-	h->pos[node] = i;
+	h->heap[i] = key;
+	h->pos[(uint32_t)key] = i;
 }
 
-static void up(struct loadheap *h, uint32_t i)
+static void up(struct loadheap *h, uint32_t i, uint64_t key)
 {
-	uint32_t node = h->heap[i];
 	while (i > 0) {
 		uint32_t p = (i - 1) / 2;
-		if (!less(h, node, h->heap[p]))
+		if (key >= h->heap[p])
 			break;
 		place(h, i, h->heap[p]);
 		i = p;
 	}
-	place(h, i, node);
+	place(h, i, key);
 }
 
-static void down(struct loadheap *h, uint32_t i)
+static void down(struct loadheap *h, uint32_t i, uint64_t key)
 {
-	uint32_t node = h->heap[i];
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && less(h, h->heap[c + 1], h->heap[c]))
+		if (c + 1 < h->n && h->heap[c + 1] < h->heap[c])
 			c++;
-		if (!less(h, h->heap[c], node))
+		if (h->heap[c] >= key)
 			break;
 		place(h, i, h->heap[c]);
 		i = c;
 	}
-	place(h, i, node);
+	place(h, i, key);
 }
 
 int lh_init(struct loadheap *h, const struct pol_node_view *v, uint32_t n_nodes)
@@ -81,8 +78,11 @@ void lh_fix(struct loadheap *h, uint32_t node)
 	uint32_t i = h->pos[node];
 	if (i == NIL)
 		return;
-	up(h, i);
-	down(h, h->pos[node]);
+	uint64_t key = key_of(h, node);
+	if (key > h->heap[i])
+		down(h, i, key);
+	else
+		up(h, i, key);
 }
 
 void lh_remove(struct loadheap *h, uint32_t node)
@@ -91,19 +91,20 @@ void lh_remove(struct loadheap *h, uint32_t node)
 	if (i == NIL)
 		return;
 	h->pos[node] = NIL;
-	uint32_t last = h->heap[--h->n];
+	uint64_t last = h->heap[--h->n];
 	if (i == h->n)
 		return;
-	place(h, i, last);
-	up(h, i);
-	down(h, h->pos[last]);
+	/* the last key goes where node was: it sifts one way or the other */
+	if (last > h->heap[i])
+		down(h, i, last);
+	else
+		up(h, i, last);
 }
 
 void lh_insert(struct loadheap *h, uint32_t node)
 {
 	if (h->pos[node] != NIL || h->n == h->cap)
 		return;
-	place(h, h->n, node);
 	h->n++;
-	up(h, h->n - 1);
+	up(h, h->n - 1, key_of(h, node));
 }

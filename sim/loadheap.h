@@ -13,7 +13,11 @@ struct pol_node_view;
  * lh_insert when it goes down / comes back. O(log nodes) each. */
 struct loadheap {
 	const struct pol_node_view *v;
-	uint32_t *heap, *pos; /* pos[node] = index in heap, or UINT32_MAX */
+	/* The heap holds keys (outstanding << 32 | node), so that ordering by
+	 * key is ordering by (outstanding, id) and a sift reads only the heap's
+	 * own array (8 KiB at 1,024 nodes), not the views' cache lines. */
+	uint64_t *heap;
+	uint32_t *pos; /* pos[node] = index in heap, or UINT32_MAX */
 	uint32_t n, cap;
 };
 
@@ -25,7 +29,7 @@ void lh_insert(struct loadheap *h, uint32_t node);
 /* The least-loaded node up, or -1. */
 static inline int32_t lh_min(const struct loadheap *h)
 {
-	return h->n ? (int32_t)h->heap[0] : -1;
+	return h->n ? (int32_t)(uint32_t)h->heap[0] : -1;
 }
 
 #endif
