@@ -7,10 +7,33 @@
 
 #include "sim/ctree.h"
 
-/* The capacity class of an array of cap hashes (8 << c, c < 27). */
+/* Array capacities come in quarter steps between powers of two: class
+ * 4 c + s holds (8 << c) (4 + s) / 4 hashes (c < 27, s < 4: 8, 10, 12, 14,
+ * 16, 20, ...), so an array is at most a quarter larger than a run asked
+ * for (a run is given room for its request's whole chain at once, so it
+ * seldom grows a step at a time). */
+static uint32_t class_cap(unsigned k)
+{
+	uint32_t p = UINT32_C(8) << (k / 4);
+	return p + (k % 4) * (p / 4);
+}
+
+/* The smallest class that holds want hashes (want <= 8 << 26). */
+static unsigned class_for(uint32_t want)
+{
+	if (want <= 8)
+		return 0;
+	unsigned c = (unsigned)(31 - __builtin_clz(want)) - 3; /* 8 << c <= want */
+	uint32_t p = UINT32_C(8) << c, q = p / 4;
+	unsigned s = (want - p + q - 1) / q; /* 0..4 */
+	return 4 * c + s; /* s = 4 is the next power's first class */
+}
+
+/* The class of an array of cap hashes (a class_cap value). */
 static unsigned spare_class(uint32_t cap)
 {
-	return (unsigned)__builtin_ctz(cap) - 3;
+	unsigned c = (unsigned)(31 - __builtin_clz(cap)) - 3;
+	return 4 * c + (cap - (UINT32_C(8) << c)) / ((UINT32_C(8) << c) / 4);
 }
 
 void kv_spares_free(struct kv_spares *s)
@@ -20,7 +43,7 @@ void kv_spares_free(struct kv_spares *s)
 			uint64_t *a = s->list[c];
 			memcpy(&s->list[c], a, sizeof s->list[c]);
 			free(a);
-			s->bytes -= (size_t)(8u << c) * sizeof *a;
+			s->bytes -= (size_t)class_cap(c) * sizeof *a;
 		}
 		s->n_spare[c] = 0;
 	}
@@ -182,9 +205,10 @@ static void spare_put(struct kv_pool *p, uint64_t *a, uint32_t cap)
 	s->n_spare[c]++;
 }
 
-/* Room for want hashes in r, keeping its first len: an array of the next
- * power of two (at least 8) from the spare ones, else from malloc; r's old
- * array becomes a spare. 0, or -1 (p->oom set) when memory runs out. */
+/* Room for want hashes in r, keeping its first len: an array of the
+ * smallest class that holds them (class_for) from the spare ones, else
+ * from malloc; r's old array becomes a spare. 0, or -1 (p->oom set) when
+ * memory runs out. */
 static int run_reserve(struct kv_pool *p, struct kv_run *r, uint32_t want)
 {
 	if (want <= r->cap)
@@ -193,9 +217,8 @@ static int run_reserve(struct kv_pool *p, struct kv_run *r, uint32_t want)
 		p->oom = 1;
 		return -1;
 	}
-	uint32_t cap = 8;
-	while (cap < want)
-		cap *= 2;
+	unsigned c = class_for(want);
+	uint32_t cap = class_cap(c);
 	if (!p->spares) {
 		p->spares = calloc(1, sizeof *p->spares);
 		if (!p->spares) {
@@ -205,7 +228,6 @@ static int run_reserve(struct kv_pool *p, struct kv_run *r, uint32_t want)
 		p->spares_own = 1;
 	}
 	struct kv_spares *s = p->spares;
-	unsigned c = spare_class(cap);
 	uint64_t *nh = s->list[c];
 	if (nh) {
 		memcpy(&s->list[c], nh, sizeof s->list[c]);

@@ -54,15 +54,16 @@ struct kv_match {
 	uint32_t run, run_used;
 };
 
-/* Hash arrays of deleted runs, by capacity class (8 << c hashes), linked
- * through their first word: a run that needs room takes one of its class
+/* Hash arrays of deleted runs, by capacity class (8 << c hashes and three
+ * quarter steps to 16 << c: class 4 c + s holds (8 << c) (4 + s) / 4),
+ * linked through their first word: a run that needs room takes one of its class
  * before asking malloc, so pools hold arrays for what is cached at once,
  * not for every run slot's largest past run. A class keeps at most an
  * eighth of its arrays in use (plus 16) spare; the rest go back to malloc,
  * so the lists follow a workload whose runs grow (sessions' histories). */
 struct kv_spares {
-	uint64_t *list[27];
-	uint32_t n_spare[27], in_use[27];
+	uint64_t *list[4 * 27];
+	uint32_t n_spare[4 * 27], in_use[4 * 27];
 	size_t bytes; /* arrays from malloc held: in runs and on the lists */
 };
 

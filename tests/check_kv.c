@@ -200,6 +200,28 @@ START_TEST(deleted_runs_arrays_serve_runs_of_their_size)
 }
 END_TEST
 
+/* A run's hash array is the smallest capacity class that holds its
+ * chain: powers of two from 8 and three quarter steps between them. */
+START_TEST(run_arrays_come_in_quarter_steps)
+{
+	static const uint32_t len[] = {1, 8, 9, 11, 13, 15, 17, 33, 41, 100, 512, 513};
+	static const uint32_t cap[] = {8, 8, 10, 12, 14, 16, 20, 40, 48, 112, 512, 640};
+	struct kv_pool p;
+	ck_assert_int_eq(kv_init(&p, 2000), 0);
+	uint64_t h[513];
+	size_t bytes = 0;
+	for (uint32_t k = 0; k < sizeof len / sizeof len[0]; k++) {
+		for (uint32_t i = 0; i < len[k]; i++)
+			h[i] = 100000 * (k + 1) + i;
+		uint32_t r = cache_chain(&p, h, len[k]);
+		ck_assert_uint_eq(p.runs[r].cap, cap[k]);
+		bytes += cap[k] * sizeof(uint64_t);
+		ck_assert_uint_eq(p.spares->bytes, bytes);
+	}
+	kv_free(&p);
+}
+END_TEST
+
 /* Pools given one set of spare lists (a cluster's) pass arrays between
  * them: an array that one pool's evicted run left goes to the other's. */
 START_TEST(pools_share_spare_arrays)
@@ -217,16 +239,16 @@ START_TEST(pools_share_spare_arrays)
 	uint32_t ra = cache_chain(&a, h, 40);
 	const uint64_t *arr = a.runs[ra].hashes;
 	ck_assert_uint_eq(kv_evict(&a, 40), 40);
-	ck_assert_uint_eq(shared.n_spare[3], 1); /* 64 hashes: class 3 */
+	ck_assert_uint_eq(shared.n_spare[9], 1); /* 40 hashes: class 9 (32 + 8) */
 	uint32_t rb = cache_chain(&b, g, 40);
 	ck_assert_ptr_eq(b.runs[rb].hashes, arr);
-	ck_assert_uint_eq(shared.n_spare[3], 0);
-	ck_assert_uint_eq(shared.in_use[3], 1);
-	ck_assert_uint_eq(shared.bytes, 64 * sizeof(uint64_t));
+	ck_assert_uint_eq(shared.n_spare[9], 0);
+	ck_assert_uint_eq(shared.in_use[9], 1);
+	ck_assert_uint_eq(shared.bytes, 40 * sizeof(uint64_t));
 	ck_assert(!a.spares_own && !b.spares_own);
 	kv_free(&a);
 	kv_free(&b);
-	ck_assert_uint_eq(shared.in_use[3], 0);
+	ck_assert_uint_eq(shared.in_use[9], 0);
 	ck_assert_uint_eq(shared.bytes, 0);
 	kv_spares_free(&shared);
 }
@@ -792,6 +814,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, tail_runs_grow_once_per_request);
 	tcase_add_test(tc, deleted_runs_arrays_serve_runs_of_their_size);
 	tcase_add_test(tc, spare_arrays_are_bounded_by_use);
+	tcase_add_test(tc, run_arrays_come_in_quarter_steps);
 	tcase_add_test(tc, pools_share_spare_arrays);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
