@@ -75,9 +75,12 @@ struct met_summary {
 	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting, kv_lookups_locked;
 	uint64_t kv_lookups; /* policies' cache lookups (cached_prefix; not written) */
 	/* Admissions whose prefix lookup was prefetched from a hint (the
-	 * session's tail run where its turn before ended), and those whose
-	 * lookup ended in that run (not written). */
+	 * session's tail run where its turn before ended), those whose
+	 * lookup ended in that run, of those the ones where the run still
+	 * began where the hint's key was noted, and of these the ones whose
+	 * key was the run's (not written). */
 	uint64_t admission_hints, admission_hints_right;
+	uint64_t admission_hint_keys_current, admission_hint_keys_right;
 	/* Epochs whose computed-before blocks were forgotten (wl_ops.epochs),
 	 * and the most shared blocks held in that record at once while it was
 	 * a tree (not written). */

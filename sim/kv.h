@@ -114,9 +114,12 @@ void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t 
 /* Prefetch hints for a prefix lookup of hashes[0..n) that will likely
  * reach run id (a session's run from its turn before): kv_prefetch_run_lines
  * starts the misses of the run's fields; kv_prefetch_run, once those are in
- * cache, reads them and starts the misses of the run's first-hash index
- * slot, its last hash and the prompt's hash compared with it. A stale id (a
- * run since evicted or reused) costs a wasted prefetch, nothing else. */
+ * cache, reads them and starts the misses of the run's index slot (key: its
+ * first hash, which the caller noted when the run began at key_depth, so
+ * that no prompt hash is read first; the prompt's hash at the run's depth
+ * if a split has moved its start since), its last hash and the prompt's
+ * hash compared with it. A stale id or key (a run since evicted or reused)
+ * costs a wasted prefetch, nothing else. */
 static inline __attribute__((always_inline)) void kv_prefetch_run_lines(const struct kv_pool *p,
 									 uint32_t id)
 {
@@ -126,14 +129,15 @@ static inline __attribute__((always_inline)) void kv_prefetch_run_lines(const st
 	}
 }
 static inline __attribute__((always_inline)) void
-kv_prefetch_run(const struct kv_pool *p, uint32_t id, const uint64_t *hashes, uint32_t n)
+kv_prefetch_run(const struct kv_pool *p, uint32_t id, uint64_t key, uint32_t key_depth,
+		const uint64_t *hashes, uint32_t n)
 {
 	if (id >= p->n_runs)
 		return;
 	const struct kv_run *r = &p->runs[id];
 	if (!r->alive || r->len == 0 || r->depth >= n)
 		return;
-	hmap_prefetch(&p->first, hashes[r->depth]);
+	hmap_prefetch(&p->first, r->depth == key_depth ? key : hashes[r->depth]);
 	__builtin_prefetch(r->hashes + r->len - 1);
 	if (r->depth + r->len <= n)
 		__builtin_prefetch(hashes + r->depth + r->len - 1);

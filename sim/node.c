@@ -229,6 +229,26 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 	r->accounted = 1;
 }
 
+/* r's tail run changed: its first hash, the run's key in the index, is
+ * noted with its depth for the hint its session's next turn will carry
+ * (the request's hash at the run's depth was just read: the lookup probed
+ * with it, or the commit started the run there). */
+static inline void note_tail_key(const struct node *n, struct request *r)
+{
+	r->kv_tail_depth = n->kv.runs[r->kv_tail].depth;
+	r->kv_tail_key = r->hashes[r->kv_tail_depth];
+}
+
+/* r's tail run becomes its session's hint: its index key as noted,
+ * unless a split has moved the run's start since (a split keeps the upper
+ * part under the id; then the hash is read). */
+static inline void hint_from_tail(const struct node *n, struct request *r)
+{
+	uint32_t d = n->kv.runs[r->kv_tail].depth;
+	r->kv_hint_key = d == r->kv_tail_depth ? r->kv_tail_key : r->hashes[d];
+	r->kv_hint_depth = d;
+}
+
 /* r computed tokens [old, r->num_computed): preemption accounting, and the
  * blocks this filled enter the cache. */
 static void __attribute__((noinline)) computed_blocks(struct node *n, struct request *r,
@@ -249,8 +269,12 @@ static void __attribute__((noinline)) computed_blocks(struct node *n, struct req
 	 * already): block n_blocks - n_own is the next, and each commit moves
 	 * that on by one. */
 	uint32_t next = r->n_blocks - r->n_own;
-	if (n->prefix_caching && next >= from && next < full)
+	if (n->prefix_caching && next >= from && next < full) {
+		uint32_t tail = r->kv_tail;
 		r->n_own -= kv_commit_blocks(&n->kv, &r->kv_tail, next, full, r->hashes, r->n_hashes);
+		if (r->kv_tail != tail)
+			note_tail_key(n, r);
+	}
 	if (from < full)
 		n->hooks.on_blocks_computed(n->hooks.ctx, r, from, full);
 }
@@ -586,7 +610,8 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	/* the queue head's admission lookup ahead: its likely run's cache
 	 * misses overlap the batch's forming (prefetches: nothing changes) */
 	if (n->wait_head && n->wait_head->kv_hint != KV_NONE && n->prefix_caching)
-		kv_prefetch_run(&n->kv, n->wait_head->kv_hint, n->wait_head->hashes,
+		kv_prefetch_run(&n->kv, n->wait_head->kv_hint, n->wait_head->kv_hint_key,
+				n->wait_head->kv_hint_depth, n->wait_head->hashes,
 				n->wait_head->n_hashes);
 
 	for (uint32_t i = 0; i < n->n_running && budget > 0; i++) {
@@ -629,6 +654,13 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		if (r->kv_hint != KV_NONE) {
 			n->hints++;
 			n->hints_right += m.run == r->kv_hint;
+			/* the key carried for the index probe's prefetch, where
+			 * the run still begins as it did (the hash read here is
+			 * the lookup's probe: in cache) */
+			if (m.run == r->kv_hint && n->kv.runs[m.run].depth == r->kv_hint_depth) {
+				n->hint_keys_current++;
+				n->hint_keys_right += r->kv_hint_key == r->hashes[r->kv_hint_depth];
+			}
 		}
 		uint32_t hit = m.blocks, computed = hit * B;
 		if (computed >= r->num_tokens)
@@ -646,6 +678,8 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		}
 		wait_pop_front(n);
 		r->kv_tail = kv_acquire(&n->kv, &m);
+		if (r->kv_tail != KV_NONE)
+			note_tail_key(n, r);
 		r->n_blocks = hit;
 		r->n_own = 0;
 		if (grow_to(n, r, computed + want))
@@ -786,6 +820,8 @@ void node_finish_step(struct node *n, int64_t now_ns)
 			r->finish_ns = now_ns;
 			req_episode_end(r);
 			r->kv_hint = r->kv_tail; /* where its session's next turn looks */
+			if (r->kv_tail != KV_NONE)
+				hint_from_tail(n, r);
 			release_blocks(n, r);
 			n->done[n->n_done++] = r;
 		}

@@ -139,9 +139,11 @@ struct node {
 	double kv_used_block_ns; /* integral of used blocks over busy time */
 	uint32_t peak_used;
 	uint64_t iterations, preemptions, completed;
-	/* admissions with a prefetch hint (node_hint_admission), and those
-	 * whose lookup ended in the hinted run */
-	uint64_t hints, hints_right;
+	/* admissions with a prefetch hint (node_hint_admission), those whose
+	 * lookup ended in the hinted run, and of those the ones whose run
+	 * still began where the hint's key was noted, and of these the ones
+	 * whose key was that run's */
+	uint64_t hints, hints_right, hint_keys_current, hint_keys_right;
 };
 
 /* Returns 0, or -1 when memory runs out. Caller frees with node_free. */
@@ -160,11 +162,14 @@ int node_cut_span(struct node *n, int64_t now_ns);
 /* Before node_enqueue: r's admission lookup here will likely reach run
  * `run` (its session's tail when its turn before ended here): kept in
  * r->kv_hint, and the run's fields are fetched ahead. Prefetching only. */
-static inline void node_hint_admission(const struct node *n, struct request *r, uint32_t run)
+static inline void node_hint_admission(const struct node *n, struct request *r, uint32_t run,
+				       uint64_t key, uint32_t depth)
 {
 	if (!n->prefix_caching)
 		return;
 	r->kv_hint = run;
+	r->kv_hint_key = key;
+	r->kv_hint_depth = depth;
 	kv_prefetch_run_lines(&n->kv, run);
 }
 /* As node_enqueue, at the head of the queue (a swapped-in request). */

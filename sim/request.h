@@ -66,6 +66,18 @@ struct request {
 	 * ended), for prefetching only; KV_NONE if not known. Once it has
 	 * ended: its own tail run when it released it. */
 	uint32_t kv_hint;
+	/* S: the first hash of kv_hint's run (its key in the node's index)
+	 * when the run began at depth kv_hint_depth, carried with the hint so
+	 * that the index probe's prefetch needs no read of the prompt's hash
+	 * (a split since, which moves the run's start, makes it read it);
+	 * meaningful while kv_hint is set. */
+	uint64_t kv_hint_key;
+	uint32_t kv_hint_depth;
+	/* S: the first hash and depth of kv_tail's run, noted when kv_tail
+	 * changes (the line it is read from is in cache then); a hint's
+	 * source. */
+	uint64_t kv_tail_key;
+	uint32_t kv_tail_depth;
 	uint32_t mig_lo, mig_hi; /* blocks [lo, hi) arrived by migration */
 	uint32_t rel_lo, rel_hi; /* blocks [lo, hi) reloaded from a DRAM/NVMe tier */
 	uint32_t pending;        /* transfers it waits for */

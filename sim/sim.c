@@ -76,6 +76,8 @@ struct session_rec {
 	 * its next admission there); hint_node -1 if none. */
 	int32_t hint_node;
 	uint32_t hint_run;
+	uint64_t hint_key; /* hint_run's first hash at hint_depth (request.kv_hint_key) */
+	uint32_t hint_depth;
 	/* Where its requests ran (arrive_at_node), first come first: the only
 	 * nodes that can hold its private blocks when the workload's are its
 	 * own (wl_ops.private_own). n_nodes -1: more than SESSION_NODES. */
@@ -670,6 +672,8 @@ static void finish(struct sim *s, struct request *r)
 	if (rec && completed && rec->id == r->session) {
 		rec->hint_node = r->node;
 		rec->hint_run = r->kv_hint;
+		rec->hint_key = r->kv_hint_key;
+		rec->hint_depth = r->kv_hint_depth;
 	}
 	if (rec && --rec->live == 0 && session_done)
 		session_end(s, rec);
@@ -1026,7 +1030,8 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst, enum 
 	}
 	if (!moving) {
 		if (rec->hint_node == (int32_t)dst)
-			node_hint_admission(&s->nodes[dst], r, rec->hint_run);
+			node_hint_admission(&s->nodes[dst], r, rec->hint_run, rec->hint_key,
+					    rec->hint_depth);
 		enqueue(s, dst, r);
 	}
 }
@@ -1166,7 +1171,8 @@ static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 		if (r && r->n_hashes && n->prefix_caching) /* cached_prefix's first probe */
 			hmap_prefetch(&n->kv.first, r->hashes[0]);
 		if ((int32_t)nodes[x] == hint)
-			kv_prefetch_run(&n->kv, rec->hint_run, r->hashes, r->n_hashes);
+			kv_prefetch_run(&n->kv, rec->hint_run, rec->hint_key, rec->hint_depth, r->hashes,
+					r->n_hashes);
 	}
 	for (uint32_t x = 0; x < m; x++)
 		sync_view(s, nodes[x]);
@@ -2458,6 +2464,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		mn->requests = n->completed;
 		out->admission_hints += n->hints;
 		out->admission_hints_right += n->hints_right;
+		out->admission_hint_keys_current += n->hint_keys_current;
+		out->admission_hint_keys_right += n->hint_keys_right;
 		thermal_advance(&s, i);
 		mn->throttled_s = s.hl[i].throttled_s;
 		double x = (double)n->completed;

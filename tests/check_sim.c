@@ -327,8 +327,10 @@ static void count_turns(void *ctx, const struct request *r)
  * has its admission lookup prefetched from the run where that turn's KV
  * ended (node_hint_admission): its history, which the new prompt repeats.
  * With room for every session's KV (nothing evicted), that is where each
- * such lookup ends. A hint lost on the way (not kept at the turn's end,
- * not passed on at routing) fails this; results never depend on it. */
+ * such lookup ends, and the hint's key (the run's first hash, noted when
+ * the run became the turn's tail) is that run's. A hint or key lost on the
+ * way (not kept at the turn's end, not passed on at routing) fails this;
+ * results never depend on it. */
 START_TEST(follow_up_admissions_are_hinted_with_their_history)
 {
 	/* four turns: no conversation outgrows the context (a truncated
@@ -348,6 +350,11 @@ START_TEST(follow_up_admissions_are_hinted_with_their_history)
 	ck_assert_uint_eq(m.preemptions, 0);
 	ck_assert_uint_eq(m.admission_hints, c.same_node);
 	ck_assert_uint_eq(m.admission_hints_right, c.same_node);
+	/* the key is the run's wherever the run begins where it was noted,
+	 * which is almost everywhere (another session's prompt splitting
+	 * the run moves its start) */
+	ck_assert_uint_eq(m.admission_hint_keys_right, m.admission_hint_keys_current);
+	ck_assert_uint_gt(m.admission_hint_keys_current, c.same_node * 95 / 100);
 	met_summary_free(&m);
 	cfg_scenario_free(&sc);
 }
