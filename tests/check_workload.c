@@ -167,6 +167,12 @@ START_TEST(chat_truncates_at_the_context_limit)
 	for (int k = 0; k < 20; k++) {
 		ck_assert_int_eq(ops->follow_up(st, &a, 1, a.arrival_ns, &b), 1);
 		ck_assert_uint_le(b.prompt_tokens + b.output_tokens, 4096);
+		/* Turn t holds 1000 + 500 t tokens (prompt and answer) until
+		 * that passes 4096 at turn 7; from then on the oldest turn
+		 * goes (500 tokens), leaving 4000: prompts of 3800. */
+		uint32_t turn = (uint32_t)k + 2, whole = 1000 + 500 * turn - 200;
+		ck_assert_uint_eq(b.prompt_tokens, whole < 3800 ? whole : 3800);
+		ck_assert_uint_eq(b.n_shared, 1000 / 16);
 		/* The system prompt stays as the shared head. */
 		for (uint32_t i = 0; i < 62; i++)
 			ck_assert_uint_eq(a.hashes[i], b.hashes[i]);

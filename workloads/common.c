@@ -180,18 +180,30 @@ int wl_reserve_u64(uint64_t **a, uint32_t *cap, uint32_t want)
 	return 0;
 }
 
-static uint32_t full_blocks(const struct wl_seg *segs, uint32_t n, uint32_t block_tokens)
+static uint64_t seg_tokens(const struct wl_seg *segs, uint32_t n)
 {
 	uint64_t total = 0;
 	for (uint32_t i = 0; i < n; i++)
 		total += segs[i].len;
-	return (uint32_t)(total / block_tokens);
+	return total;
+}
+
+static uint32_t full_blocks(const struct wl_seg *segs, uint32_t n, uint32_t block_tokens)
+{
+	return (uint32_t)(seg_tokens(segs, n) / block_tokens);
 }
 
 int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
 			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix)
 {
-	uint32_t blocks = full_blocks(segs, n, block_tokens);
+	return wl_hash_blocks_resume_n(r, segs, n, seg_tokens(segs, n), block_tokens, st, prefix);
+}
+
+int wl_hash_blocks_resume_n(struct request *r, const struct wl_seg *segs, uint32_t n,
+			    uint64_t tokens, uint32_t block_tokens, struct wl_hash_state *st,
+			    const uint64_t *prefix)
+{
+	uint32_t blocks = (uint32_t)(tokens / block_tokens);
 	/* prefix may be r's own buffer (the history continued in place):
 	 * realloc then carries it along, and there is nothing to copy */
 	int in_place = prefix && prefix == r->hashes;

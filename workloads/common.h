@@ -59,6 +59,11 @@ struct wl_hash_state {
  * tokens, not its whole history). */
 int wl_hash_blocks_resume(struct request *r, const struct wl_seg *segs, uint32_t n,
 			  uint32_t block_tokens, struct wl_hash_state *st, const uint64_t *prefix);
+/* The same, told the segments' total length (tokens): a caller that keeps
+ * it spares a pass over segments it does not otherwise read. */
+int wl_hash_blocks_resume_n(struct request *r, const struct wl_seg *segs, uint32_t n,
+			    uint64_t tokens, uint32_t block_tokens, struct wl_hash_state *st,
+			    const uint64_t *prefix);
 
 /* wl_hash_blocks in two halves, for hashing many requests at once: the
  * first writes into r->hashes what each block's hash mixes with its

@@ -1,4 +1,5 @@
 /* conversation: chat, RAG and agent sessions: closed loops where each turn carries the history. */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,10 @@ struct chat_session {
 	uint32_t n_head, n_shared_segs;
 	uint32_t n_segs, cap_segs;
 	struct wl_seg *segs;
+	/* tokens over segs, and over the first n_shared_segs of them: kept,
+	 * so that a follow-up turn reads only the segments it adds (the
+	 * history's lie in memory untouched since the turn before) */
+	uint64_t total, shared;
 	struct wl_hash_state hs; /* where the last request's hash chain stopped */
 	uint32_t head_item;      /* the pool item that heads it (UINT32_MAX: none) */
 	struct chat_session *free_next;
@@ -255,6 +260,7 @@ static int push_seg(struct chat_session *s, uint64_t id, uint32_t len)
 		s->cap_segs = cap;
 	}
 	s->segs[s->n_segs++] = (struct wl_seg){id, len};
+	s->total += len;
 	return 0;
 }
 
@@ -268,12 +274,10 @@ static uint64_t content_id(const struct chat_session *s, uint32_t part)
  * head, as in real servers), then the answer is cut to half the context,
  * then the message, then the head from its end. Returns 1 if anything was
  * cut. */
-static int truncate_to_context(struct chat_session *s, uint32_t max_context)
+static int cut_to_context(struct chat_session *s, uint32_t max_context)
 {
-	uint64_t total = 0;
+	uint64_t total = s->total;
 	int cut = 0;
-	for (uint32_t i = 0; i < s->n_segs; i++)
-		total += s->segs[i].len;
 	uint32_t h = s->n_head;
 	while (total > max_context && s->n_segs > h + 2) {
 		total -= s->segs[h].len + s->segs[h + 1].len;
@@ -297,6 +301,22 @@ static int truncate_to_context(struct chat_session *s, uint32_t max_context)
 		ans->len = max_context - 1;
 	}
 	return 1;
+}
+
+static int truncate_to_context(struct chat_session *s, uint32_t max_context)
+{
+	if (s->total <= max_context)
+		return 0; /* (the segments not read) */
+	int cut = cut_to_context(s, max_context);
+	if (cut) {
+		s->total = s->shared = 0;
+		for (uint32_t i = 0; i < s->n_segs; i++) {
+			s->total += s->segs[i].len;
+			if (i < s->n_shared_segs)
+				s->shared += s->segs[i].len;
+		}
+	}
+	return cut;
 }
 
 /* prev: the session's previous request (its hashes chain the history this
@@ -342,9 +362,7 @@ static int fill_request(struct chat_wl *w, struct chat_session *s, struct reques
 	if (!prev || prev->n_hashes != s->hs.blocks)
 		memset(&s->hs, 0, sizeof s->hs);
 	const uint64_t *prefix = s->hs.blocks ? prev->hashes : head_start(w, s);
-	uint32_t prompt = 0;
-	for (uint32_t i = 0; i + 1 < s->n_segs; i++)
-		prompt += s->segs[i].len;
+	uint32_t prompt = (uint32_t)(s->total - s->segs[s->n_segs - 1].len);
 	r->session = s->id;
 	r->wl_session = s;
 	r->turn = s->turn;
@@ -352,12 +370,11 @@ static int fill_request(struct chat_wl *w, struct chat_session *s, struct reques
 	r->arrival_ns = arrival_ns;
 	r->prompt_tokens = prompt;
 	r->output_tokens = s->segs[s->n_segs - 1].len;
-	uint64_t shared = 0;
-	for (uint32_t i = 0; i < s->n_shared_segs && i < s->n_segs - 1; i++)
-		shared += s->segs[i].len;
-	r->n_shared = (uint32_t)(shared / w->env.block_tokens);
-	return wl_hash_blocks_resume(r, s->segs, s->n_segs, w->env.block_tokens, &s->hs,
-				     prefix) == 0
+	/* (the head's segments come before the new message and answer) */
+	assert(s->n_shared_segs < s->n_segs - 1);
+	r->n_shared = (uint32_t)(s->shared / w->env.block_tokens);
+	return wl_hash_blocks_resume_n(r, s->segs, s->n_segs, s->total, w->env.block_tokens,
+				       &s->hs, prefix) == 0
 		   ? 1
 		   : -1;
 }
@@ -373,6 +390,7 @@ static struct chat_session *session_new(struct chat_wl *w)
 			return NULL;
 	}
 	s->n_segs = 0;
+	s->total = s->shared = 0;
 	return s;
 }
 
@@ -403,6 +421,7 @@ static int build_head(struct chat_wl *w, struct chat_session *s)
 	if (push_seg(s, seg.id, seg.len))
 		return -1;
 	s->n_head = s->n_shared_segs = 1;
+	s->shared = s->total;
 	if (w->kind != CONVO_RAG)
 		return 0;
 	uint32_t k = w->docs_per_request, picked[1024], n = 0;
@@ -420,6 +439,7 @@ static int build_head(struct chat_wl *w, struct chat_session *s)
 			return -1;
 	}
 	s->n_head = s->n_shared_segs = 1 + n;
+	s->shared = s->total;
 	return 0;
 }
 
