@@ -44,6 +44,12 @@ struct evq {
 	int tkind;
 };
 
+/* The earliest event in the heap (timers aside), or NULL: a hint of what
+ * comes soon, for prefetching its payload. */
+static inline const struct event *evq_heap_top(const struct evq *q)
+{
+	return q->n ? &q->heap[0] : NULL;
+}
 void evq_init(struct evq *q);
 void evq_free(struct evq *q);
 /* Schedules an event; returns its seq, or 0 when memory runs out. The seq
