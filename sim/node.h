@@ -160,8 +160,9 @@ int node_enqueue(struct node *n, struct request *r, int64_t now_ns);
  * now ends earlier, at step_end_ns. */
 int node_cut_span(struct node *n, int64_t now_ns);
 /* Before node_enqueue: r's admission lookup here will likely reach run
- * `run` (its session's tail when its turn before ended here): kept in
- * r->kv_hint, and the run's fields are fetched ahead. Prefetching only. */
+ * `run` (its session's tail when its turn before ended here), whose index
+ * key (first hash) was `key` when it began at `depth`: kept in r->kv_hint
+ * and beside it, and the run's fields are fetched ahead. Prefetching only. */
 static inline void node_hint_admission(const struct node *n, struct request *r, uint32_t run,
 				       uint64_t key, uint32_t depth)
 {
