@@ -2,6 +2,7 @@
 #ifndef KVSIM_NODE_H
 #define KVSIM_NODE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/cost.h"
@@ -230,8 +231,19 @@ static inline __attribute__((always_inline)) void node_prefetch_sync(const struc
 								      int64_t now_ns, int stage)
 {
 	if (stage == 0) {
-		for (uint32_t i = 0; i < sizeof *n; i += 64)
-			__builtin_prefetch((const char *)n + i);
+		/* the lines node_kv_used, node_sync's early return and a cache
+		 * lookup read (the counters and the index; the span's state;
+		 * the engine's settings; the batch; the span's ends), not the
+		 * spare lists', the span's cost state or the statistics' */
+		static const uint16_t at[] = {offsetof(struct node, sync_due_ns),
+					      offsetof(struct node, kv.first),
+					      offsetof(struct node, busy),
+					      offsetof(struct node, block_tokens),
+					      offsetof(struct node, block_shift),
+					      offsetof(struct node, batch),
+					      offsetof(struct node, span_end)};
+		for (uint32_t i = 0; i < sizeof at / sizeof at[0]; i++)
+			__builtin_prefetch((const char *)n + at[i]);
 		return;
 	}
 	if (now_ns < n->sync_due_ns || !n->busy || n->span_len <= 1)
