@@ -18,7 +18,8 @@ static uint32_t class_cap(unsigned k)
 	return p + (k % 4) * (p / 4);
 }
 
-/* The smallest class that holds want hashes (want <= 8 << 26). */
+/* The smallest class that holds want hashes (want <= 8 << 26); for a
+ * class_cap value, its class. */
 static unsigned class_for(uint32_t want)
 {
 	if (want <= 8)
@@ -27,13 +28,6 @@ static unsigned class_for(uint32_t want)
 	uint32_t p = UINT32_C(8) << c, q = p / 4;
 	unsigned s = (want - p + q - 1) / q; /* 0..4 */
 	return 4 * c + s; /* s = 4 is the next power's first class */
-}
-
-/* The class of an array of cap hashes (a class_cap value). */
-static unsigned spare_class(uint32_t cap)
-{
-	unsigned c = (unsigned)(31 - __builtin_clz(cap)) - 3;
-	return 4 * c + (cap - (UINT32_C(8) << c)) / ((UINT32_C(8) << c) / 4);
 }
 
 void kv_spares_free(struct kv_spares *s)
@@ -63,7 +57,7 @@ void kv_free(struct kv_pool *p)
 {
 	for (uint32_t i = 0; i < p->n_runs; i++)
 		if (p->runs[i].hashes) { /* then p->spares is set */
-			unsigned c = spare_class(p->runs[i].cap);
+			unsigned c = class_for(p->runs[i].cap);
 			p->spares->in_use[c]--;
 			p->spares->bytes -= p->runs[i].cap * sizeof *p->runs[i].hashes;
 			free(p->runs[i].hashes);
@@ -193,7 +187,7 @@ static uint32_t run_new(struct kv_pool *p)
 static void spare_put(struct kv_pool *p, uint64_t *a, uint32_t cap)
 {
 	struct kv_spares *s = p->spares;
-	unsigned c = spare_class(cap);
+	unsigned c = class_for(cap);
 	s->in_use[c]--;
 	if (s->n_spare[c] >= s->in_use[c] / 8 + 16) {
 		free(a);

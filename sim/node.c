@@ -240,13 +240,14 @@ static inline void note_tail_key(const struct node *n, struct request *r)
 }
 
 /* r's tail run becomes its session's hint: its index key as noted,
- * unless a split has moved the run's start since (a split keeps the upper
- * part under the id; then the hash is read). */
+ * noted again if a split has moved the run's start since (a split keeps
+ * the upper part under the id). */
 static inline void hint_from_tail(const struct node *n, struct request *r)
 {
-	uint32_t d = n->kv.runs[r->kv_tail].depth;
-	r->kv_hint_key = d == r->kv_tail_depth ? r->kv_tail_key : r->hashes[d];
-	r->kv_hint_depth = d;
+	if (n->kv.runs[r->kv_tail].depth != r->kv_tail_depth)
+		note_tail_key(n, r);
+	r->kv_hint_key = r->kv_tail_key;
+	r->kv_hint_depth = r->kv_tail_depth;
 }
 
 /* r computed tokens [old, r->num_computed): preemption accounting, and the
