@@ -81,6 +81,11 @@ struct met_summary {
 	 * key was the run's (not written). */
 	uint64_t admission_hints, admission_hints_right;
 	uint64_t admission_hint_keys_current, admission_hint_keys_right;
+	/* Blocks whose commits were held back and made later (node.c,
+	 * deferred commits), and the lookups and commits that met a run
+	 * with blocks held back after it and had them committed first (not
+	 * written). */
+	uint64_t kv_blocks_held, kv_lookups_held, kv_commits_held;
 	/* Epochs whose computed-before blocks were forgotten (wl_ops.epochs),
 	 * and the most shared blocks held in that record at once while it was
 	 * a tree (not written). */

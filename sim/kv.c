@@ -178,6 +178,7 @@ static uint32_t run_new(struct kv_pool *p)
 	r->release_seq = 0;
 	r->next_free = KV_NONE;
 	r->alive = 1;
+	r->open = 0;
 	p->n_alive++;
 	return id;
 }
@@ -295,7 +296,7 @@ static uint32_t split(struct kv_pool *p, uint32_t id, uint32_t m)
 void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t n,
 		      struct kv_match *m)
 {
-	m->blocks = m->unlocked = m->run_used = 0;
+	m->blocks = m->unlocked = m->run_used = m->open = 0;
 	m->run = KV_NONE;
 	uint32_t i = 0;
 	while (i < n) {
@@ -313,8 +314,10 @@ void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t 
 		i += used;
 		/* A run that goes on after r begins with r's last block's
 		 * successor, so it is r's child: with none, no probe finds one. */
-		if (used < r->len || r->n_children == 0)
+		if (used < r->len || r->n_children == 0) {
+			m->open = r->open && used == r->len && i < n;
 			break;
+		}
 	}
 	m->blocks = i;
 }
@@ -458,6 +461,10 @@ static uint32_t commit_at(struct kv_pool *p, uint32_t *tail, uint32_t idx, const
 	const struct kv_run *cr = &p->runs[c];
 	while (m < cr->len && m < n && cr->hashes[m] == h[m])
 		m++;
+	if (cr->open && m == cr->len && m < n) {
+		p->open_hit = 1; /* its owner's held-back blocks may match on */
+		return 0;
+	}
 	return adopt(p, tail, c, m) ? 0 : m;
 }
 
@@ -551,6 +558,7 @@ uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint
 {
 	struct kv_match m;
 	kv_lookup_prefix(p, hashes, hi, &m);
+	assert(!m.open); /* the owner commits held-back blocks before installs */
 	if (m.blocks >= hi)
 		return hi;
 	if (m.blocks < lo)
@@ -582,6 +590,10 @@ int kv_audit(const struct kv_pool *p, uint64_t *locked_out, const char **why)
 			continue;
 		if (r->len == 0) {
 			*why = "a live run with no blocks";
+			return -1;
+		}
+		if (r->open && (r->lock != 1 || r->n_children != 0)) {
+			*why = "an open run that is not one request's own tail";
 			return -1;
 		}
 		if (r->lock)

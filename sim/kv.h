@@ -38,7 +38,13 @@ struct kv_run {
 	uint32_t lock;         /* requests whose path includes this run */
 	uint64_t release_seq;  /* when lock last fell to 0 (0 while alive = never locked) */
 	uint32_t next_free;    /* slot free list; KV_NONE when alive */
-	int alive;
+	uint8_t alive;
+	/* The tail of one running request that holds it alone (lock 1, no
+	 * children) and may hold back commits of its private blocks after
+	 * it (see the node's deferred commits): a lookup that reaches its
+	 * end, or a commit that would adopt all of it, says so instead of
+	 * going on (kv_match.open, kv_pool.open_hit). */
+	uint8_t open;
 };
 
 struct kv_evictable {
@@ -52,6 +58,9 @@ struct kv_evictable {
 struct kv_match {
 	uint32_t blocks, unlocked;
 	uint32_t run, run_used;
+	/* 1: the match ended at the end of an open run with hashes left to
+	 * match: blocks held back after it might match them too. */
+	uint32_t open;
 };
 
 /* Hash arrays of deleted runs, by capacity class (8 << c hashes and three
@@ -87,6 +96,10 @@ struct kv_pool {
 	/* Set when memory for the index ran out: the pool stays usable but
 	 * its owner must stop (kvsim reports "out of memory", exit 3). */
 	int oom;
+	/* Set when a commit stopped short of adopting all of an open run:
+	 * its owner's held-back blocks must be committed first, then the
+	 * rest of the commit made again. */
+	int open_hit;
 	/* Where the pool's runs take hash arrays and leave them when deleted:
 	 * lists its cluster's pools share (set after kv_init; the sharer
 	 * frees them with kv_spares_free), or, left NULL, lists of its own,
@@ -188,7 +201,8 @@ static inline uint32_t kv_commit_blocks(struct kv_pool *p, uint32_t *tail, uint3
  * the tail is evicted first) and its n_own own blocks (freed). */
 void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own);
 /* Caches hashes[lo..hi) (blocks that arrived from elsewhere) after the
- * prefix hashes[0..lo), as the most recently released blocks. Returns the
+ * prefix hashes[0..lo), as the most recently released blocks. No run on
+ * the chain may be open (the owner commits held-back blocks first). Returns the
  * index up to which the chain is now cached (hi if all fit; less if the
  * prefix is no longer cached or space ran out). */
 uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint32_t hi);

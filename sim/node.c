@@ -116,8 +116,11 @@ static void wait_pop_front(struct node *n)
 
 
 
+static void commit_held(struct node *n, struct request *r);
+
 static void release_blocks(struct node *n, struct request *r)
 {
+	commit_held(n, r);
 	kv_release(&n->kv, r->kv_tail, r->n_own);
 	r->kv_tail = KV_NONE;
 	r->n_blocks = r->n_own = 0;
@@ -250,8 +253,105 @@ static inline void hint_from_tail(const struct node *n, struct request *r)
 	r->kv_hint_depth = r->kv_tail_depth;
 }
 
+/* Deferred commits. A decode fills one block of each request every
+ * block_tokens iterations; committing it (its hash appended to the
+ * request's tail run, the block recorded as computed in the session's
+ * frontier) reads the run, the request's hash and the session's record,
+ * each a cache miss once a cluster's state outgrows the caches, and each
+ * again at the next block. So a request whose tail run is its own (lock 1,
+ * no children: the run is marked open) holds back the private blocks it
+ * fills and commits them together when something could tell the
+ * difference:
+ * - its release (it ends, or is preempted): commit_held;
+ * - a lookup that reaches an open run's end with hashes left to match,
+ *   or a commit that would adopt all of one (the pool says so, and the
+ *   node commits what all its requests hold back, then asks again):
+ *   node_lookup, commit_blocks;
+ * - a change from outside (an install) or a crash, and a session with
+ *   two requests at once (one would read the frontier the other moves;
+ *   the owner then turns deferral off): node_commit_held.
+ * Nothing else reads what a commit changes: the blocks move from the
+ * request's own to a run it alone holds (blocks in use unchanged), which
+ * eviction does not touch, and only their own session can name private
+ * blocks. Results are those of committing each block when filled. */
+
+/* kv_commit_blocks of r's blocks [next, full); a commit stopped at an open
+ * run commits what the node's requests hold back, then goes on. */
+static void commit_blocks(struct node *n, struct request *r, uint32_t next, uint32_t full)
+{
+	uint32_t tail = r->kv_tail;
+	for (;;) {
+		uint32_t done =
+		    kv_commit_blocks(&n->kv, &r->kv_tail, next, full, r->hashes, r->n_hashes);
+		r->n_own -= done;
+		next += done;
+		if (!n->kv.open_hit || next >= full)
+			break;
+		n->kv.open_hit = 0;
+		n->held_commits++;
+		node_commit_held(n);
+	}
+	n->kv.open_hit = 0;
+	if (r->kv_tail != tail)
+		note_tail_key(n, r);
+}
+
+/* After r committed up to block full: its tail run is opened when r holds
+ * it alone with nothing under it and it ends past r's shared blocks (no
+ * other session can name its end). */
+static inline void open_tail(struct node *n, struct request *r, uint32_t full)
+{
+	if (!n->defer_commits || r->kv_tail == KV_NONE || full <= r->n_shared)
+		return;
+	struct kv_run *t = &n->kv.runs[r->kv_tail];
+	if (t->lock != 1 || t->n_children != 0 || t->depth + t->len != full)
+		return;
+	t->open = 1;
+	r->open_from = REQ_TAIL_OPEN;
+	n->n_open++;
+}
+
+/* Commits the blocks r holds back and shuts its tail run. */
+static void commit_held(struct node *n, struct request *r)
+{
+	uint32_t from = r->open_from;
+	if (from == REQ_TAIL_SHUT)
+		return;
+	r->open_from = REQ_TAIL_SHUT;
+	n->kv.runs[r->kv_tail].open = 0;
+	n->n_open--;
+	if (from == REQ_TAIL_OPEN)
+		return;
+	uint32_t full = node_full_blocks(n, r->num_computed);
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	uint32_t next = r->n_blocks - r->n_own;
+	if (next < full) {
+		n->held_blocks += full - next;
+		commit_blocks(n, r, next, full);
+	}
+	if (from < full)
+		n->hooks.on_blocks_computed(n->hooks.ctx, r, from, full);
+}
+
+void node_commit_held(struct node *n)
+{
+	for (uint32_t i = 0; n->n_open && i < n->n_running; i++)
+		commit_held(n, n->running[i]);
+}
+
+void node_lookup(struct node *n, const uint64_t *hashes, uint32_t k, struct kv_match *m)
+{
+	kv_lookup_prefix(&n->kv, hashes, k, m);
+	if (m->open) {
+		n->held_lookups++;
+		node_commit_held(n);
+		kv_lookup_prefix(&n->kv, hashes, k, m);
+	}
+}
+
 /* r computed tokens [old, r->num_computed): preemption accounting, and the
- * blocks this filled enter the cache. */
+ * blocks this filled enter the cache, or are held back (deferred commits). */
 static void __attribute__((noinline)) computed_blocks(struct node *n, struct request *r,
 							uint32_t old)
 {
@@ -270,11 +370,16 @@ static void __attribute__((noinline)) computed_blocks(struct node *n, struct req
 	 * already): block n_blocks - n_own is the next, and each commit moves
 	 * that on by one. */
 	uint32_t next = r->n_blocks - r->n_own;
+	if (r->open_from != REQ_TAIL_SHUT) {
+		/* held back: committing the whole range later is committing
+		 * each part now (the same blocks in order; hooks take ranges) */
+		if (r->open_from == REQ_TAIL_OPEN && from < full)
+			r->open_from = from;
+		return;
+	}
 	if (n->prefix_caching && next >= from && next < full) {
-		uint32_t tail = r->kv_tail;
-		r->n_own -= kv_commit_blocks(&n->kv, &r->kv_tail, next, full, r->hashes, r->n_hashes);
-		if (r->kv_tail != tail)
-			note_tail_key(n, r);
+		commit_blocks(n, r, next, full);
+		open_tail(n, r, full);
 	}
 	if (from < full)
 		n->hooks.on_blocks_computed(n->hooks.ctx, r, from, full);
@@ -547,7 +652,7 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, int fold,
 		const struct batch_entry *e = &n->batch[i];
 		const struct request *r = e->r;
 		int ok = node_full_blocks(n, e->c0) >= r->n_shared &&
-			 (!n->prefix_caching ||
+			 (!n->prefix_caching || r->open_from != REQ_TAIL_SHUT ||
 			  (r->kv_tail != KV_NONE && n->kv.runs[r->kv_tail].lock == 1 &&
 			   n->kv.runs[r->kv_tail].n_children == 0));
 		if (fold && node_entry_prefills(e))
@@ -649,9 +754,9 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		uint32_t known = node_full_blocks(n, r->num_tokens);
 		if (known > r->n_hashes)
 			known = r->n_hashes;
-		struct kv_match m = {0, 0, KV_NONE, 0};
+		struct kv_match m = {0, 0, KV_NONE, 0, 0};
 		if (n->prefix_caching)
-			kv_lookup_prefix(&n->kv, r->hashes, known, &m);
+			node_lookup(n, r->hashes, known, &m);
 		if (r->kv_hint != KV_NONE) {
 			n->hints++;
 			n->hints_right += m.run == r->kv_hint;
@@ -820,6 +925,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 			r->state = REQ_DONE;
 			r->finish_ns = now_ns;
 			req_episode_end(r);
+			commit_held(n, r);
 			r->kv_hint = r->kv_tail; /* where its session's next turn looks */
 			if (r->kv_tail != KV_NONE)
 				hint_from_tail(n, r);
@@ -857,6 +963,7 @@ uint32_t node_evacuate(struct node *n, struct request **out)
 	 * applied them) count as any step's; the one in progress is lost. */
 	if (n->busy && n->span_ended > 0)
 		step_stats(n, n->span_ended - 1);
+	node_commit_held(n); /* what they computed was computed (the frontiers) */
 	uint32_t k = 0;
 	while (n->wait_head) {
 		struct request *r = n->wait_head;

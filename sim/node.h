@@ -75,6 +75,16 @@ struct node {
 	uint32_t block_tokens, max_seqs, max_batched;
 	uint32_t block_shift; /* log2(block_tokens) when a power of two, else 0 */
 	int prefix_caching;
+	/* Set by the owner while no session has two requests at once: a
+	 * request whose tail run is its own (open) holds back the commits of
+	 * the private blocks it fills (request.open_from), and commits them
+	 * together when anything could tell the difference (node.c, deferred
+	 * commits). n_open: running requests with an open tail run. */
+	int defer_commits;
+	uint32_t n_open;
+	/* blocks committed after being held back; lookups and commits that
+	 * met an open run and had them committed first */
+	uint64_t held_blocks, held_lookups, held_commits;
 	/* Iteration time multiplier: 1, or more while slowed down (a straggler
 	 * fault, thermal throttling); read when an iteration is planned. */
 	double time_scale;
@@ -182,6 +192,16 @@ int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns);
  * first: the iterations of a decode span ended by then count in the node's
  * statistics (busy time, KV integral), the one in progress does not. */
 uint32_t node_evacuate(struct node *n, struct request **out);
+/* Commits every block its requests hold back (node.defer_commits) and
+ * shuts their tail runs: the cache and the "computed before" records are
+ * then what committing each block when filled would have left. Called
+ * when a lookup reaches the end of an open run (node_lookup), before a
+ * crash, and when a session gets two requests at once. O(running)
+ * when a request holds an open run, else O(1). */
+void node_commit_held(struct node *n);
+/* kv_lookup_prefix in n's cache, with what its requests hold back
+ * committed first when the match reaches the end of an open run. */
+void node_lookup(struct node *n, const uint64_t *hashes, uint32_t k, struct kv_match *m);
 /* Brings a decode span's requests and KV cache up to time now (what one
  * event per iteration would have done by then). Call before reading or
  * changing the node's KV cache from outside. O(batch). */

@@ -18,6 +18,9 @@ enum req_state {
  * kv_block_tokens-token blocks; hashes[i] names block i and its whole prefix,
  * so two requests share their first k blocks iff hashes agree up to k. Only
  * full blocks have hashes. */
+#define REQ_TAIL_SHUT UINT32_MAX
+#define REQ_TAIL_OPEN (UINT32_MAX - 1)
+
 struct request {
 	/* What the engine reads and writes every iteration, and per block,
 	 * first: these 64 bytes are one cache line where the simulator
@@ -38,6 +41,12 @@ struct request {
 	uint32_t n_hashes; /* W */
 	uint32_t n_shared; /* W: leading blocks whose content other sessions can name */
 	void *session_rec; /* S: the simulator's session record (private blocks move its frontier) */
+	/* S: REQ_TAIL_SHUT, or its tail run is open (kv_run.open: its own,
+	 * alone, nothing under it) and its private blocks filled from block
+	 * open_from on are held back, not yet committed to the cache nor
+	 * recorded as computed (REQ_TAIL_OPEN: none yet). See the node's
+	 * deferred commits. */
+	uint32_t open_from;
 
 	/* S: blocks [lo, hi) were found computed before (somewhere) at its
 	 * first admission: recording them again as computed changes nothing. */

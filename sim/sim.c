@@ -133,6 +133,9 @@ struct sim {
 	/* Prefill iterations may open decode spans (node.fold_ok): until a
 	 * session has two requests at once. */
 	int fold;
+	/* Requests may hold back their private blocks' commits
+	 * (node.defer_commits): until a session has two requests at once. */
+	int defer;
 	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
 	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
 	uint64_t kv_evicting;  /* ... not, because that part evicts */
@@ -381,6 +384,7 @@ static struct request *req_get(struct sim *s)
 	r->hashes = h;
 	r->hashes_cap = hc;
 	r->kv_tail = KV_NONE;
+	r->open_from = REQ_TAIL_SHUT;
 	r->kv_hint = KV_NONE;
 	r->ever_run = CTREE_NONE;
 	r->node = -1;
@@ -919,12 +923,12 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	uint32_t src_i = (uint32_t)rec->last_node;
-	const struct node *src = &s->nodes[src_i];
+	struct node *src = &s->nodes[src_i];
 	struct kv_match m_dst, m_src;
 	node_sync(&s->nodes[dst], s->now);
 	node_sync(&s->nodes[src_i], s->now);
-	kv_lookup_prefix(&s->nodes[dst].kv, r->hashes, full, &m_dst);
-	kv_lookup_prefix(&src->kv, r->hashes, full, &m_src);
+	node_lookup(&s->nodes[dst], r->hashes, full, &m_dst);
+	node_lookup(src, r->hashes, full, &m_src);
 	uint32_t have = m_dst.blocks, there = m_src.blocks;
 	if (there <= have)
 		return 0;
@@ -973,7 +977,7 @@ static int maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 	struct node *n = &s->nodes[dst];
 	struct kv_match m;
 	node_sync(n, s->now);
-	kv_lookup_prefix(&n->kv, r->hashes, full, &m);
+	node_lookup(n, r->hashes, full, &m);
 	uint32_t server = (uint32_t)n->server, j = m.blocks, from_dram = 0, from_nvme = 0;
 	for (; j < full; j++) {
 		if (s->has_dram && pidx_has(&s->dram, server, r->hashes[j]))
@@ -1113,7 +1117,7 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 		/* Where the part of the span not applied would evict, it can
 		 * only evict unlocked runs (nothing is released inside a span):
 		 * a match through locked runs alone stands. */
-		kv_lookup_prefix(&n->kv, r->hashes, full, &m);
+		node_lookup(n, r->hashes, full, &m);
 		if (settled == 1 || m.unlocked == 0) {
 			s->kv_unapplied += s->now >= n->sync_due_ns;
 			s->kv_locked += settled < 0;
@@ -1124,7 +1128,7 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 		s->kv_evicting++;
 	}
 	node_sync(n, s->now);
-	kv_lookup_prefix(&n->kv, r->hashes, full, &m);
+	node_lookup(n, r->hashes, full, &m);
 	if (s->opts->audit)
 		audit_private(s, node, r, m.blocks);
 	return m.blocks;
@@ -1336,6 +1340,15 @@ static void on_arrival(struct sim *s, struct request *r, int from_source)
 			node_sync(&s->nodes[i], s->now);
 		}
 	}
+	if (rec->live > 1 && s->defer) {
+		/* the same reason for held-back commits: they are committed
+		 * now (as if each block when filled), and none from here on */
+		s->defer = 0;
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			s->nodes[i].defer_commits = 0;
+			node_commit_held(&s->nodes[i]);
+		}
+	}
 	if (rec->live > 1 && s->lazy_views) {
 		/* Two requests of one session at once: one may read the
 		 * session's frontier while the other's decode span, counted
@@ -1377,11 +1390,16 @@ static void on_dispatch(struct sim *s, struct request *r, uint32_t dst)
 /* Caches the arrived blocks [lo, *hi) of r; blocks that found no room (or
  * whose prefix went meanwhile) will be computed, so *hi shrinks to what
  * was installed. */
-static void install_arrived(struct kv_pool *kv, const struct request *r, uint32_t lo, uint32_t *hi)
+static void install_arrived(struct node *n, const struct request *r, uint32_t lo, uint32_t *hi)
 {
 	if (*hi <= lo)
 		return;
-	uint32_t upto = kv_install(kv, r->hashes, lo, *hi);
+	/* an install whose prefix ends at an open run would meet blocks
+	 * held back: they are committed first (kv_install's own lookup then
+	 * ends where this one did, and nothing after it is cached) */
+	struct kv_match m;
+	node_lookup(n, r->hashes, *hi, &m);
+	uint32_t upto = kv_install(&n->kv, r->hashes, lo, *hi);
 	if (upto < *hi)
 		*hi = upto > lo ? upto : lo;
 }
@@ -1399,8 +1417,8 @@ static void on_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 	}
 	if (r->mig_hi > r->mig_lo)
 		s->migration_s += (double)(s->now - r->xfer_start_ns) * 1e-9;
-	install_arrived(&n->kv, r, r->mig_lo, &r->mig_hi);
-	install_arrived(&n->kv, r, r->rel_lo, &r->rel_hi);
+	install_arrived(n, r, r->mig_lo, &r->mig_hi);
+	install_arrived(n, r, r->rel_lo, &r->rel_hi);
 	if (r->swapped) {
 		r->rel_lo = r->rel_hi = 0; /* a swap-in is no prompt reload */
 		s->swapping_in[dst]--;
@@ -1904,6 +1922,7 @@ static void audit_node(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
 	uint64_t locked = 0, own = 0;
+	uint32_t open = 0;
 	const char *why = NULL;
 	if (kv_audit(&n->kv, &locked, &why)) {
 		audit_fail(s, "node %u: KV cache: %s", i, why);
@@ -1939,6 +1958,20 @@ static void audit_node(struct sim *s, uint32_t i)
 		if (audit_request(s, r))
 			return;
 		own += r->n_own;
+		if (r->open_from != REQ_TAIL_SHUT) {
+			open++;
+			if (r->kv_tail == KV_NONE || !n->kv.runs[r->kv_tail].open) {
+				audit_fail(s, "node %u: running request %llu holds blocks back, but "
+					      "its tail run is not open",
+					   i, (unsigned long long)r->id);
+				return;
+			}
+		}
+	}
+	if (open != n->n_open) {
+		audit_fail(s, "node %u: %u running requests with open tail runs, counted %u", i,
+			   open, n->n_open);
+		return;
 	}
 	if (locked + own != n->kv.n_used) {
 		audit_fail(s, "node %u: %llu blocks in use, but locked cached blocks (%llu) + running "
@@ -2234,9 +2267,13 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	/* Prefill iterations open decode spans (node.fold_ok) unless a test
 	 * asks otherwise, or iterations are traced (one slice per step). */
 	s->fold = !s->opts->no_fold && !s->opts->trace_events;
+	/* Requests hold back their private blocks' commits (node.c,
+	 * deferred commits) unless a test asks otherwise. */
+	s->defer = !s->opts->eager_commits;
 	for (uint32_t i = 0; i < N; i++) {
 		s->nodes[i].lazy_kv = s->lazy_views;
 		s->nodes[i].fold_ok = s->fold && !s->nodes[i].swap;
+		s->nodes[i].defer_commits = s->defer && s->nodes[i].prefix_caching;
 	}
 	return 0;
 oom:
@@ -2493,6 +2530,9 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		out->admission_hints_right += n->hints_right;
 		out->admission_hint_keys_current += n->hint_keys_current;
 		out->admission_hint_keys_right += n->hint_keys_right;
+		out->kv_blocks_held += n->held_blocks;
+		out->kv_lookups_held += n->held_lookups;
+		out->kv_commits_held += n->held_commits;
 		thermal_advance(&s, i);
 		mn->throttled_s = s.hl[i].throttled_s;
 		double x = (double)n->completed;

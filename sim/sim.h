@@ -42,6 +42,9 @@ struct sim_opts {
 	/* Tests: no prefill iteration opens a decode span (node.fold_ok; the
 	 * results must not differ, only the event count). */
 	int no_fold;
+	/* Tests: each block is committed when filled, none held back
+	 * (node.defer_commits; the results must not differ). */
+	int eager_commits;
 };
 
 /* Runs the scenario to the end (arrivals stop at duration_s or when the

@@ -602,6 +602,85 @@ START_TEST(prefill_spans_do_not_change_results)
 }
 END_TEST
 
+/* A request whose tail run is its own holds back the commits of the
+ * private blocks its decode fills and makes them when something could
+ * tell (node.c, deferred commits). Against committing each block when
+ * filled (sim_opts.eager_commits), all audited (which checks each open run
+ * and the blocks in use): the same requests.csv, timeseries.csv and
+ * summary. Chat; KV pressure with preemptions and transfers (installs);
+ * RAG under precise_prefix (a lookup of every node per request); a crash
+ * (the held-back blocks of the requests it takes off are recorded as
+ * computed: their retries count them recomputed); swap preemption and
+ * reloads from a DRAM tier; agents over sampled kv_cost candidates. */
+static void sum_retries(void *ctx, const struct request *r)
+{
+	*(uint64_t *)ctx += r->retries;
+}
+
+START_TEST(held_back_commits_do_not_change_results)
+{
+	static const char *const cases[][5] = {
+	    {"router.policy=session_affinity", "router.params={}", NULL, NULL},
+	    {"router.policy=kv_cost", "router.params={}", "router.migration=transfer",
+	     "cluster.engine.gpu_memory_utilization=0.23"},
+	    {"router.policy=precise_prefix", "router.params={}",
+	     "workload={\"kind\": \"rag\", \"rate_per_s\": 12, \"max_requests\": 1200, "
+	     "\"documents\": {\"count\": 200}}",
+	     NULL},
+	    {"router.policy=least_loaded", "router.params={}",
+	     "faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 40, \"recover_after_s\": 20}]",
+	     NULL},
+	    {"router.policy=session_affinity", "router.params={}",
+	     "cluster.engine={\"gpu_memory_utilization\": 0.23, \"preemption\": \"swap\"}",
+	     "cluster.tiers={\"dram_gib_per_server\": 4}"},
+	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}",
+	     "workload={\"kind\": \"agent\", \"rate_per_s\": 2, \"max_chains\": 60}", NULL}};
+	const char *dirs[2] = {"/tmp/kvsim_check_held_0", "/tmp/kvsim_check_held_1"};
+	uint64_t held[2], preemptions = 0, retried = 0;
+	double offload_in = 0;
+	for (int eager = 0; eager < 2; eager++) {
+		const char *sets[] = {cases[_i][0], cases[_i][1], cases[_i][2], cases[_i][3],
+				      cases[_i][4], NULL};
+		struct scenario s;
+		th_scenario(chat_small, sets, &s);
+		struct sim_opts o = {.out_dir = dirs[eager], .audit = 1, .eager_commits = eager,
+				     .on_request = sum_retries, .ctx = &retried};
+		struct met_summary m;
+		char err[1024] = "";
+		int rc = sim_run(&s, &o, &m, err, sizeof err);
+		cfg_scenario_free(&s);
+		ck_assert_msg(rc == 0, "%s", err);
+		held[eager] = m.kv_blocks_held;
+		preemptions = m.preemptions;
+		offload_in = m.offload_bytes_in;
+		met_summary_free(&m);
+	}
+	ck_assert_msg(held[0] > 1000 && held[1] == 0, "case %d: %llu blocks held back, %llu eager",
+		      _i, (unsigned long long)held[0], (unsigned long long)held[1]);
+	if (_i == 1 || _i == 4)
+		ck_assert_uint_gt(preemptions, 0);
+	if (_i == 3)
+		ck_assert_uint_gt(retried, 0);
+	if (_i == 4)
+		ck_assert(offload_in > 0);
+	static const char *const files[] = {"requests.csv", "timeseries.csv"};
+	for (int f = 0; f < 2; f++) {
+		char pa[128], pb[128];
+		snprintf(pa, sizeof pa, "%s/%s", dirs[0], files[f]);
+		snprintf(pb, sizeof pb, "%s/%s", dirs[1], files[f]);
+		char *a = th_slurp(pa), *b = th_slurp(pb);
+		ck_assert_msg(strcmp(a, b) == 0, "case %d: %s differs", _i, files[f]);
+		free(a);
+		free(b);
+	}
+	char *a = th_summary_without_perf("/tmp/kvsim_check_held_0/summary.json");
+	char *b = th_summary_without_perf("/tmp/kvsim_check_held_1/summary.json");
+	ck_assert_msg(strcmp(a, b) == 0, "case %d: summary.json differs", _i);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* One session of two turns, 160 + 33 tokens then 100 more, routed round
  * robin over two nodes on different servers: turn 2 lands on the node that
  * lacks turn 1's KV. Turn 1 computed 192 tokens (the last answer token's KV
@@ -826,6 +905,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, private_blocks_bound_lookups_and_change_no_route);
 	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
 	tcase_add_loop_test(tc, prefill_spans_do_not_change_results, 0, 7);
+	tcase_add_loop_test(tc, held_back_commits_do_not_change_results, 0, 6);
 	tcase_add_test(tc, csv_numbers_are_what_printf_writes);
 	tcase_add_test(tc, requests_csv_rows_are_exact);
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);

@@ -683,6 +683,72 @@ START_TEST(overlapping_sessions_stop_counted_kv_views)
 }
 END_TEST
 
+/* Blocks one session holds back (node.c, deferred commits) met by other
+ * sessions naming the same blocks as private (a trace may claim so), on
+ * one node. B, with A's 10-block prompt and five more blocks, arrives with
+ * A and is admitted after A's prefill: its lookup ends at the end of A's
+ * open run (A holds nothing back yet; the run is shut, the lookup made
+ * again). C, a second later, has A's prompt and the first ten blocks of
+ * its answer while A decodes: its lookup ends at A's next open run, with
+ * blocks held back after it (committed first; C then matches 17 blocks),
+ * and C's commit of its last three meets the open run A has begun since
+ * with two of them (A's are committed first, then C adopts them). Two
+ * lookups and one commit wait for held-back blocks; against committing
+ * each block when filled, the same requests, all audited. */
+START_TEST(held_back_commits_meet_shared_private_blocks)
+{
+	char text[4096];
+	size_t len = 0;
+	static const struct {
+		int session;
+		double at;
+		int prompt, output, blocks, from;
+	} rq[] = {{1, 0.0, 160, 200, 22, 0}, {2, 0.0, 240, 50, 18, 0}, {3, 1.0, 320, 40, 22, 0}};
+	for (int i = 0; i < 3; i++) {
+		len += (size_t)snprintf(text + len, sizeof text - len,
+					"{\"session\": %d, \"turn\": 1, \"arrival_s\": %.2f, "
+					"\"last_turn\": true, \"prompt_tokens\": %d, \"output_tokens\": "
+					"%d, \"block_tokens\": 16, \"shared_blocks\": 0, \"blocks\": [",
+					rq[i].session, rq[i].at, rq[i].prompt, rq[i].output);
+		for (int j = 0; j < rq[i].blocks; j++) {
+			/* B's blocks past A's prompt, and C's past A's first
+			 * twenty, are their own */
+			int own = (i == 1 && j >= 10) || (i == 2 && j >= 20);
+			len += (size_t)snprintf(text + len, sizeof text - len, "%s\"%016x\"",
+						j ? ", " : "", (own ? 0x10000 * (i + 1) : 0x1000) + j + 1);
+		}
+		len += (size_t)snprintf(text + len, sizeof text - len, "]}\n");
+	}
+	const char *trace = write_tmp("held.jsonl", text);
+	char json[1024];
+	snprintf(json, sizeof json,
+		 "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1}, \"router\": {\"policy\": "
+		 "\"round_robin\", \"params\": {}}, \"workload\": {\"kind\": \"trace\", "
+		 "\"format\": \"kvsim\", \"path\": \"%s\"}}",
+		 trace);
+	uint64_t digest[2], lookups[2], commits[2];
+	for (int eager = 0; eager < 2; eager++) {
+		struct scenario s;
+		th_scenario(json, NULL, &s);
+		digest[eager] = 0xcbf29ce484222325ULL;
+		struct sim_opts o = {.on_request = ov_collect, .ctx = &digest[eager], .audit = 1,
+				     .eager_commits = eager};
+		struct met_summary m;
+		char err[1024] = "";
+		ck_assert_msg(sim_run(&s, &o, &m, err, sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(m.completed, 3);
+		lookups[eager] = m.kv_lookups_held;
+		commits[eager] = m.kv_commits_held;
+		met_summary_free(&m);
+		cfg_scenario_free(&s);
+	}
+	ck_assert_uint_eq(commits[0], 1);
+	ck_assert_uint_eq(lookups[0], 2);
+	ck_assert_uint_eq(commits[1] + lookups[1], 0);
+	ck_assert_uint_eq(digest[0], digest[1]);
+}
+END_TEST
+
 static struct request fold_b;
 
 static void fold_collect(void *ctx, const struct request *r)
@@ -971,6 +1037,7 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, mooncake_requests_read_in_batches_are_each_their_line);
 	tcase_add_test(tc, computed_before_survives_inconsistent_sharing);
 	tcase_add_test(tc, overlapping_sessions_stop_counted_kv_views);
+	tcase_add_test(tc, held_back_commits_meet_shared_private_blocks);
 	tcase_add_test(tc, a_second_request_of_a_session_sees_a_folded_prefill);
 	tcase_add_test(tc, simultaneous_step_ends_and_arrivals_order_alike);
 	tcase_add_test(tc, repeat_passes_forget_their_computed_blocks);
