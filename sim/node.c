@@ -402,6 +402,9 @@ static inline void computed_upto(struct node *n, struct request *r, uint32_t old
 static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 {
 	uint32_t add = ended - n->span_ended;
+	/* each request's line is out of cache at 1,024 nodes: start them all */
+	for (uint32_t i = 0; i < n->n_batch; i++)
+		__builtin_prefetch(n->batch[i].r, 1);
 	for (uint32_t i = 0; i < n->n_batch; i++) {
 		struct request *r = n->batch[i].r;
 		if (grow_to(n, r, n->batch[i].c0 + started)) {
