@@ -923,8 +923,19 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	uint32_t src_i = (uint32_t)rec->last_node;
-	struct node *src = &s->nodes[src_i];
+	struct node *src = &s->nodes[src_i], *dn = &s->nodes[dst];
 	struct kv_match m_dst, m_src;
+	/* the two nodes' syncs and lookups are independent: their misses
+	 * are started together (the nodes' fields; then the first probes,
+	 * and the run where the session's turn before ended on src) */
+	node_prefetch_sync(dn, s->now, 0);
+	node_prefetch_sync(src, s->now, 0);
+	if (full) {
+		hmap_prefetch(&dn->kv.first, r->hashes[0]);
+		hmap_prefetch(&src->kv.first, r->hashes[0]);
+	}
+	if (rec->hint_node == (int32_t)src_i)
+		kv_prefetch_run_lines(&src->kv, rec->hint_run);
 	node_sync(&s->nodes[dst], s->now);
 	node_sync(&s->nodes[src_i], s->now);
 	node_lookup(&s->nodes[dst], r->hashes, full, &m_dst);
