@@ -530,6 +530,23 @@ START_TEST(decode_spans_do_not_change_results)
 }
 END_TEST
 
+/* The two runs' requests.csv, timeseries.csv and summary.json (less its
+ * perf section) are the same. */
+static void assert_same_outputs(const char *const dirs[2], int case_i)
+{
+	static const char *const files[] = {"requests.csv", "timeseries.csv", "summary.json"};
+	for (int f = 0; f < 3; f++) {
+		char pa[128], pb[128];
+		snprintf(pa, sizeof pa, "%s/%s", dirs[0], files[f]);
+		snprintf(pb, sizeof pb, "%s/%s", dirs[1], files[f]);
+		char *a = f < 2 ? th_slurp(pa) : th_summary_without_perf(pa);
+		char *b = f < 2 ? th_slurp(pb) : th_summary_without_perf(pb);
+		ck_assert_msg(strcmp(a, b) == 0, "case %d: %s differs", case_i, files[f]);
+		free(a);
+		free(b);
+	}
+}
+
 /* A prefill iteration whose prefills all end their prompts opens the decode
  * span after it (node.fold_ok): one step event fewer per request, the same
  * results. Against runs that never fold (sim_opts.no_fold), all audited:
@@ -584,21 +601,7 @@ START_TEST(prefill_spans_do_not_change_results)
 		ck_assert_uint_gt(preemptions, 0);
 	ck_assert_msg(events[0] < events[1], "case %d: %llu events folding, %llu not", _i,
 		      (unsigned long long)events[0], (unsigned long long)events[1]);
-	static const char *const files[] = {"requests.csv", "timeseries.csv"};
-	for (int f = 0; f < 2; f++) {
-		char pa[128], pb[128];
-		snprintf(pa, sizeof pa, "%s/%s", dirs[0], files[f]);
-		snprintf(pb, sizeof pb, "%s/%s", dirs[1], files[f]);
-		char *a = th_slurp(pa), *b = th_slurp(pb);
-		ck_assert_msg(strcmp(a, b) == 0, "case %d: %s differs", _i, files[f]);
-		free(a);
-		free(b);
-	}
-	char *a = th_summary_without_perf("/tmp/kvsim_check_fold_0/summary.json");
-	char *b = th_summary_without_perf("/tmp/kvsim_check_fold_1/summary.json");
-	ck_assert_msg(strcmp(a, b) == 0, "summary.json differs");
-	free(a);
-	free(b);
+	assert_same_outputs(dirs, _i);
 }
 END_TEST
 
@@ -663,21 +666,7 @@ START_TEST(held_back_commits_do_not_change_results)
 		ck_assert_uint_gt(retried, 0);
 	if (_i == 4)
 		ck_assert(offload_in > 0);
-	static const char *const files[] = {"requests.csv", "timeseries.csv"};
-	for (int f = 0; f < 2; f++) {
-		char pa[128], pb[128];
-		snprintf(pa, sizeof pa, "%s/%s", dirs[0], files[f]);
-		snprintf(pb, sizeof pb, "%s/%s", dirs[1], files[f]);
-		char *a = th_slurp(pa), *b = th_slurp(pb);
-		ck_assert_msg(strcmp(a, b) == 0, "case %d: %s differs", _i, files[f]);
-		free(a);
-		free(b);
-	}
-	char *a = th_summary_without_perf("/tmp/kvsim_check_held_0/summary.json");
-	char *b = th_summary_without_perf("/tmp/kvsim_check_held_1/summary.json");
-	ck_assert_msg(strcmp(a, b) == 0, "case %d: summary.json differs", _i);
-	free(a);
-	free(b);
+	assert_same_outputs(dirs, _i);
 }
 END_TEST
 
