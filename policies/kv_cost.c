@@ -63,7 +63,8 @@ static void *kc_create(const struct cJSON *params, const char *path, const struc
  * up) distinct nodes drawn uniformly among those up (Floyd's sampling, in
  * draw order), the session's node not twice. Fills s->cand; returns how
  * many. O(candidates^2), plus O(nodes) while some node is down. */
-static uint32_t draw_candidates(struct kc *s, const struct pol_view *v, const struct request *r)
+static uint32_t draw_candidates(struct kc *s, const struct pol_view *v, const struct request *r,
+				int lazy)
 {
 	uint32_t m = 0, up = v->n_up, k = s->candidates < up ? s->candidates : up;
 	const uint64_t *last = hmap_get(&s->last, r->session);
@@ -83,7 +84,11 @@ static uint32_t draw_candidates(struct kc *s, const struct pol_view *v, const st
 		if ((int32_t)node != own)
 			s->cand[m++] = node;
 	}
-	if (v->sync_kv)
+	/* with a floor the loop brings up to date only the candidates it
+	 * cannot rule out on it (kc_route) */
+	if (lazy && v->prefetch_kv)
+		v->prefetch_kv(v->ctx, s->cand, m);
+	else if (!lazy && v->sync_kv)
 		v->sync_kv(v->ctx, s->cand, m);
 	return m;
 }
@@ -108,14 +113,20 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 	uint32_t n_lo = 0, most = v->cached_prefix ? pol_prompt_blocks(r, s->block_tokens) : 0;
 	const uint32_t *list = NULL;
 	uint32_t n = v->n_nodes;
+	int prune = s->temperature == 0;
+	/* At temperature 0 the policy brings up to date the nodes it reads
+	 * (POL_READS_KV_SOME): with a floor under each node's KV use, one by
+	 * one where the floor does not rule the node out; without, the
+	 * candidates at once, or every node one by one. */
+	int floor_ok = prune && v->kv_used_floor && v->sync_kv;
+	int each = prune && v->sync_kv && (s->candidates == 0 || floor_ok);
 	if (s->candidates > 0) {
-		n = draw_candidates(s, v, r);
+		n = draw_candidates(s, v, r, floor_ok);
 		list = s->cand;
 	}
 	struct pol_cached_bound cb; /* the most each node can have cached */
 	pol_cached_bound_init(&cb, v, r, most);
 	int32_t pick = -1;
-	int prune = s->temperature == 0;
 	for (uint32_t j = 0; j < n; j++) {
 		uint32_t i = list ? list[j] : j;
 		if (!v->nodes[i].up)
@@ -125,8 +136,15 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 		 * below (floating-point operations are monotone). At temperature 0
 		 * a node whose bound exceeds the minimum so far can neither be the
 		 * minimum nor tie it, so it draws nothing and its index lookup is
-		 * skipped: the picks and draws are those of the full scan. */
-		double c = s->overlap_weight * (need - cap) + v->nodes[i].kv_used_blocks;
+		 * skipped: the picks and draws are those of the full scan. The
+		 * same with the floor under its KV use in place of the use: it
+		 * is not even brought up to date. */
+		double base = s->overlap_weight * (need - cap);
+		if (floor_ok && base + v->kv_used_floor(v->ctx, i) > lo)
+			continue;
+		if (each)
+			v->sync_kv(v->ctx, &i, 1);
+		double c = base + v->nodes[i].kv_used_blocks;
 		if (prune && c > lo)
 			continue;
 		uint32_t hit = cap ? v->cached_prefix(v->ctx, i, r) : 0;
@@ -185,11 +203,13 @@ static void kc_complete(void *st, const struct request *r, int32_t node, int ses
 		hmap_del(&s->last, r->session);
 }
 
-/* Every node's KV figures, or only the candidates'. */
+/* The candidates' KV figures, or every node's: at temperature 0 each
+ * brought up to date by the policy where its floor does not rule it out;
+ * for the softmax, all of them before each routing. */
 static int kc_reads_kv(const void *st)
 {
 	const struct kc *s = st;
-	return s->candidates > 0 ? POL_READS_KV_SOME : POL_READS_KV_ALL;
+	return s->candidates > 0 || s->temperature == 0 ? POL_READS_KV_SOME : POL_READS_KV_ALL;
 }
 
 static void kc_destroy(void *st)

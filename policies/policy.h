@@ -58,6 +58,16 @@ struct pol_view {
 	 * Returns how many (in *nodes), or -1 when that is not known (any
 	 * node may hold them). NULL: not known. */
 	int (*private_nodes)(void *ctx, const struct request *r, const int32_t **nodes);
+	/* With sync_kv: a lower bound on what node's kv_used_blocks will be
+	 * once sync_kv has brought it up to date (the blocks in use as last
+	 * applied: inside a decode span use only grows), read without
+	 * bringing it up to date; and prefetch_kv, which starts the misses
+	 * of the nodes' fields that this and sync_kv read, changing nothing.
+	 * A policy that can rule a node out on the bound skips its sync.
+	 * NULL: no bound (load reports are periodic, or the caller has
+	 * none). */
+	uint32_t (*kv_used_floor)(void *ctx, uint32_t node);
+	void (*prefetch_kv)(void *ctx, const uint32_t *nodes, uint32_t n);
 };
 
 enum pol_action { POL_ROUTE, POL_SHED };

@@ -74,6 +74,7 @@ struct met_summary {
 	 * alone. */
 	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting, kv_lookups_locked;
 	uint64_t kv_lookups; /* policies' cache lookups (cached_prefix; not written) */
+	uint64_t kv_views_synced; /* nodes' views brought up to date for the policy (not written) */
 	/* Admissions whose prefix lookup was prefetched from a hint (the
 	 * session's tail run where its turn before ended), those whose
 	 * lookup ended in that run, of those the ones where the run still

@@ -137,6 +137,7 @@ struct sim {
 	 * (node.defer_commits): until a session has two requests at once. */
 	int defer;
 	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
+	uint64_t kv_synced;  /* views brought up to date for the policy */
 	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
 	uint64_t kv_evicting;  /* ... not, because that part evicts */
 	uint64_t kv_locked;    /* ... answered though it evicts: the match is all locked runs */
@@ -1166,7 +1167,7 @@ static void sync_view(struct sim *s, uint32_t i)
  * samples it, so the misses of all of them are started first: the nodes'
  * fields, then what a sync reads through them and the first probe of the
  * routed request's cache lookup there. */
-static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
+static void prefetch_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 {
 	struct sim *s = ctx;
 	if (s->report_ns != 0)
@@ -1194,10 +1195,31 @@ static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 			kv_prefetch_run(&n->kv, rec->hint_run, rec->hint_key, rec->hint_depth, r->hashes,
 					r->n_hashes);
 	}
-	for (uint32_t x = 0; x < m; x++)
-		sync_view(s, nodes[x]);
 	if (s->timing)
 		s->sync_ns += (wall_now() - t0) * 1e9;
+}
+
+static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
+{
+	struct sim *s = ctx;
+	if (s->report_ns != 0)
+		return;
+	prefetch_kv(ctx, nodes, m);
+	double t0 = s->timing ? wall_now() : 0;
+	for (uint32_t x = 0; x < m; x++)
+		sync_view(s, nodes[x]);
+	s->kv_synced += m;
+	if (s->timing)
+		s->sync_ns += (wall_now() - t0) * 1e9;
+}
+
+/* pol_view.kv_used_floor (exact reports): the blocks in use as last
+ * applied, which sync_view can only raise (inside a decode span nothing
+ * is released; the span's takes are what it adds). */
+static uint32_t kv_used_floor(void *ctx, uint32_t node)
+{
+	const struct sim *s = ctx;
+	return s->nodes[node].kv.n_used;
 }
 
 static int32_t least_outstanding(const void *lctx)
@@ -1219,13 +1241,16 @@ static void route(struct sim *s, struct request *r)
 		double t0 = s->timing ? wall_now() : 0;
 		for (uint32_t i = 0; i < s->n_nodes; i++)
 			sync_view(s, i);
+		s->kv_synced += s->n_nodes;
 		if (s->timing)
 			s->sync_ns += (wall_now() - t0) * 1e9;
 	}
 	struct pol_view v = {s->n_nodes, view,		    s->now,
 			     s->n_up,	  s->total_out[r->replica], cached_prefix,
 			     s,		  least_outstanding,	    &s->lheap[r->replica],
-			     sync_kv,	  s->opts->no_private_nodes ? NULL : private_nodes};
+			     sync_kv,	  s->opts->no_private_nodes ? NULL : private_nodes,
+			     s->report_ns == 0 && !s->opts->no_kv_floor ? kv_used_floor : NULL,
+			     prefetch_kv};
 	struct pol_decision d = {POL_SHED, -1, POL_KV_DEFAULT, "no_decision", 0, 0, 0};
 	s->routing = r;
 	s->pol->route(pol_state(s, r), &v, r, &d);
@@ -2509,6 +2534,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->arrive_ns = s.route_ns * fr + s.dispatch_ns * fd;
 	out->routed = s.routed;
 	out->kv_views_counted = s.kv_counted;
+	out->kv_views_synced = s.kv_synced;
 	out->kv_lookups_unapplied = s.kv_unapplied;
 	out->kv_lookups_evicting = s.kv_evicting;
 	out->kv_lookups_locked = s.kv_locked;

@@ -45,6 +45,10 @@ struct sim_opts {
 	/* Tests: each block is committed when filled, none held back
 	 * (node.defer_commits; the results must not differ). */
 	int eager_commits;
+	/* Tests: policies get no lower bound on nodes' KV use before
+	 * bringing them up to date (pol_view.kv_used_floor; the results must
+	 * not differ, only how many nodes they bring up to date). */
+	int no_kv_floor;
 };
 
 /* Runs the scenario to the end (arrivals stop at duration_s or when the

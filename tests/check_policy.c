@@ -32,7 +32,7 @@ static int32_t heap_min(const void *lctx)
 /* A view over hand-built nodes, with the totals the simulator keeps. */
 static struct pol_view view_of(struct pol_node_view *nodes, uint32_t n)
 {
-	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 	for (uint32_t i = 0; i < n; i++) {
 		if (!nodes[i].up)
 			continue;

@@ -476,6 +476,44 @@ START_TEST(private_blocks_bound_lookups_and_change_no_route)
 }
 END_TEST
 
+/* kv_cost at temperature 0 reads each node's KV use through a floor first
+ * (pol_view.kv_used_floor: the blocks in use as last applied, which
+ * bringing the node up to date can only raise) and brings up to date only
+ * the nodes the floor does not rule out. Against policies given no floor
+ * (every node read is brought up to date): the same requests.csv, over
+ * chat, RAG and a small cache, for the full scan and for candidates, all
+ * audited; fewer nodes brought up to date. */
+START_TEST(kv_floor_skips_syncs_and_changes_no_route)
+{
+	static const char *const workloads[][2] = {
+	    {"workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 300}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"rag\", \"rate_per_s\": 12, \"max_requests\": 1000, "
+	     "\"documents\": {\"count\": 200}}",
+	     "cluster.engine={}"},
+	    {"workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 300}",
+	     "cluster.engine={\"gpu_memory_utilization\": 0.22}"}};
+	static const char *const params[] = {"router.params={}", "router.params={\"candidates\": 2}"};
+	for (int p = 0; p < 2; p++) {
+		for (int w = 0; w < 3; w++) {
+			const char *sets[] = {"router.policy=kv_cost", params[p], workloads[w][0],
+					      workloads[w][1], NULL};
+			struct sim_opts o[2] = {{.audit = 1}, {.audit = 1, .no_kv_floor = 1}};
+			struct met_summary m[2];
+			run_both_ways(sets, o, m, "the KV floor", p, w);
+			ck_assert_msg(m[0].kv_views_synced < m[1].kv_views_synced &&
+					  m[0].kv_views_synced > 0,
+				      "params %d, workload %d: %llu nodes brought up to date with the "
+				      "floor, %llu without",
+				      p, w, (unsigned long long)m[0].kv_views_synced,
+				      (unsigned long long)m[1].kv_views_synced);
+			met_summary_free(&m[0]);
+			met_summary_free(&m[1]);
+		}
+	}
+}
+END_TEST
+
 START_TEST(decode_spans_do_not_change_results)
 {
 	/* round_robin; policies that read every node's cache (and KV use) per
@@ -895,6 +933,7 @@ Suite *sim_suite(void)
 	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
 	tcase_add_loop_test(tc, prefill_spans_do_not_change_results, 0, 7);
 	tcase_add_loop_test(tc, held_back_commits_do_not_change_results, 0, 6);
+	tcase_add_test(tc, kv_floor_skips_syncs_and_changes_no_route);
 	tcase_add_test(tc, csv_numbers_are_what_printf_writes);
 	tcase_add_test(tc, requests_csv_rows_are_exact);
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);
