@@ -266,10 +266,11 @@ static inline void hint_from_tail(const struct node *n, struct request *r)
  * - a lookup that reaches an open run's end with hashes left to match,
  *   or a commit that would adopt all of one (the pool says so, and the
  *   node commits what all its requests hold back, then asks again):
- *   node_lookup, commit_blocks;
- * - a change from outside (an install) or a crash, and a session with
- *   two requests at once (one would read the frontier the other moves;
- *   the owner then turns deferral off): node_commit_held.
+ *   node_lookup (the owner's lookups, and an install's, go through it),
+ *   commit_blocks;
+ * - a crash, and a session with two requests at once (one would read the
+ *   frontier the other moves; the owner then turns deferral off):
+ *   node_commit_held.
  * Nothing else reads what a commit changes: the blocks move from the
  * request's own to a run it alone holds (blocks in use unchanged), which
  * eviction does not touch, and only their own session can name private
