@@ -937,9 +937,9 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	}
 	if (rec->hint_node == (int32_t)src_i)
 		kv_prefetch_run_lines(&src->kv, rec->hint_run);
-	node_sync(&s->nodes[dst], s->now);
-	node_sync(&s->nodes[src_i], s->now);
-	node_lookup(&s->nodes[dst], r->hashes, full, &m_dst);
+	node_sync(dn, s->now);
+	node_sync(src, s->now);
+	node_lookup(dn, r->hashes, full, &m_dst);
 	node_lookup(src, r->hashes, full, &m_src);
 	uint32_t have = m_dst.blocks, there = m_src.blocks;
 	if (there <= have)
