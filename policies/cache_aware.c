@@ -3,13 +3,13 @@
 #include <stdlib.h>
 
 #include "policies/policy.h"
-#include "sim/prefix_index.h"
+#include "sim/prompt_index.h"
 #include "policies/registry.h"
 #include "sim/cfg.h"
 #include "sim/request.h"
 
 struct ca {
-	struct pidx idx;
+	struct prompt_index idx;
 	uint32_t block_tokens;
 	double abs_threshold, rel_threshold, cache_threshold;
 };
@@ -28,7 +28,7 @@ static void *ca_create(const struct cJSON *params, const char *path, const struc
 	    cfg_int(params, path, "max_tree_blocks", 0, (int64_t)1 << 32, &cap, err, errlen))
 		return NULL;
 	struct ca *s = calloc(1, sizeof *s);
-	if (!s || pidx_init(&s->idx, env->n_nodes, (size_t)cap)) {
+	if (!s || prompt_index_init(&s->idx, env->n_nodes, (size_t)cap)) {
 		free(s);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -71,7 +71,7 @@ static void ca_route(void *st, const struct pol_view *v, const struct request *r
 		return;
 	}
 	uint32_t n = pol_prompt_blocks(r, s->block_tokens);
-	uint32_t best = pidx_match_longest(&s->idx, r->hashes, n);
+	uint32_t best = prompt_index_match_longest(&s->idx, r->hashes, n);
 	double rate = r->prompt_tokens ? (double)best * s->block_tokens / r->prompt_tokens : 0;
 	int32_t pick = -1;
 	if (best > 0 && rate > s->cache_threshold) {
@@ -86,7 +86,7 @@ static void ca_route(void *st, const struct pol_view *v, const struct request *r
 				pick = (int32_t)i;
 		}
 	}
-	pidx_match_done(&s->idx);
+	prompt_index_match_done(&s->idx);
 	if (pick < 0) {
 		/* Low match: the node whose tree is smallest. */
 		for (uint32_t i = 0; i < v->n_nodes; i++)
@@ -100,13 +100,13 @@ static void ca_dispatch(void *st, const struct request *r, int32_t node)
 {
 	struct ca *s = st;
 	/* Out of memory leaves the record shorter: it is approximate anyway. */
-	(void)pidx_insert(&s->idx, (uint32_t)node, r->hashes, pol_prompt_blocks(r, s->block_tokens));
+	(void)prompt_index_insert(&s->idx, (uint32_t)node, r->hashes, pol_prompt_blocks(r, s->block_tokens));
 }
 
 static void ca_destroy(void *st)
 {
 	struct ca *s = st;
-	pidx_free(&s->idx);
+	prompt_index_free(&s->idx);
 	free(s);
 }
 

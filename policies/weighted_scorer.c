@@ -3,13 +3,13 @@
 #include <stdlib.h>
 
 #include "policies/policy.h"
-#include "sim/prefix_index.h"
+#include "sim/prompt_index.h"
 #include "policies/registry.h"
 #include "sim/cfg.h"
 #include "sim/request.h"
 
 struct ws {
-	struct pidx idx; /* the approximate index, when prefix is "approx" */
+	struct prompt_index idx; /* the approximate index, when prefix is "approx" */
 	gsl_rng *rng;
 	uint32_t block_tokens;
 	int exact;
@@ -33,7 +33,7 @@ static void *ws_create(const struct cJSON *params, const char *path, const struc
 	    cfg_int(params, path, "max_tree_blocks", 0, (int64_t)1 << 32, &cap, err, errlen))
 		return NULL;
 	struct ws *s = calloc(1, sizeof *s);
-	if (!s || pidx_init(&s->idx, env->n_nodes, kind ? 0 : (size_t)cap)) {
+	if (!s || prompt_index_init(&s->idx, env->n_nodes, kind ? 0 : (size_t)cap)) {
 		free(s);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -64,7 +64,7 @@ static void ws_route(void *st, const struct pol_view *v, const struct request *r
 	d->hashed_tokens = r->prompt_tokens;
 	uint32_t n = pol_prompt_blocks(r, s->block_tokens);
 	if (!s->exact && n > 0)
-		pidx_match(&s->idx, r->hashes, n);
+		prompt_index_match(&s->idx, r->hashes, n);
 	double qmin = 0, qmax = 0;
 	int any = 0;
 	for (uint32_t i = 0; i < v->n_nodes; i++) {
@@ -98,7 +98,7 @@ static void ws_route(void *st, const struct pol_view *v, const struct request *r
 		}
 	}
 	if (!s->exact)
-		pidx_match_done(&s->idx);
+		prompt_index_match_done(&s->idx);
 	if (pick < 0) {
 		d->action = POL_SHED;
 		d->reason = "no_node_up";
@@ -110,7 +110,7 @@ static void ws_dispatch(void *st, const struct request *r, int32_t node)
 {
 	struct ws *s = st;
 	if (!s->exact) /* out of memory leaves the record shorter */
-		(void)pidx_insert(&s->idx, (uint32_t)node, r->hashes,
+		(void)prompt_index_insert(&s->idx, (uint32_t)node, r->hashes,
 				  pol_prompt_blocks(r, s->block_tokens));
 }
 
@@ -128,7 +128,7 @@ static int ws_exact(const void *st)
 static void ws_destroy(void *st)
 {
 	struct ws *s = st;
-	pidx_free(&s->idx);
+	prompt_index_free(&s->idx);
 	free(s);
 }
 

@@ -7,14 +7,15 @@
 
 #include "sim/hmap.h"
 
-/* Owners are nodes (a router's record of routed prompts) or servers (a
- * KV tier's contents).
+/* Owners are servers (a KV tier's contents, blocks inserted one at a time)
+ * or nodes (records of routed prompts, the model that the routers'
+ * prompt_index is tested against).
  *
- * What SGLang's cache-aware router and llm-d's approximate prefix scorer
- * keep: which prompt blocks were routed to which node, not what the node
- * really caches. Each node's record is capped at cap_blocks blocks and
+ * A node's record of routed prompts is capped at cap_blocks blocks and
  * forgets least recently routed blocks first (a prompt's tail before its
- * head, so a record stays a set of prefixes).
+ * head, so a record stays a set of prefixes). Each insert touches every
+ * block of the prompt in an LRU list: O(prompt blocks), where
+ * prompt_index's costs O(runs + blocks recorded or forgotten).
  *
  * One map from block hash to the chain of (hash, node) entries, and one
  * from (hash, node) to its entry. A record is prefix-closed after every

@@ -1,5 +1,6 @@
 /* check_kv: block accounting, prefix hits, splits, merges, LRU eviction order. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/ctree.h"
@@ -7,6 +8,7 @@
 #include "sim/hset.h"
 #include "sim/kv.h"
 #include "sim/prefix_index.h"
+#include "sim/prompt_index.h"
 #include "sim/rng.h"
 #include "tests/suites.h"
 
@@ -645,6 +647,109 @@ START_TEST(router_records_forget_least_recently_routed)
 }
 END_TEST
 
+static void count_forgotten(void *ctx, uint32_t node, uint64_t hash)
+{
+	(void)node, (void)hash;
+	++*(uint32_t *)ctx;
+}
+
+/* prompt_index keeps what prefix_index's LRU lists keep: after every
+ * insert the same blocks on every node, the same sizes and the same
+ * matches, over random prompts from a tree of chained hashes (so records
+ * are prefix-closed) inserted whole or in part, with caps from 1 (prompts
+ * longer than the record) to more than ever fills, on 8 nodes (one group
+ * of 64) and on 150 (three groups, the last partial). The blocks kept over
+ * thousands of inserts are the order of forgetting at work: a record that
+ * forgot a prompt's head first, or did not refresh a prompt routed again,
+ * keeps other blocks. */
+static void prompt_records_as_lru(uint32_t nodes, int steps)
+{
+	enum { DEPTH = 48, PROMPTS = 80 };
+	static uint64_t h[PROMPTS][DEPTH];
+	uint32_t len[PROMPTS];
+	uint64_t x = 4242 + nodes;
+	for (int q = 0; q < PROMPTS; q++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		int parent = q ? (int)((x >> 33) % (uint64_t)q) : -1;
+		uint32_t keep = parent < 0 ? 0 : (uint32_t)((x >> 13) % (len[parent] + 1));
+		len[q] = keep + 1 + (uint32_t)((x >> 45) % 24);
+		if (len[q] > DEPTH)
+			len[q] = DEPTH;
+		for (uint32_t i = 0; i < len[q]; i++)
+			h[q][i] = i < keep ? h[parent][i] : (x ^ ((uint64_t)q << 40)) + i * 7919 + 1;
+	}
+	static const size_t caps[] = {1, 3, 7, 20, 64, 300, 100000};
+	uint32_t *want = malloc(nodes * sizeof *want);
+	ck_assert_ptr_nonnull(want);
+	for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
+		struct pidx lru;
+		struct prompt_index rec;
+		ck_assert_int_eq(pidx_init(&lru, nodes, caps[c]), 0);
+		ck_assert_int_eq(prompt_index_init(&rec, nodes, caps[c]), 0);
+		uint32_t forgot = 0;
+		lru.on_evict = count_forgotten;
+		lru.evict_ctx = &forgot;
+		for (int step = 0; step < steps; step++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int q = (int)((x >> 33) % PROMPTS);
+			/* a few nodes take most prompts, so that records fill */
+			uint32_t node = (uint32_t)((x >> 20) % ((x >> 60) ? 8 : nodes));
+			uint32_t n = (x >> 50) % 4 ? len[q] : 1 + (uint32_t)((x >> 52) % len[q]);
+			ck_assert_int_eq(pidx_insert(&lru, node, h[q], n), 0);
+			ck_assert_int_eq(prompt_index_insert(&rec, node, h[q], n), 0);
+			ck_assert_uint_eq(rec.size[node], lru.size[node]);
+			/* the node's record, block by block; every record now and
+			 * then (counted, then asserted once: Check notes each
+			 * assertion it passes) */
+			uint32_t differ = 0, all = step % 100 == 0;
+			for (uint32_t i = all ? 0 : node; i < (all ? nodes : node + 1); i++)
+				for (int t = 0; t < PROMPTS; t++)
+					for (uint32_t b = 0; b < len[t]; b++)
+						differ += prompt_index_has(&rec, i, h[t][b]) !=
+							  pidx_has(&lru, i, h[t][b]);
+			ck_assert_uint_eq(differ, 0);
+			int t = (int)((x >> 8) % PROMPTS);
+			uint32_t best = pidx_match(&lru, h[t], len[t]);
+			for (uint32_t i = 0; i < nodes; i++)
+				want[i] = lru.match[i];
+			pidx_match_done(&lru);
+			ck_assert_uint_eq(prompt_index_match(&rec, h[t], len[t]), best);
+			uint32_t nonzero = 0;
+			for (uint32_t i = 0; i < nodes; i++) {
+				differ += rec.match[i] != want[i];
+				nonzero += want[i] > 0;
+			}
+			ck_assert_uint_eq(differ, 0);
+			ck_assert_uint_eq(rec.n_touched, nonzero);
+			prompt_index_match_done(&rec);
+			/* the longest alone: the nodes that reach it, and only them */
+			ck_assert_uint_eq(prompt_index_match_longest(&rec, h[t], len[t]), best);
+			uint32_t at_best = 0;
+			for (uint32_t i = 0; i < nodes; i++)
+				at_best += best > 0 && want[i] == best;
+			ck_assert_uint_eq(rec.n_touched, at_best);
+			for (uint32_t k = 0; k < rec.n_touched; k++)
+				differ += want[rec.touched[k]] != best || rec.match[rec.touched[k]] != best;
+			ck_assert_uint_eq(differ, 0);
+			prompt_index_match_done(&rec);
+		}
+		if (caps[c] < 100000)
+			ck_assert_uint_gt(forgot, 500); /* records filled and forgot */
+		for (uint32_t i = 0; i < nodes; i++)
+			ck_assert_int_eq(kv_check(&rec.nodes[i].kv), 0);
+		pidx_free(&lru);
+		prompt_index_free(&rec);
+	}
+	free(want);
+}
+
+START_TEST(prompt_records_keep_what_lru_lists_keep)
+{
+	prompt_records_as_lru(8, 3000);
+	prompt_records_as_lru(150, 1500);
+}
+END_TEST
+
 /* hset holds exactly what was added, across growth and long probe runs
  * (keys that share their home slot), agreeing with an hmap. */
 START_TEST(hset_holds_what_was_added)
@@ -822,6 +927,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, audit_catches_corruption);
 	tcase_add_test(tc, router_records_match_as_the_walk_does);
 	tcase_add_test(tc, router_records_forget_least_recently_routed);
+	tcase_add_test(tc, prompt_records_keep_what_lru_lists_keep);
 	tcase_add_test(tc, hset_holds_what_was_added);
 	tcase_add_test(tc, ctree_holds_chains_added_parent_first);
 	tcase_add_test(tc, ctree_runs_take_room_for_the_expected_chain);
