@@ -246,9 +246,16 @@ uint32_t prompt_index_match_longest(struct prompt_index *p, const uint64_t *hash
 		return 0;
 	/* "some node holds block i" falls from true to false once along the
 	 * prompt; lo - 1 is held, best <= hi */
+	const struct hmap *any = p->n_groups == 1 ? &p->holders[0] : &p->count;
 	uint32_t lo = 1, hi = n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo + 1) / 2;
+		/* each probe is a miss that decides the next: the next's two
+		 * possible slots are started with this one */
+		if (mid < hi)
+			hmap_prefetch(any, hashes[mid + (hi - mid + 1) / 2 - 1]);
+		if (lo < mid - 1)
+			hmap_prefetch(any, hashes[lo + (mid - 1 - lo + 1) / 2 - 1]);
 		if (held_by_any(p, hashes[mid - 1]))
 			lo = mid;
 		else
