@@ -141,7 +141,7 @@ static void forget(void *ctx, uint64_t h)
  * large map, independent, so started ahead. */
 static void drop_gone(struct prompt_index *p, uint32_t node)
 {
-	enum { AHEAD = 8 };
+	enum { AHEAD = 16 };
 	struct hmap *m = &p->holders[node / 64];
 	for (uint32_t i = 0; i < p->n_gone && i < AHEAD; i++)
 		hmap_prefetch(m, p->gone[i]);
@@ -305,7 +305,7 @@ int prompt_index_insert(struct prompt_index *p, uint32_t node, const uint64_t *h
 	if (want) {
 		/* each new block's note is a miss into a large map; they are
 		 * independent, so started ahead */
-		enum { AHEAD = 8 };
+		enum { AHEAD = 16 };
 		struct hmap *hm = &p->holders[node / 64];
 		for (uint32_t i = m.blocks; i < n && i < m.blocks + AHEAD; i++)
 			hmap_prefetch(hm, hashes[i]);
