@@ -96,73 +96,6 @@ static uint32_t match_walk(struct pidx *p, const uint64_t *hashes, uint32_t n)
 	return best;
 }
 
-/* The longest match held by any node: O(log n) lookups. */
-static uint32_t longest(const struct pidx *p, const uint64_t *hashes, uint32_t n)
-{
-	if (n == 0 || chain_head(p, hashes[0]) == NIL)
-		return 0;
-	/* Records are prefix-closed: "some node holds block i" falls from true
-	 * to false once along the prompt. best = blocks held by anyone. */
-	uint32_t lo = 1, hi = n; /* block lo - 1 is held; best <= hi */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo + 1) / 2;
-		if (chain_head(p, hashes[mid - 1]) != NIL)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
-}
-
-uint32_t pidx_match_longest(struct pidx *p, const uint64_t *hashes, uint32_t n)
-{
-	p->n_touched = 0;
-	if (p->broken) {
-		uint32_t best = match_walk(p, hashes, n), k = 0;
-		for (uint32_t t = 0; t < p->n_touched; t++) {
-			uint32_t node = p->touched[t];
-			if (p->match[node] == best)
-				p->touched[k++] = node;
-			else
-				p->match[node] = 0;
-		}
-		p->n_touched = k;
-		return best;
-	}
-	uint32_t best = longest(p, hashes, n);
-	if (best == 0)
-		return 0;
-	for (uint32_t k = chain_head(p, hashes[best - 1]); k != NIL; k = p->e[k].hnext) {
-		p->touched[p->n_touched++] = p->e[k].node;
-		p->match[p->e[k].node] = best;
-	}
-	return best;
-}
-
-uint32_t pidx_match(struct pidx *p, const uint64_t *hashes, uint32_t n)
-{
-	p->n_touched = 0;
-	if (p->broken)
-		return match_walk(p, hashes, n);
-	uint32_t best = longest(p, hashes, n);
-	if (best == 0)
-		return 0;
-	for (uint32_t k = chain_head(p, hashes[0]); k != NIL; k = p->e[k].hnext)
-		p->touched[p->n_touched++] = p->e[k].node;
-	for (uint32_t t = 0; t < p->n_touched; t++) {
-		uint32_t node = p->touched[t], a = 1, b = best;
-		while (a < b) {
-			uint32_t mid = a + (b - a + 1) / 2;
-			if (find(p, hashes[mid - 1], node) != NIL)
-				a = mid;
-			else
-				b = mid - 1;
-		}
-		p->match[node] = a;
-	}
-	return best;
-}
-
 void pidx_match_done(struct pidx *p)
 {
 	for (uint32_t k = 0; k < p->n_touched; k++)
@@ -360,7 +293,6 @@ int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t 
 				p->e[k].hnext = p->free_e;
 				p->free_e = k;
 			}
-			p->broken = 1; /* the record may have lost its closure */
 			return -1;
 		}
 		lru_push_front(p, k);

@@ -1,4 +1,4 @@
-/* prefix_index: per-owner LRU sets of block hashes (router records, KV tiers). */
+/* prefix_index: per-owner LRU sets of block hashes (KV tiers; the model of routers' records). */
 #ifndef KVSIM_PREFIX_INDEX_H
 #define KVSIM_PREFIX_INDEX_H
 
@@ -18,11 +18,9 @@
  * prompt_index's costs O(runs + blocks recorded or forgotten).
  *
  * One map from block hash to the chain of (hash, node) entries, and one
- * from (hash, node) to its entry. A record is prefix-closed after every
- * insert (a block's parent is touched after it, so it is more recent and
- * forgotten later), so a node holding block i holds blocks 0..i: a match is
- * a binary search over the prompt, O(log blocks) lookups for the longest
- * and O(log blocks) per node holding the first block for each node's. */
+ * from (hash, node) to its entry. A record of prompts is prefix-closed after
+ * every insert (a block's parent is touched after it, so it is more recent
+ * and forgotten later), so a node holding block i holds blocks 0..i. */
 struct pidx_entry {
 	uint64_t hash;
 	uint32_t node;
@@ -36,12 +34,11 @@ struct pidx {
 	struct hmap by_hash; /* hash -> first entry + 1 */
 	struct hmap by_pair; /* pair_key(hash, node) -> entry + 1 */
 	int pair_clash;      /* two pairs met on one key: use the chains */
-	int broken;          /* an insert ran out of memory midway: walk */
 	struct pidx_entry *e;
 	uint32_t n_e, cap_e, free_e;
 	uint32_t *head, *tail; /* per node */
 	uint32_t *size;        /* per node: blocks recorded */
-	uint32_t *match;       /* per node: scratch for pidx_match */
+	uint32_t *match;       /* per node: scratch for pidx_match_walk */
 	uint32_t *touched;     /* nodes whose match is nonzero */
 	uint32_t n_touched;
 	/* Called for each block forgotten to make room (may be NULL). */
@@ -51,17 +48,13 @@ struct pidx {
 
 int pidx_init(struct pidx *p, uint32_t n_nodes, size_t cap_blocks);
 void pidx_free(struct pidx *p);
-/* Matches hashes[0..n) against every node's record: afterwards p->match[i]
- * is node i's longest recorded prefix (in blocks), nonzero only for the
- * p->n_touched nodes in p->touched. Returns the longest match. */
-uint32_t pidx_match(struct pidx *p, const uint64_t *hashes, uint32_t n);
-/* The longest match only: afterwards the p->n_touched nodes in p->touched
- * are those with that match (p->match[i] set for them). Returns it. */
-uint32_t pidx_match_longest(struct pidx *p, const uint64_t *hashes, uint32_t n);
-/* The same as pidx_match by walking the prompt block by block for every node holding
- * each block (no closure assumed): the reference for tests. */
+/* Matches hashes[0..n) against every node's record by walking the prompt
+ * block by block for every node holding each block (no closure assumed):
+ * afterwards p->match[i] is node i's longest recorded prefix (in blocks),
+ * nonzero only for the p->n_touched nodes in p->touched. Returns the
+ * longest match. The reference for prompt_index's matches in tests. */
 uint32_t pidx_match_walk(struct pidx *p, const uint64_t *hashes, uint32_t n);
-/* Clears the scratch left by pidx_match. */
+/* Clears the scratch left by pidx_match_walk. */
 void pidx_match_done(struct pidx *p);
 /* Records hashes[0..n) as routed to node now. Returns 0 or -1 (no memory). */
 int pidx_insert(struct pidx *p, uint32_t node, const uint64_t *hashes, uint32_t n);
