@@ -320,11 +320,11 @@ int prompt_index_insert(struct prompt_index *p, uint32_t node, const uint64_t *h
 		enum { AHEAD = 16 };
 		struct hmap *hm = &p->holders[node / 64];
 		for (uint32_t i = m.blocks; i < n && i < m.blocks + AHEAD; i++)
-			hmap_prefetch(hm, hashes[i]);
+			prefetch_run(hm, hashes[i]);
 		done = kv_commit_blocks_any(kv, &tail, m.blocks, n, hashes, n);
 		for (uint32_t i = m.blocks; i < m.blocks + done; i++) {
 			if (i + AHEAD < m.blocks + done)
-				hmap_prefetch(hm, hashes[i + AHEAD]);
+				prefetch_run(hm, hashes[i + AHEAD]);
 			if (note_held(p, node, hashes[i])) {
 				p->broken = 1;
 				break;
