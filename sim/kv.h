@@ -155,6 +155,35 @@ kv_prefetch_run(const struct kv_pool *p, uint32_t id, uint64_t key, uint32_t key
 	if (r->depth + r->len <= n)
 		__builtin_prefetch(hashes + r->depth + r->len - 1);
 }
+/* Prefetch hints for a prefix lookup of hashes[0..n) with no run to hint:
+ * the run its first probe finds, in two stages after that probe's slot
+ * (hmap_prefetch of hashes[0]): stage 0 reads the home slot and starts
+ * the misses of the run's fields; stage 1, once those are in cache, its
+ * last hash, the prompt's hash compared with it, and the probe for the
+ * run's child. Reads only the home slot: a run stored further along the
+ * probe run, or none, is not prefetched. */
+static inline __attribute__((always_inline)) void
+kv_prefetch_first(const struct kv_pool *p, const uint64_t *hashes, uint32_t n, int stage)
+{
+	if (n == 0 || !p->first.cap)
+		return;
+	const struct hmap_slot *sl = &p->first.slots[hash_home(hashes[0], p->first.cap)];
+	if (sl->key != hashes[0] || sl->val >= p->n_runs)
+		return;
+	uint32_t id = (uint32_t)sl->val;
+	if (stage == 0) {
+		kv_prefetch_run_lines(p, id);
+		return;
+	}
+	const struct kv_run *r = &p->runs[id];
+	if (!r->alive || r->len == 0 || r->depth != 0)
+		return;
+	uint32_t lim = r->len < n ? r->len : n;
+	__builtin_prefetch(r->hashes + lim - 1);
+	__builtin_prefetch(hashes + lim - 1);
+	if (r->len < n && r->n_children)
+		hmap_prefetch(&p->first, hashes[r->len]);
+}
 /* Locks the matched prefix for a request (splitting a partly used run);
  * returns the request's tail run, KV_NONE for an empty match. m must come
  * from kv_lookup_prefix with no change to the pool since. */

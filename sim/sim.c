@@ -1195,6 +1195,17 @@ static void prefetch_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 			kv_prefetch_run(&n->kv, rec->hint_run, rec->hint_key, rec->hint_depth, r->hashes,
 					r->n_hashes);
 	}
+	/* the other nodes' lookups: the run the first probe finds, then
+	 * what matching it reads (each stage waits on the lines the one
+	 * before fetched, overlapped across the nodes: for one node alone,
+	 * as a full scan asks, they would only come before the lookup's
+	 * own, or for a lookup its floor then skips) */
+	for (int stage = 0; m > 1 && r && r->n_hashes && stage < 2; stage++)
+		for (uint32_t x = 0; x < m; x++) {
+			const struct node *n = &s->nodes[nodes[x]];
+			if ((int32_t)nodes[x] != hint && n->prefix_caching)
+				kv_prefetch_first(&n->kv, r->hashes, r->n_hashes, stage);
+		}
 	if (s->timing)
 		s->sync_ns += (wall_now() - t0) * 1e9;
 }
