@@ -938,7 +938,17 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum po
 	if (rec->hint_node == (int32_t)src_i)
 		kv_prefetch_run_lines(&src->kv, rec->hint_run);
 	node_sync(dn, s->now);
+	/* then, each once the lines before are in, what the lookups read
+	 * next: on dn the run its first probe finds and what matching it
+	 * reads, on src the hinted run's slot and last hash */
+	if (full)
+		kv_prefetch_first(&dn->kv, r->hashes, full, 0);
 	node_sync(src, s->now);
+	if (rec->hint_node == (int32_t)src_i)
+		kv_prefetch_run(&src->kv, rec->hint_run, rec->hint_key, rec->hint_depth, r->hashes,
+				full);
+	if (full)
+		kv_prefetch_first(&dn->kv, r->hashes, full, 1);
 	node_lookup(dn, r->hashes, full, &m_dst);
 	node_lookup(src, r->hashes, full, &m_src);
 	uint32_t have = m_dst.blocks, there = m_src.blocks;
