@@ -138,8 +138,9 @@ static void forget(void *ctx, uint64_t h)
 }
 
 /* Starts the misses of key's slot in m and of the line after it: a drop
- * shifts the slots after a deleted one back (linear probing), and at half
- * load a probe run often reaches into the next line. */
+ * shifts the slots after a deleted one back and a new key's probe runs to
+ * the first empty slot (linear probing), and at half load a probe run
+ * often reaches into the next line. */
 static inline __attribute__((always_inline)) void prefetch_run(const struct hmap *m, uint64_t key)
 {
 	if (m->cap) {
