@@ -100,7 +100,8 @@ static void ca_dispatch(void *st, const struct request *r, int32_t node)
 {
 	struct ca *s = st;
 	/* Out of memory leaves the record shorter: it is approximate anyway. */
-	(void)prompt_index_insert(&s->idx, (uint32_t)node, r->hashes, pol_prompt_blocks(r, s->block_tokens));
+	(void)prompt_index_insert(&s->idx, (uint32_t)node, r->hashes,
+				  pol_prompt_blocks(r, s->block_tokens));
 }
 
 static void ca_destroy(void *st)

@@ -111,7 +111,7 @@ static void ws_dispatch(void *st, const struct request *r, int32_t node)
 	struct ws *s = st;
 	if (!s->exact) /* out of memory leaves the record shorter */
 		(void)prompt_index_insert(&s->idx, (uint32_t)node, r->hashes,
-				  pol_prompt_blocks(r, s->block_tokens));
+					  pol_prompt_blocks(r, s->block_tokens));
 }
 
 static int ws_reads_kv(const void *st)

@@ -590,10 +590,11 @@ static void count_forgotten(void *ctx, uint32_t node, uint64_t hash)
 /* prompt_index keeps what prefix_index's LRU lists keep: after every
  * insert the same blocks on every node, the same sizes, and the matches
  * (binary searches that rely on records staying prefix-closed) of walking
- * the prompt block by block through the lists, over random prompts from a tree of chained hashes (so records
- * are prefix-closed) inserted whole or in part, with caps from 1 (prompts
- * longer than the record) to more than ever fills, on 8 nodes (one group
- * of 64) and on 150 (three groups, the last partial). The blocks kept over
+ * the prompt block by block through the lists, over random prompts from
+ * a tree of chained hashes (so records are prefix-closed) inserted whole
+ * or in part, with caps from 1 (prompts longer than the record) to more
+ * than ever fills, on 8 nodes (one group of 64) and on 150 (three groups,
+ * the last partial). The blocks kept over
  * thousands of inserts are the order of forgetting at work: a record that
  * forgot a prompt's head first, or did not refresh a prompt routed again,
  * keeps other blocks. */
