@@ -67,9 +67,16 @@ static uint64_t holders(const struct prompt_index *p, uint32_t g, uint64_t h)
 	return v ? *v : 0;
 }
 
+/* The map whose keys are the blocks some node holds: the one group's, or
+ * the counts. */
+static const struct hmap *any_map(const struct prompt_index *p)
+{
+	return p->n_groups == 1 ? &p->holders[0] : &p->count;
+}
+
 static int held_by_any(const struct prompt_index *p, uint64_t h)
 {
-	return hmap_get(p->n_groups == 1 ? &p->holders[0] : &p->count, h) != NULL;
+	return hmap_get(any_map(p), h) != NULL;
 }
 
 int prompt_index_has(const struct prompt_index *p, uint32_t node, uint64_t hash)
@@ -259,7 +266,7 @@ uint32_t prompt_index_match_longest(struct prompt_index *p, const uint64_t *hash
 		return 0;
 	/* "some node holds block i" falls from true to false once along the
 	 * prompt; lo - 1 is held, best <= hi */
-	const struct hmap *any = p->n_groups == 1 ? &p->holders[0] : &p->count;
+	const struct hmap *any = any_map(p);
 	uint32_t lo = 1, hi = n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo + 1) / 2;
@@ -305,16 +312,16 @@ int prompt_index_insert(struct prompt_index *p, uint32_t node, const uint64_t *h
 	struct kv_match m;
 	kv_lookup_prefix(kv, hashes, n, &m);
 	uint32_t tail = kv_acquire(kv, &m), want = n - m.blocks, done = 0;
-	if (kv->oom || (want && kv_take(kv, want) != 0)) {
-		/* a split failed (the whole run is locked), or room could not
-		 * be made: nothing recorded */
-		drop_gone(p, node);
+	/* a split failed (the whole run is locked), or room could not be
+	 * made: nothing recorded (what was forgotten meanwhile still goes) */
+	int failed = kv->oom || (want && kv_take(kv, want) != 0);
+	drop_gone(p, node);
+	if (failed) {
 		if (tail != KV_NONE)
 			kv_release(kv, tail, 0);
 		p->broken = 1;
 		return -1;
 	}
-	drop_gone(p, node);
 	if (want) {
 		/* each new block's note is a miss into a large map; they are
 		 * independent, so started ahead */
