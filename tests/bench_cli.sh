@@ -17,6 +17,10 @@ expect 2 'expected an integer 1-100' --repeat 101
 expect 2 'expected an integer 1-100' --repeat 2x
 expect 2 'expected seconds > 0' --wall-limit 0
 expect 2 'expected seconds > 0' --wall-limit abc
+expect 2 'expected MiB 0-65536' --prefault -1
+expect 2 'expected MiB 0-65536' --prefault 65537
+expect 2 'expected MiB 0-65536' --prefault 1g
+expect 0 "--prefault MIB" --help
 expect 2 'unknown option or missing value "--case"' --case
 expect 2 'unknown option or missing value "--fast"' --fast
 
@@ -45,6 +49,17 @@ echo "$rss|$rsum" | awk -F'|' '{
 	ok || bad "summary RSS '$rsum' does not span the runs' '$rss'"
 grep -q "^  ns/event  *median [0-9][0-9]* (min [0-9][0-9]*, max [0-9][0-9]*)$" "$T/out" && ok ||
 	bad "no ns/event in the summary"
+# each run's kernel time, and the summary's with two decimals
+[ "$(grep -c "^  kernel time  *[0-9]*\.[0-9][0-9][0-9] s$" "$T/out")" -eq 2 ] && ok ||
+	bad "the runs do not both report their kernel time"
+grep -q "^  kernel time s  *median [0-9]*\.[0-9][0-9] (min [0-9]*\.[0-9][0-9], max [0-9]*\.[0-9][0-9])$" \
+	"$T/out" && ok || bad "no kernel time in the summary"
+# the header says how much memory was touched before each run
+grep -q "^memory: 1024 MiB touched and released before each run (--prefault 0: not)$" "$T/out" &&
+	ok || bad "the header does not say what --prefault touched"
+"$BENCH" --case a --wall-limit 0.2 --prefault 0 >"$T/out" 2>&1
+grep -q "^memory: not touched before the runs (--prefault 0)$" "$T/out" && ok ||
+	bad "--prefault 0 is not said in the header"
 # the header says what the heap got: huge pages unless turned off
 grep -q "^kvsim .* benchmark (one core per case; huge pages: glibc.malloc.hugetlb=1, THP " "$T/out" &&
 	ok || bad "the header does not say the heap is in huge pages"
