@@ -71,8 +71,10 @@ struct met_summary {
 	 * went through an unlocked run (policies that read nodes' KV use or
 	 * look their caches up; not written); of the lookups answered without
 	 * applying, those where it would evict but the match is locked runs
-	 * alone. */
+	 * alone, and those where the evictions take a run off the match's
+	 * path (or the part of its last run the match does not use). */
 	uint64_t kv_views_counted, kv_lookups_unapplied, kv_lookups_evicting, kv_lookups_locked;
+	uint64_t kv_lookups_spared;
 	uint64_t kv_lookups; /* policies' cache lookups (cached_prefix; not written) */
 	uint64_t kv_views_synced; /* nodes' views brought up to date for the policy (not written) */
 	/* Admissions whose prefix lookup was prefetched from a hint (the

@@ -388,6 +388,17 @@ static uint32_t evict_some(struct kv_pool *p, uint32_t want)
 	return 0;
 }
 
+int kv_evict_spares(const struct kv_pool *p, uint32_t e, const struct kv_match *m)
+{
+	if (!p->heap_n || !evictable(p, &p->heap[0]))
+		return 0;
+	uint32_t v = p->heap[0].run;
+	const struct kv_run *r = &p->runs[v];
+	if (r->len < e)
+		return 0; /* the next victims too: not told at once */
+	return v != m->run || r->len - e >= m->run_used;
+}
+
 uint32_t kv_evict(struct kv_pool *p, uint32_t n)
 {
 	uint32_t k = 0;

@@ -124,6 +124,13 @@ static inline uint32_t kv_available(const struct kv_pool *p)
  * path) lookups, plus O(log run length) where the match ends inside a run. */
 void kv_lookup_prefix(const struct kv_pool *p, const uint64_t *hashes, uint32_t n,
 		      struct kv_match *m);
+/* 1 when evicting the next e blocks, in eviction order, leaves the blocks
+ * of match m (a lookup's, made since the pool last changed) cached: the
+ * first victim, an unlocked leaf run, holds at least e blocks, and it is
+ * not the run m ends in or keeps the part of it m uses. (A leaf is on no
+ * other run's path.) 0 when that does not hold or cannot be told at once
+ * (the heap's first entry is stale). Changes nothing. O(1). */
+int kv_evict_spares(const struct kv_pool *p, uint32_t e, const struct kv_match *m);
 /* Prefetch hints for a prefix lookup of hashes[0..n) that will likely
  * reach run id (a session's run from its turn before): kv_prefetch_run_lines
  * starts the misses of the run's fields; kv_prefetch_run, once those are in

@@ -516,12 +516,16 @@ int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used)
 	return 1;
 }
 
-int node_cache_settled(struct node *n, int64_t now_ns)
+int node_cache_settled(struct node *n, int64_t now_ns, uint32_t *evicts)
 {
 	uint32_t used;
 	if (!node_kv_used(n, now_ns, &used))
 		return 0;
-	return used - n->kv.n_used <= n->kv.n_free ? 1 : -1;
+	uint32_t take = used - n->kv.n_used;
+	if (take <= n->kv.n_free)
+		return 1;
+	*evicts = take - n->kv.n_free;
+	return -1;
 }
 
 int node_enqueue(struct node *n, struct request *r, int64_t now_ns)

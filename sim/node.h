@@ -222,8 +222,9 @@ int node_kv_used(struct node *n, int64_t now_ns, uint32_t *used);
  * of a session turns counting off). -1 when counted but the blocks do not
  * fit: applying the span would evict, but only unlocked runs (a lookup
  * matching through locked runs alone is not changed by it either); 0 when
- * it cannot be counted. */
-int node_cache_settled(struct node *n, int64_t now_ns);
+ * it cannot be counted. With -1, *evicts is how many blocks applying it
+ * would evict (kv_evict_spares tells whether a match keeps its blocks). */
+int node_cache_settled(struct node *n, int64_t now_ns, uint32_t *evicts);
 /* For the step event at now: 1 if now is not the step's end but an
  * iteration end inside a decode span (the end of what was computed when the
  * event was scheduled); the span's ends are then computed past now and the

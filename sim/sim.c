@@ -141,6 +141,7 @@ struct sim {
 	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
 	uint64_t kv_evicting;  /* ... not, because that part evicts */
 	uint64_t kv_locked;    /* ... answered though it evicts: the match is all locked runs */
+	uint64_t kv_spared;    /* ... or its evictions take a run off the match's path */
 	uint64_t kv_lookups;   /* cached_prefix calls */
 	int64_t report_ns; /* load report interval; 0 = exact views */
 	/* links and tiers */
@@ -1134,15 +1135,19 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	struct kv_match m;
-	int settled = s->lazy_views ? node_cache_settled(n, s->now) : 0;
+	uint32_t evicts = 0;
+	int settled = s->lazy_views ? node_cache_settled(n, s->now, &evicts) : 0;
 	if (settled != 0) {
 		/* Where the part of the span not applied would evict, it can
 		 * only evict unlocked runs (nothing is released inside a span):
-		 * a match through locked runs alone stands. */
+		 * a match through locked runs alone stands, and so does one
+		 * whose blocks the evictions, taken in order, do not reach. */
 		node_lookup(n, r->hashes, full, &m);
-		if (settled == 1 || m.unlocked == 0) {
+		int spared = settled < 0 && m.unlocked > 0 && kv_evict_spares(&n->kv, evicts, &m);
+		if (settled == 1 || m.unlocked == 0 || spared) {
 			s->kv_unapplied += s->now >= n->sync_due_ns;
-			s->kv_locked += settled < 0;
+			s->kv_locked += settled < 0 && !spared;
+			s->kv_spared += spared;
 			if (s->opts->audit)
 				audit_private(s, node, r, m.blocks);
 			return m.blocks;
@@ -2559,6 +2564,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	out->kv_lookups_unapplied = s.kv_unapplied;
 	out->kv_lookups_evicting = s.kv_evicting;
 	out->kv_lookups_locked = s.kv_locked;
+	out->kv_lookups_spared = s.kv_spared;
 	out->kv_lookups = s.kv_lookups;
 	out->ever_epochs_forgotten = s.eps_forgotten;
 	out->ever_blocks_peak = s.ever_peak;

@@ -406,6 +406,55 @@ START_TEST(lru_order_is_release_order_tail_first)
 }
 END_TEST
 
+/* kv_evict_spares: whether the next e evictions leave a match's blocks.
+ * A (4 blocks) released before B (3): A is the first victim. */
+START_TEST(evictions_spare_matches_off_their_path)
+{
+	struct kv_pool p;
+	kv_init(&p, 8);
+	uint64_t a[4] = {11, 12, 13, 14}, b[3] = {21, 22, 23};
+	cache_chain(&p, a, 4);
+	cache_chain(&p, b, 3);
+	counts(&p, 1, 7, 0);
+	struct kv_match ma, ma2, mb;
+	kv_lookup_prefix(&p, b, 3, &mb);
+	kv_lookup_prefix(&p, a, 4, &ma);
+	kv_lookup_prefix(&p, a, 2, &ma2);
+	ck_assert_uint_eq(mb.blocks, 3);
+	ck_assert_uint_eq(ma2.run_used, 2);
+	/* B's match: evictions from A (up to its 4 blocks) spare it */
+	ck_assert_int_eq(kv_evict_spares(&p, 1, &mb), 1);
+	ck_assert_int_eq(kv_evict_spares(&p, 4, &mb), 1);
+	/* 5 would go on into B (or A's parent): not told at once */
+	ck_assert_int_eq(kv_evict_spares(&p, 5, &mb), 0);
+	/* A's whole match loses its last block to the first eviction */
+	ck_assert_int_eq(kv_evict_spares(&p, 1, &ma), 0);
+	/* A's first two blocks survive two evictions from its tail, not three */
+	ck_assert_int_eq(kv_evict_spares(&p, 2, &ma2), 1);
+	ck_assert_int_eq(kv_evict_spares(&p, 3, &ma2), 0);
+	/* and the evictions themselves say the same */
+	ck_assert_int_eq(kv_take(&p, 3), 0); /* 1 free + 2 of A's tail */
+	ck_assert_uint_eq(match(&p, a, 4), 2);
+	ck_assert_uint_eq(match(&p, b, 3), 3);
+	/* A's run relocked: its heap entry is stale, nothing is told */
+	struct kv_match m;
+	kv_lookup_prefix(&p, a, 2, &m);
+	uint32_t tail = kv_acquire(&p, &m);
+	ck_assert_int_eq(kv_evict_spares(&p, 1, &mb), 0);
+	kv_release(&p, tail, 0);
+	/* released again, A is now newer than B, but its old entry is still
+	 * the heap's first until an eviction drops it */
+	ck_assert_int_eq(kv_evict_spares(&p, 1, &mb), 0);
+	ck_assert_uint_eq(kv_evict(&p, 1), 1); /* from B, now the oldest */
+	ck_assert_uint_eq(match(&p, b, 3), 2);
+	kv_lookup_prefix(&p, a, 2, &m);
+	kv_lookup_prefix(&p, b, 2, &mb);
+	ck_assert_int_eq(kv_evict_spares(&p, 2, &m), 1);
+	ck_assert_int_eq(kv_evict_spares(&p, 1, &mb), 0);
+	kv_free(&p);
+}
+END_TEST
+
 START_TEST(concurrent_duplicates_are_merged)
 {
 	struct kv_pool p;
@@ -873,6 +922,7 @@ Suite *kv_suite(void)
 	tcase_set_timeout(tc, 60); /* the randomised checks take seconds under ASan */
 	tcase_add_test(tc, allocate_hit_split_evict);
 	tcase_add_test(tc, lru_order_is_release_order_tail_first);
+	tcase_add_test(tc, evictions_spare_matches_off_their_path);
 	tcase_add_test(tc, range_commits_equal_block_commits);
 	tcase_add_test(tc, tail_runs_grow_once_per_request);
 	tcase_add_test(tc, deleted_runs_arrays_serve_runs_of_their_size);
