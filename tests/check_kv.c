@@ -425,7 +425,7 @@ START_TEST(evictions_spare_matches_off_their_path)
 	/* B's match: evictions from A (up to its 4 blocks) spare it */
 	ck_assert_int_eq(kv_evict_spares(&p, 1, &mb), 1);
 	ck_assert_int_eq(kv_evict_spares(&p, 4, &mb), 1);
-	/* 5 would go on into B (or A's parent): not told at once */
+	/* 5 would go on into B, the next victim: not told at once */
 	ck_assert_int_eq(kv_evict_spares(&p, 5, &mb), 0);
 	/* A's whole match loses its last block to the first eviction */
 	ck_assert_int_eq(kv_evict_spares(&p, 1, &ma), 0);
