@@ -55,12 +55,25 @@ grep -q "^  ns/event  *median [0-9][0-9]* (min [0-9][0-9]*, max [0-9][0-9]*)$" "
 d2='[0-9]*\.[0-9][0-9]'
 grep -q "^  kernel time s  *median $d2 (min $d2, max $d2)\$" "$T/out" && ok ||
 	bad "no kernel time in the summary"
+# each run's memory latency probe, over 16 MiB and the 1024 touched, and
+# the summary's (positive whole ns)
+[ "$(grep -c "^  memory latency  *[1-9][0-9]* / [1-9][0-9]* ns (a random load, over 16 / 1024 MiB)$" \
+	"$T/out")" -eq 2 ] && ok || bad "the runs do not both report their memory latency"
+grep -q "^  latency ns 16 MiB  *median [1-9][0-9]* (min [1-9][0-9]*, max [1-9][0-9]*)$" "$T/out" &&
+	grep -q "^  latency ns 1024 MiB median [1-9][0-9]* (min [1-9][0-9]*, max [1-9][0-9]*)$" "$T/out" &&
+	ok || bad "no memory latency in the summary"
 # the header says how much memory was touched before each run
 grep -q "^memory: 1024 MiB touched and released before each run (--prefault 0: not)$" "$T/out" &&
 	ok || bad "the header does not say what --prefault touched"
 "$BENCH" --case a --wall-limit 0.2 --prefault 0 >"$T/out" 2>&1
 grep -q "^memory: not touched before the runs (--prefault 0)$" "$T/out" && ok ||
 	bad "--prefault 0 is not said in the header"
+grep -q "^  memory latency    not measured (--prefault 0)$" "$T/out" && ok ||
+	bad "--prefault 0 still reports a memory latency"
+# a region smaller than the probe's near one: both over it
+"$BENCH" --case a --wall-limit 0.2 --prefault 4 >"$T/out" 2>&1
+grep -q "^  memory latency  *[1-9][0-9]* / [1-9][0-9]* ns (a random load, over 4 / 4 MiB)$" \
+	"$T/out" && ok || bad "--prefault 4 does not probe over 4 MiB"
 # the header says what the heap got: huge pages unless turned off
 grep -q "^kvsim .* benchmark (one core per case; huge pages: glibc.malloc.hugetlb=1, THP " "$T/out" &&
 	ok || bad "the header does not say the heap is in huge pages"

@@ -1,12 +1,15 @@
 /* bench: simulator speed on the benchmark cases of BENCHMARKS.md (make bench).
  * Each case runs in a child process, so its peak RSS is its own. */
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -31,6 +34,8 @@
 #define MAX_REPEAT 100
 #define MAX_PREFAULT_MIB 65536
 #define DEFAULT_PREFAULT_MIB 1024
+#define PROBE_NEAR_MIB 16     /* the latency probe's small region */
+#define PROBE_LOADS 200000    /* loads timed per region */
 
 struct bcase {
 	const char *id, *label, *json;
@@ -124,10 +129,17 @@ static void on_request(void *ctx, const struct request *r)
 /* What a run reports back to the parent for --repeat's summary. */
 struct figures {
 	double rps, eps, ns_event, route_ns, sync_ns, arrive_ns, rss_mib, kernel_s;
+	double lat_near_ns, lat_far_ns; /* the probe before the run (NAN: none) */
+};
+
+/* What the latency probe measured before a run, over how much memory. */
+struct probe {
+	double near_ns, far_ns;
+	size_t near_mib, far_mib;
 };
 
 /* Runs one case; in a child process. Writes its figures to fd out. */
-static int bench(const struct bcase *c, double wall_limit, int out)
+static int bench(const struct bcase *c, double wall_limit, const struct probe *pr, int out)
 {
 	cJSON *root = cJSON_Parse(c->json);
 	struct scenario s;
@@ -163,7 +175,9 @@ static int bench(const struct bcase *c, double wall_limit, int out)
 			    m.sync_ns / n,
 			    m.arrive_ns / n,
 			    (double)ru.ru_maxrss / 1024.0,
-			    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6};
+			    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6,
+			    pr->near_ns,
+			    pr->far_ns};
 	printf("(%s) %s: %d x %s, %s\n", c->id, c->label, s.cluster.nodes, s.cluster.gpu->name,
 	       s.cluster.model->name);
 	if (m.truncated)
@@ -184,6 +198,11 @@ static int bench(const struct bcase *c, double wall_limit, int out)
 	printf("  cache lookups/req %12.2f\n", (double)m.kv_lookups / n);
 	printf("  peak RSS          %12.1f MiB\n", f.rss_mib);
 	printf("  kernel time       %12.3f s\n", f.kernel_s);
+	if (isnan(pr->far_ns))
+		printf("  memory latency    not measured (--prefault 0)\n");
+	else
+		printf("  memory latency    %7.0f / %.0f ns (a random load, over %zu / %zu MiB)\n",
+		       pr->near_ns, pr->far_ns, pr->near_mib, pr->far_mib);
 	printf("  TTFT p50 / p99    %8.4f / %.4f s\n", m.ttft.p50, m.ttft.p99);
 	printf("  TPOT p50 / p99    %8.4f / %.4f s\n", m.tpot.p50, m.tpot.p99);
 	printf("  prefix hit ratio  %12.3f\n", m.prefix_hit_ratio);
@@ -223,6 +242,25 @@ static const struct bcase *find_case(const char *id, size_t len)
 	return NULL;
 }
 
+/* ns per load of a chain of loads from p[0..bytes), each at a random
+ * line that depends on the value the one before read (so they cannot
+ * overlap), after a warm-up of a tenth as many. */
+static double chase(const volatile unsigned char *p, size_t bytes, int loads)
+{
+	uint64_t x = 0x9e3779b97f4a7c15u, lines = bytes / 64;
+	struct timespec t0, t1;
+	for (int i = -loads / 10; i < loads; i++) {
+		if (i == 0)
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+		uint64_t line = ((x >> 32) * lines) >> 32; /* lines < 2^32 */
+		x = x * 6364136223846793005u + 1442695040888963407u + p[line * 64];
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (x == 1) /* keeps the chain: x is never known to be unused */
+		fputc('\n', stderr);
+	return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / loads;
+}
+
 /* Touches mib MiB in a process of its own, which then exits. A virtual
  * machine may back its guest's memory lazily (this project's does): there
  * the first touch of memory the guest has not used lately costs a fault in
@@ -230,14 +268,28 @@ static const struct bcase *find_case(const char *id, size_t len)
  * time, 0.07 s right after), so a case's wall time would depend on what ran
  * before it. The kernel hands the pages just freed out again, so the case
  * that follows finds that much memory backed. Its own peak RSS and page
- * faults are untouched: the memory was never its. */
-static void prefault(size_t mib)
+ * faults are untouched: the memory was never its.
+ *
+ * Then it measures the latency of a random load within the first 16 MiB
+ * and within all of it, in huge pages as the heap's are: this machine's
+ * speed at the time of the run, which moves with its host's load (the
+ * simulator's cases are bound by cache misses), so that figures taken at
+ * different times can be told apart from changes of the code. Fills pr
+ * (NAN where nothing was measured). */
+static void prefault(size_t mib, struct probe *pr)
 {
+	pr->near_ns = pr->far_ns = NAN;
+	pr->near_mib = mib < PROBE_NEAR_MIB ? mib : PROBE_NEAR_MIB;
+	pr->far_mib = mib;
 	if (!mib)
 		return;
+	int fd[2];
 	fflush(stdout);
+	if (pipe(fd))
+		return;
 	pid_t pid = fork();
 	if (pid == 0) {
+		close(fd[0]);
 		size_t n = mib << 20;
 		char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
@@ -245,8 +297,15 @@ static void prefault(size_t mib)
 		madvise(p, n, MADV_HUGEPAGE); /* as the heap's: whole huge pages */
 		for (size_t i = 0; i < n; i += 4096)
 			p[i] = 1;
-		_exit(0);
+		double ns[2] = {chase((unsigned char *)p, pr->near_mib << 20, PROBE_LOADS),
+				chase((unsigned char *)p, n, PROBE_LOADS)};
+		_exit(write(fd[1], ns, sizeof ns) != (ssize_t)sizeof ns);
 	}
+	close(fd[1]);
+	double ns[2];
+	if (pid > 0 && read(fd[0], ns, sizeof ns) == (ssize_t)sizeof ns)
+		pr->near_ns = ns[0], pr->far_ns = ns[1];
+	close(fd[0]);
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
 }
@@ -259,7 +318,8 @@ static int run_case(const struct bcase *c, double limit, int repeat, size_t mib)
 	int got = 0, failed = 0;
 	for (int i = 0; i < repeat; i++) {
 		int fd[2];
-		prefault(mib);
+		struct probe pr;
+		prefault(mib, &pr);
 		fflush(stdout);
 		if (pipe(fd)) {
 			perror("bench: pipe");
@@ -268,7 +328,7 @@ static int run_case(const struct bcase *c, double limit, int repeat, size_t mib)
 		pid_t pid = fork();
 		if (pid == 0) {
 			close(fd[0]);
-			_exit(bench(c, limit, fd[1]));
+			_exit(bench(c, limit, &pr, fd[1]));
 		}
 		close(fd[1]);
 		if (pid > 0 && read(fd[0], &f[got], sizeof f[got]) == (ssize_t)sizeof f[got])
@@ -296,6 +356,17 @@ static int run_case(const struct bcase *c, double limit, int repeat, size_t mib)
 		SPREAD("arrival ns/req", arrive_ns, 0);
 		SPREAD("peak RSS MiB", rss_mib, 0);
 		SPREAD("kernel time s", kernel_s, 2);
+		int probed = 1;
+		for (int i = 0; i < got; i++)
+			probed &= !isnan(f[i].lat_near_ns) && !isnan(f[i].lat_far_ns);
+		if (probed) {
+			char near[32], far[32];
+			snprintf(near, sizeof near, "latency ns %zu MiB",
+				 mib < PROBE_NEAR_MIB ? mib : (size_t)PROBE_NEAR_MIB);
+			snprintf(far, sizeof far, "latency ns %zu MiB", mib);
+			SPREAD(near, lat_near_ns, 0);
+			SPREAD(far, lat_far_ns, 0);
+		}
 #undef SPREAD
 		printf("\n");
 	}
@@ -334,7 +405,10 @@ static void usage(FILE *f)
 		"                  that much memory backed: a virtual machine may back its\n"
 		"                  guest's memory lazily, and this project's takes ~1 s\n"
 		"                  per 700 MiB the guest has not used lately (0.07 s\n"
-		"                  right after); the run's RSS and faults are its own\n\n"
+		"                  right after); the run's RSS and faults are its own.\n"
+		"                  That process then times random loads over 16 MiB of\n"
+		"                  it and over all of it: the machine's memory latency\n"
+		"                  at the time, which each run prints\n\n"
 		"Reads ../shared/traces for (c). Like kvsim, starts itself once more with\n"
 		"glibc.malloc.hugetlb=1 in GLIBC_TUNABLES (the heap in huge pages;\n"
 		"KVSIM_HUGEPAGES=0: not), and says in its header what the heap got.\n",
