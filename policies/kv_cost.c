@@ -195,6 +195,14 @@ static void kc_dispatch(void *st, const struct request *r, int32_t node)
 		hmap_put(&s->last, r->session, (uint64_t)node + 1); /* out of memory: no record */
 }
 
+/* draw_candidates's first miss: the session's last node's slot */
+static void kc_prefetch(const void *st, const struct request *r)
+{
+	const struct kc *s = st;
+	if (s->candidates > 0)
+		hmap_prefetch(&s->last, r->session);
+}
+
 static void kc_complete(void *st, const struct request *r, int32_t node, int session_done)
 {
 	struct kc *s = st;
@@ -233,4 +241,5 @@ const struct pol_ops pol_kv_cost = {
     .destroy = kc_destroy,
     .reads_kv_util = kc_reads_kv,
     .looks_up_cache = pol_always,
+    .prefetch = kc_prefetch,
 };

@@ -123,6 +123,11 @@ struct pol_ops {
 	 * decode spans then answer it without applying the span where that
 	 * changes nothing. */
 	int (*looks_up_cache)(const void *st);
+	/* Optional: starts the cache misses route will take on r's account
+	 * (prefetches only: no state changes, no effect on any result). The
+	 * simulator calls it an event or more before r arrives, once r's
+	 * first lines (session, prompt_tokens) have been fetched. */
+	void (*prefetch)(const void *st, const struct request *r);
 };
 
 enum { POL_READS_KV_ALL = 1, POL_READS_KV_SOME = 2 };

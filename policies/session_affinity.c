@@ -41,6 +41,11 @@ static void sa_complete(void *st, const struct request *r, int32_t node, int ses
 		sticky_forget(st, r->session);
 }
 
+static void sa_prefetch(const void *st, const struct request *r)
+{
+	sticky_prefetch(st, r->session);
+}
+
 static void sa_destroy(void *st)
 {
 	sticky_free(st);
@@ -56,4 +61,5 @@ const struct pol_ops pol_session_affinity = {
     .on_dispatch = sa_dispatch,
     .on_complete = sa_complete,
     .destroy = sa_destroy,
+    .prefetch = sa_prefetch,
 };

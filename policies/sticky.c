@@ -89,6 +89,13 @@ void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, stru
 	d->store_writes = 1;
 }
 
+void sticky_prefetch(const struct sticky *s, uint64_t key)
+{
+	hmap_prefetch(&s->cur, key);
+	if (s->prev.count) /* empty until the map first holds max_keys */
+		hmap_prefetch(&s->prev, key);
+}
+
 void sticky_set(struct sticky *s, uint64_t key, int32_t node)
 {
 	/* A key is in one generation at most (it leaves prev as it enters

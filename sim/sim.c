@@ -107,6 +107,7 @@ struct evict_ctx {
 struct sim {
 	const struct request *routing; /* the request the policy is routing, or NULL */
 	const struct request *pf_arrival; /* the next arrival, prefetched (prefetch_arrival) */
+	const struct request *pf_second;  /* ... and its session's lines */
 	const struct scenario *sc;
 	const struct sim_opts *opts;
 	struct evq q;
@@ -633,6 +634,10 @@ static double recompute_cost_s(const struct sim *s, const struct request *r)
 
 static void *pol_state(const struct sim *s, const struct request *r)
 {
+	/* one state: r->replica is not read (a line of r's that the arrival
+	 * prefetch does not fetch) */
+	if (s->n_pol_st == 1)
+		return s->pol_sts[0];
 	return s->pol_sts[r->replica < s->n_pol_st ? r->replica : 0];
 }
 
@@ -1360,7 +1365,8 @@ static void route(struct sim *s, struct request *r)
  * simulated time and thousands of events ago). While an arrival is the
  * heap's earliest event, each event before it starts the misses: first
  * the request's lines, at the next event the session record it names
- * (read from the line fetched meanwhile). Prefetches only. */
+ * (read from the line fetched meanwhile) and the policy's state for it
+ * (pol_ops.prefetch). Prefetches only. */
 static void prefetch_arrival(struct sim *s)
 {
 	const struct event *nx = evq_heap_top(&s->q);
@@ -1371,8 +1377,16 @@ static void prefetch_arrival(struct sim *s)
 		__builtin_prefetch(r, 1);
 		__builtin_prefetch((const char *)r + 64, 1);
 		s->pf_arrival = r;
-	} else if (r->session_rec) {
-		__builtin_prefetch(r->session_rec, 1);
+		s->pf_second = NULL;
+	} else if (r != s->pf_second) {
+		/* once: the line fetched meanwhile names the session */
+		s->pf_second = r;
+		if (r->session_rec)
+			__builtin_prefetch(r->session_rec, 1);
+		else /* a first turn: session_get inserts it */
+			hmap_prefetch(&s->sessions, r->session);
+		if (s->pol->prefetch)
+			s->pol->prefetch(pol_state(s, r), r);
 	}
 }
 
