@@ -1374,8 +1374,12 @@ static void prefetch_arrival(struct sim *s)
 		return;
 	const struct request *r = nx->ptr;
 	if (r != s->pf_arrival) {
-		__builtin_prefetch(r, 1);
-		__builtin_prefetch((const char *)r + 64, 1);
+		/* all its lines: the arrival reads or writes each (its id and
+		 * session, arrival time and node, replica and queue times, the
+		 * prompt's split, the queue links) */
+		for (size_t b = 0; b < sizeof *r; b += 64)
+			__builtin_prefetch((const char *)r + b, 1);
+		__builtin_prefetch((const char *)r + sizeof *r - 1, 1);
 		s->pf_arrival = r;
 		s->pf_second = NULL;
 	} else if (r != s->pf_second) {
