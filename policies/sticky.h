@@ -34,9 +34,9 @@ int sticky_init(struct sticky *s, const struct cJSON *params, const char *path,
 void sticky_free(struct sticky *s);
 /* Decides for key; does not change the map. */
 void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, struct pol_decision *d);
-/* Records key -> node. */
 /* Prefetches key's slot in the map (sticky_route's first probe). */
 void sticky_prefetch(const struct sticky *s, uint64_t key);
+/* Records key -> node. */
 void sticky_set(struct sticky *s, uint64_t key, int32_t node);
 void sticky_forget(struct sticky *s, uint64_t key);
 

@@ -634,8 +634,8 @@ static double recompute_cost_s(const struct sim *s, const struct request *r)
 
 static void *pol_state(const struct sim *s, const struct request *r)
 {
-	/* one state: r->replica is not read (a line of r's that the arrival
-	 * prefetch does not fetch) */
+	/* one state: r->replica is not read (from the arrival prefetch, its
+	 * line may still be on its way) */
 	if (s->n_pol_st == 1)
 		return s->pol_sts[0];
 	return s->pol_sts[r->replica < s->n_pol_st ? r->replica : 0];

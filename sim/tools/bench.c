@@ -132,6 +132,12 @@ struct figures {
 	double lat_near_ns, lat_far_ns; /* the probe before the run (NAN: none) */
 };
 
+/* The probe's small region for a --prefault region of mib MiB. */
+static size_t probe_near_mib(size_t mib)
+{
+	return mib < PROBE_NEAR_MIB ? mib : PROBE_NEAR_MIB;
+}
+
 /* What the latency probe measured before a run, over how much memory. */
 struct probe {
 	double near_ns, far_ns;
@@ -279,7 +285,7 @@ static double chase(const volatile unsigned char *p, size_t bytes, int loads)
 static void prefault(size_t mib, struct probe *pr)
 {
 	pr->near_ns = pr->far_ns = NAN;
-	pr->near_mib = mib < PROBE_NEAR_MIB ? mib : PROBE_NEAR_MIB;
+	pr->near_mib = probe_near_mib(mib);
 	pr->far_mib = mib;
 	if (!mib)
 		return;
@@ -361,8 +367,7 @@ static int run_case(const struct bcase *c, double limit, int repeat, size_t mib)
 			probed &= !isnan(f[i].lat_near_ns) && !isnan(f[i].lat_far_ns);
 		if (probed) {
 			char near[32], far[32];
-			snprintf(near, sizeof near, "latency ns %zu MiB",
-				 mib < PROBE_NEAR_MIB ? mib : (size_t)PROBE_NEAR_MIB);
+			snprintf(near, sizeof near, "latency ns %zu MiB", probe_near_mib(mib));
 			snprintf(far, sizeof far, "latency ns %zu MiB", mib);
 			SPREAD(near, lat_near_ns, 0);
 			SPREAD(far, lat_far_ns, 0);
