@@ -1360,6 +1360,33 @@ static void route(struct sim *s, struct request *r)
 	arrive_at_node(s, r, dst, d.kv);
 }
 
+/* The lines of r's block hashes that its admission lookup and its first
+ * commit read, as most requests go (written when the request was filled,
+ * the turn before's end): the first probe's, either side of the shared
+ * head's end (the first run's last hash and the next probe), and the
+ * prompt's last PF_TAIL_BLOCKS blocks (where a follow-up's cached prefix
+ * ends, and the new blocks it commits). A miss in the middle of a long
+ * history is skipped: a lookup that matches a run whole reads its last
+ * hash only. Prefetches only. */
+enum { PF_TAIL_BLOCKS = 32 };
+static void prefetch_prompt_hashes(const struct sim *s, const struct request *r)
+{
+	uint32_t n = node_full_blocks(&s->nodes[0], r->prompt_tokens);
+	if (n > r->n_hashes)
+		n = r->n_hashes;
+	if (n == 0)
+		return;
+	const uint64_t *h = r->hashes;
+	__builtin_prefetch(h);
+	if (r->n_shared > 0 && r->n_shared < n) {
+		__builtin_prefetch(h + r->n_shared - 1);
+		__builtin_prefetch(h + r->n_shared);
+	}
+	for (uint32_t b = n > PF_TAIL_BLOCKS ? n - PF_TAIL_BLOCKS : 0; b < n; b += 8)
+		__builtin_prefetch(h + b);
+	__builtin_prefetch(h + n - 1);
+}
+
 /* The next arrival's request and session record are cold when it pops
  * (the request was filled when its turn before ended, seconds of
  * simulated time and thousands of events ago). While an arrival is the
@@ -1391,6 +1418,7 @@ static void prefetch_arrival(struct sim *s)
 			hmap_prefetch(&s->sessions, r->session);
 		if (s->pol->prefetch)
 			s->pol->prefetch(pol_state(s, r), r);
+		prefetch_prompt_hashes(s, r);
 	}
 }
 
