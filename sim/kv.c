@@ -67,12 +67,24 @@ void kv_free(struct kv_pool *p)
 		free(p->spares);
 	}
 	free(p->runs);
+	free(p->ring);
 	free(p->heap);
 	hmap_free(&p->first);
 	memset(p, 0, sizeof *p);
 }
 
-/* --- evictable heap (min by seq), entries validated when popped --- */
+/* --- evictable runs, least seq first, entries validated when taken ---
+ *
+ * A run becomes evictable when released (a fresh seq, the largest yet) or,
+ * already released, when its last child goes (its own, older seq). The
+ * first kind, nearly every entry, goes to a FIFO ring, which stays in seq
+ * order; the second to a min-heap beside it. The least seq is the first
+ * of either. Two entries with one seq name one run: a seq is given at a
+ * release, and the lower part of a split, which copies its run's, is
+ * locked at once (kv_acquire, adopt) and gets a seq of its own when
+ * released. So the order taken is the one min-heap's order, and so are
+ * ties. The ring is read from its front, in order, where the heap's pops
+ * walked a path of cold lines per entry. */
 
 static int evictable(const struct kv_pool *p, const struct kv_evictable *e);
 
@@ -93,10 +105,20 @@ static void sift_down(struct kv_pool *p, uint32_t i)
 	p->heap[i] = e;
 }
 
-/* Drops stale entries and re-heapifies. O(heap). */
-static void heap_rebuild(struct kv_pool *p)
+static inline struct kv_evictable *ring_at(const struct kv_pool *p, uint32_t k)
+{
+	return &p->ring[(p->ring_head + k) & (p->ring_cap - 1)];
+}
+
+/* Drops stale entries (the ring's in order) and re-heapifies. O(entries). */
+static void ev_rebuild(struct kv_pool *p)
 {
 	uint32_t k = 0;
+	for (uint32_t i = 0; i < p->ring_n; i++)
+		if (evictable(p, ring_at(p, i)))
+			*ring_at(p, k++) = *ring_at(p, i);
+	p->ring_n = k;
+	k = 0;
 	for (uint32_t i = 0; i < p->heap_n; i++)
 		if (evictable(p, &p->heap[i]))
 			p->heap[k++] = p->heap[i];
@@ -105,21 +127,45 @@ static void heap_rebuild(struct kv_pool *p)
 		sift_down(p, i);
 }
 
-static void heap_push(struct kv_pool *p, uint32_t run)
+/* The ring twice as large (a power of two), its entries from index 0. */
+static int ring_grow(struct kv_pool *p)
 {
-	if (p->heap_n >= 2 * p->n_alive + 256)
-		heap_rebuild(p);
+	uint32_t cap = p->ring_cap ? p->ring_cap * 2 : 256;
+	struct kv_evictable *nr = malloc(cap * sizeof *nr);
+	if (!nr)
+		return -1;
+	for (uint32_t i = 0; i < p->ring_n; i++)
+		nr[i] = *ring_at(p, i);
+	free(p->ring);
+	p->ring = nr;
+	p->ring_cap = cap;
+	p->ring_head = 0;
+	return 0;
+}
+
+static void ev_push(struct kv_pool *p, uint32_t run)
+{
+	if (p->ring_n + p->heap_n >= 2 * p->n_alive + 256)
+		ev_rebuild(p);
+	struct kv_evictable e = {p->runs[run].release_seq, run};
+	if (p->ring_n == 0 || ring_at(p, p->ring_n - 1)->seq <= e.seq) {
+		if (p->ring_n == p->ring_cap && ring_grow(p)) {
+			p->oom = 1; /* the run is simply not evictable */
+			return;
+		}
+		*ring_at(p, p->ring_n++) = e;
+		return;
+	}
 	if (p->heap_n == p->heap_cap) {
-		uint32_t cap = p->heap_cap ? p->heap_cap * 2 : 256;
+		uint32_t cap = p->heap_cap ? p->heap_cap * 2 : 64;
 		struct kv_evictable *nh = realloc(p->heap, cap * sizeof *nh);
 		if (!nh) {
-			p->oom = 1; /* the run is simply not evictable */
+			p->oom = 1;
 			return;
 		}
 		p->heap = nh;
 		p->heap_cap = cap;
 	}
-	struct kv_evictable e = {p->runs[run].release_seq, run};
 	uint32_t i = p->heap_n++;
 	while (i > 0) {
 		uint32_t up = (i - 1) / 2;
@@ -131,11 +177,29 @@ static void heap_push(struct kv_pool *p, uint32_t run)
 	p->heap[i] = e;
 }
 
-static void heap_pop(struct kv_pool *p)
+/* The entry with the least seq (the ring's at a tie: the same run), or
+ * NULL when there is none. */
+static inline const struct kv_evictable *ev_first(const struct kv_pool *p)
 {
-	p->heap[0] = p->heap[--p->heap_n];
-	if (p->heap_n)
-		sift_down(p, 0);
+	const struct kv_evictable *r = p->ring_n ? ring_at(p, 0) : NULL;
+	if (p->heap_n && (!r || p->heap[0].seq < r->seq))
+		return &p->heap[0];
+	return r;
+}
+
+/* Drops e, which ev_first gave. */
+static void ev_pop(struct kv_pool *p, const struct kv_evictable *e)
+{
+	if (e == &p->heap[0] && p->heap_n) {
+		p->heap[0] = p->heap[--p->heap_n];
+		if (p->heap_n)
+			sift_down(p, 0);
+		return;
+	}
+	p->ring_head = (p->ring_head + 1) & (p->ring_cap - 1);
+	/* the next one's run, which the next eviction checks */
+	if (--p->ring_n)
+		__builtin_prefetch(&p->runs[ring_at(p, 0)->run]);
 }
 
 static int evictable(const struct kv_pool *p, const struct kv_evictable *e)
@@ -353,12 +417,13 @@ uint32_t kv_acquire(struct kv_pool *p, const struct kv_match *m)
  * many, 0 when nothing is evictable. */
 static uint32_t evict_some(struct kv_pool *p, uint32_t want)
 {
-	while (p->heap_n) {
-		if (!evictable(p, &p->heap[0])) {
-			heap_pop(p);
+	const struct kv_evictable *e;
+	while ((e = ev_first(p)) != NULL) {
+		if (!evictable(p, e)) {
+			ev_pop(p, e);
 			continue;
 		}
-		uint32_t id = p->heap[0].run;
+		uint32_t id = e->run;
 		struct kv_run *r = &p->runs[id];
 		uint32_t k = want < r->len ? want : r->len;
 		if (!p->on_evict) {
@@ -373,14 +438,14 @@ static uint32_t evict_some(struct kv_pool *p, uint32_t want)
 		p->n_free += k;
 		p->evictions += k;
 		if (r->len == 0) {
-			heap_pop(p);
+			ev_pop(p, e);
 			hmap_del(&p->first, r->hashes[0]);
 			uint32_t parent = r->parent;
 			run_delete(p, id);
 			if (parent != KV_NONE) {
 				struct kv_run *pr = &p->runs[parent];
 				if (--pr->n_children == 0 && pr->lock == 0)
-					heap_push(p, parent);
+					ev_push(p, parent);
 			}
 		}
 		return k;
@@ -390,9 +455,10 @@ static uint32_t evict_some(struct kv_pool *p, uint32_t want)
 
 int kv_evict_spares(const struct kv_pool *p, uint32_t e, const struct kv_match *m)
 {
-	if (!p->heap_n || !evictable(p, &p->heap[0]))
+	const struct kv_evictable *first = ev_first(p);
+	if (!first || !evictable(p, first))
 		return 0;
-	uint32_t v = p->heap[0].run;
+	uint32_t v = first->run;
 	const struct kv_run *r = &p->runs[v];
 	if (r->len < e)
 		return 0; /* the next victims too: not told at once */
@@ -558,7 +624,7 @@ void kv_release(struct kv_pool *p, uint32_t tail, uint32_t n_own)
 		p->n_cached += r->len;
 		r->release_seq = ++p->seq;
 		if (r->n_children == 0)
-			heap_push(p, id);
+			ev_push(p, id);
 	}
 	assert(p->n_used >= n_own);
 	p->n_used -= n_own;

@@ -85,10 +85,14 @@ struct kv_pool {
 	struct kv_run *runs;
 	uint32_t n_runs, free_run, n_alive;
 	struct hmap first; /* hash of a run's first block -> run id */
-	/* Min-heap by seq of unlocked leaf runs. Entries go stale when a run is
-	 * locked again or gains a child; they are dropped when they surface,
-	 * and the heap is rebuilt when stale ones outnumber the live runs, so
-	 * its size follows what is cached, not how many requests ran. */
+	/* Unlocked leaf runs, least seq first: a ring in seq order for runs
+	 * released (nearly all), a min-heap for those that became leaves
+	 * later (see kv.c). Entries go stale when a run is locked again or
+	 * gains a child; they are dropped when they surface, and both are
+	 * compacted when stale ones outnumber the live runs, so their size
+	 * follows what is cached, not how many requests ran. */
+	struct kv_evictable *ring;
+	uint32_t ring_head, ring_n, ring_cap; /* ring_cap a power of two */
 	struct kv_evictable *heap;
 	uint32_t heap_n, heap_cap;
 	uint64_t seq;

@@ -503,6 +503,77 @@ START_TEST(install_after_cached_prefix)
 }
 END_TEST
 
+/* LRU order when a run becomes a leaf after its release (its last child
+ * evicted): it goes before the runs released since, by its own older seq
+ * (the heap beside the ring of releases, kv.c), not after them. */
+START_TEST(a_parent_left_a_leaf_keeps_its_place_in_lru_order)
+{
+	struct kv_pool p;
+	ck_assert_int_eq(kv_init(&p, 8), 0);
+	uint64_t a[2] = {1, 2}, b[2] = {1, 3}, c[1] = {7};
+	struct kv_match m;
+	uint32_t t = KV_NONE;
+	ck_assert_int_eq(kv_take(&p, 2), 0);
+	kv_commit_block(&p, &t, 0, a[0]);
+	kv_commit_block(&p, &t, 1, a[1]);
+	kv_release(&p, t, 0); /* [1 2], seq 1 */
+	kv_lookup_prefix(&p, b, 2, &m);
+	ck_assert_uint_eq(m.blocks, 1);
+	t = kv_acquire(&p, &m); /* split: [1] above [2] */
+	ck_assert_int_eq(kv_take(&p, 1), 0);
+	kv_commit_block(&p, &t, 1, b[1]); /* [3], a new run under [1] */
+	ck_assert_uint_eq(p.runs[p.runs[t].parent].n_children, 2);
+	kv_release(&p, t, 0); /* [3] seq 2, [1] seq 3 (a parent: not evictable) */
+	t = KV_NONE;
+	ck_assert_int_eq(kv_take(&p, 1), 0);
+	kv_commit_block(&p, &t, 0, c[0]);
+	kv_release(&p, t, 0); /* [7], seq 4 */
+	counts(&p, 4, 4, 0);
+	ck_assert_int_eq(kv_take(&p, 5), 0); /* the free ones, then [2] */
+	ck_assert_uint_eq(match(&p, a, 2), 1);
+	ck_assert_int_eq(kv_take(&p, 1), 0); /* [3]: [1] is a leaf now */
+	ck_assert_uint_eq(match(&p, b, 2), 1);
+	ck_assert_int_eq(kv_take(&p, 1), 0); /* [1] (seq 3) before [7] (seq 4) */
+	ck_assert_uint_eq(match(&p, a, 1), 0);
+	ck_assert_uint_eq(match(&p, c, 1), 1);
+	ck_assert_uint_eq(p.evictions, 3);
+	counts(&p, 0, 1, 7);
+	kv_free(&p);
+}
+END_TEST
+
+static void cache_one(struct kv_pool *p, uint64_t h)
+{
+	uint32_t t = KV_NONE;
+	ck_assert_int_eq(kv_take(p, 1), 0);
+	ck_assert_int_eq(kv_commit_block(p, &t, 0, h), 0);
+	kv_release(p, t, 0);
+}
+
+/* Eviction follows release order while the ring of releases wraps around
+ * and grows (its entries moved in order from wherever its front is). */
+START_TEST(eviction_keeps_release_order_as_the_ring_wraps_and_grows)
+{
+	struct kv_pool p;
+	ck_assert_int_eq(kv_init(&p, 1000), 0);
+	for (uint64_t i = 0; i < 200; i++)
+		cache_one(&p, 1000 + i);
+	ck_assert_uint_eq(kv_evict(&p, 150), 150); /* the first 150 */
+	ck_assert_uint_eq(match(&p, (uint64_t[]){1149}, 1), 0);
+	ck_assert_uint_eq(match(&p, (uint64_t[]){1150}, 1), 1);
+	for (uint64_t i = 200; i < 500; i++) /* past the ring's end, then more */
+		cache_one(&p, 1000 + i);
+	ck_assert_uint_gt(p.ring_cap, 256);
+	for (uint64_t i = 150; i < 500; i++) {
+		ck_assert_uint_eq(match(&p, (uint64_t[]){1000 + i}, 1), 1);
+		ck_assert_uint_eq(kv_evict(&p, 1), 1);
+		ck_assert_uint_eq(match(&p, (uint64_t[]){1000 + i}, 1), 0);
+	}
+	counts(&p, 1000, 0, 0);
+	kv_free(&p);
+}
+END_TEST
+
 /* Regression: every release of a cached run pushed a heap entry that only
  * an eviction would drop, so a node that never evicts grew without bound. */
 START_TEST(evictable_heap_stays_bounded_without_evictions)
@@ -521,7 +592,7 @@ START_TEST(evictable_heap_stays_bounded_without_evictions)
 		ck_assert_uint_eq(m.blocks, 2);
 		kv_release(&p, kv_acquire(&p, &m), 0);
 	}
-	ck_assert_uint_le(p.heap_n, 2 * p.n_alive + 257);
+	ck_assert_uint_le(p.ring_n + p.heap_n, 2 * p.n_alive + 257);
 	counts(&p, 998, 2, 0);
 	kv_free(&p);
 }
@@ -931,6 +1002,8 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, pools_share_spare_arrays);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
+	tcase_add_test(tc, a_parent_left_a_leaf_keeps_its_place_in_lru_order);
+	tcase_add_test(tc, eviction_keeps_release_order_as_the_ring_wraps_and_grows);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);
 	tcase_add_test(tc, audit_catches_corruption);
 	tcase_add_test(tc, router_records_forget_least_recently_routed);
