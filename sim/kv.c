@@ -181,7 +181,7 @@ static void ev_push(struct kv_pool *p, uint32_t run)
  * NULL when there is none. */
 static inline const struct kv_evictable *ev_first(const struct kv_pool *p)
 {
-	const struct kv_evictable *r = p->ring_n ? ring_at(p, 0) : NULL;
+	const struct kv_evictable *r = p->ring_n ? &p->ring[p->ring_head] : NULL;
 	if (p->heap_n && (!r || p->heap[0].seq < r->seq))
 		return &p->heap[0];
 	return r;
@@ -199,7 +199,7 @@ static void ev_pop(struct kv_pool *p, const struct kv_evictable *e)
 	p->ring_head = (p->ring_head + 1) & (p->ring_cap - 1);
 	/* the next one's run, which the next eviction checks */
 	if (--p->ring_n)
-		__builtin_prefetch(&p->runs[ring_at(p, 0)->run]);
+		__builtin_prefetch(&p->runs[p->ring[p->ring_head].run]);
 }
 
 static int evictable(const struct kv_pool *p, const struct kv_evictable *e)
