@@ -660,6 +660,7 @@ uint32_t kv_install(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint
 int kv_audit(const struct kv_pool *p, uint64_t *locked_out, const char **why)
 {
 	uint64_t cached = 0, locked = 0;
+	uint32_t leaves = 0; /* unlocked runs without children: evictable */
 	*why = NULL;
 	for (uint32_t i = 0; i < p->n_runs; i++) {
 		const struct kv_run *r = &p->runs[i];
@@ -677,6 +678,7 @@ int kv_audit(const struct kv_pool *p, uint64_t *locked_out, const char **why)
 			locked += r->len;
 		else
 			cached += r->len;
+		leaves += r->lock == 0 && r->n_children == 0;
 		const uint64_t *v = hmap_get(&p->first, r->hashes[0]);
 		if (!v || *v != i) {
 			*why = "a run missing from the first-hash index";
@@ -696,6 +698,28 @@ int kv_audit(const struct kv_pool *p, uint64_t *locked_out, const char **why)
 			*why = "a root run that does not start at block 0";
 			return -1;
 		}
+	}
+	/* The eviction order: the ring in release order, the heap a min-heap,
+	 * and every evictable run named by a current entry (so at least as
+	 * many current entries as such runs: a run may have two). */
+	uint32_t current = 0;
+	for (uint32_t k = 0; k < p->ring_n; k++) {
+		if (k > 0 && ring_at(p, k)->seq < ring_at(p, k - 1)->seq) {
+			*why = "the eviction ring out of release order";
+			return -1;
+		}
+		current += evictable(p, ring_at(p, k));
+	}
+	for (uint32_t k = 0; k < p->heap_n; k++) {
+		if (k > 0 && p->heap[(k - 1) / 2].seq > p->heap[k].seq) {
+			*why = "the eviction heap out of order";
+			return -1;
+		}
+		current += evictable(p, &p->heap[k]);
+	}
+	if (!p->oom && current < leaves) {
+		*why = "an evictable run missing from the eviction order";
+		return -1;
 	}
 	*locked_out = locked;
 	if (cached != p->n_cached) {
