@@ -190,7 +190,7 @@ static inline const struct kv_evictable *ev_first(const struct kv_pool *p)
 /* Drops e, which ev_first gave. */
 static void ev_pop(struct kv_pool *p, const struct kv_evictable *e)
 {
-	if (e == &p->heap[0] && p->heap_n) {
+	if (p->heap_n && e == p->heap) {
 		p->heap[0] = p->heap[--p->heap_n];
 		if (p->heap_n)
 			sift_down(p, 0);

@@ -1371,6 +1371,7 @@ static void route(struct sim *s, struct request *r)
 enum { PF_TAIL_BLOCKS = 32 };
 static void prefetch_prompt_hashes(const struct sim *s, const struct request *r)
 {
+	/* (every node has the engine's block size) */
 	uint32_t n = node_full_blocks(&s->nodes[0], r->prompt_tokens);
 	if (n > r->n_hashes)
 		n = r->n_hashes;
@@ -1392,8 +1393,9 @@ static void prefetch_prompt_hashes(const struct sim *s, const struct request *r)
  * simulated time and thousands of events ago). While an arrival is the
  * heap's earliest event, each event before it starts the misses: first
  * the request's lines, at the next event the session record it names
- * (read from the line fetched meanwhile) and the policy's state for it
- * (pol_ops.prefetch). Prefetches only. */
+ * (read from the line fetched meanwhile), the policy's state for it
+ * (pol_ops.prefetch) and the lines of its block hashes its admission
+ * reads (prefetch_prompt_hashes). Prefetches only. */
 static void prefetch_arrival(struct sim *s)
 {
 	const struct event *nx = evq_heap_top(&s->q);
