@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "policies/policy.h"
-#include "sim/prompt_index.h"
+#include "policies/prompt_index.h"
 #include "policies/registry.h"
 #include "sim/cfg.h"
 #include "sim/request.h"

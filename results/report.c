@@ -10,6 +10,7 @@
 
 #include "results/metrics.h"
 #include "results/writer.h"
+#include "sim/cfg.h"
 #include "sim/config.h"
 #include "sim/embedded.h"
 

@@ -1,9 +1,12 @@
 /* cfg: typed, range-checked reads of cJSON values with JSON-path errors. */
 #include "sim/cfg.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -253,4 +256,51 @@ int cfg_dist(const cJSON *obj, const char *path, const char *key, int token_coun
 	dist_free(out);
 	*out = d;
 	return 0;
+}
+
+char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(file, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory, expected a file", file);
+		return NULL;
+	}
+	FILE *f = fopen(file, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (!buf || bad) {
+		free(buf);
+		snprintf(err, errlen, "%s: %s", file, buf ? "read error" : "out of memory");
+		return NULL;
+	}
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
 }

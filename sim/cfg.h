@@ -36,6 +36,9 @@ int cfg_enum(const struct cJSON *obj, const char *path, const char *key, const c
 int cfg_dist(const struct cJSON *obj, const char *path, const char *key, int token_count,
 	     struct dist *out, char *err, size_t errlen);
 /* Joins path and key into buf ("a.b" + "c" -> "a.b.c"); returns buf. */
+/* Reads a whole file into a NUL-terminated buffer, or NULL with err
+ * ("FILE: why"); caller frees. *len gets the length when len is not NULL. */
+char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen);
 const char *cfg_join(char *buf, size_t len, const char *path, const char *key);
 
 #endif

@@ -14,53 +14,6 @@
 #include "sim/embedded.h"
 #include "sim/profile.h"
 
-char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen)
-{
-	struct stat st;
-	if (stat(file, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", file, strerror(errno));
-		return NULL;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: is a directory, expected a file", file);
-		return NULL;
-	}
-	FILE *f = fopen(file, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", file, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (n + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (!buf || bad) {
-		free(buf);
-		snprintf(err, errlen, "%s: %s", file, buf ? "read error" : "out of memory");
-		return NULL;
-	}
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
 int cfg_read_json(const char *file, cJSON **out, char *err, size_t errlen)
 {
 	char *text = NULL;

@@ -121,7 +121,5 @@ void cfg_scenario_free(struct scenario *s);
 /* Records the scenario's file (NULL: embedded) so that relative paths in it
  * resolve against its folder. */
 void cfg_scenario_set_source(struct scenario *s, const char *file);
-/* Reads a whole file into a NUL-terminated buffer; caller frees. */
-char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen);
 
 #endif

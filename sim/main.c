@@ -18,6 +18,7 @@
 #include "results/metrics.h"
 #include "results/report.h"
 #include "results/writer.h"
+#include "sim/cfg.h"
 #include "sim/config.h"
 #include "sim/hugepages.h"
 #include "sim/sim.h"

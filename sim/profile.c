@@ -7,7 +7,7 @@
 
 #include <gsl/gsl_interp.h>
 
-#include "sim/config.h"
+#include "sim/cfg.h"
 
 enum { C_TOKENS, C_TP, C_HEAD, C_KV, C_EMBD, C_EXP, C_GATED, C_EMB, N_META };
 static const char *const meta_cols[N_META] = {

@@ -13,6 +13,7 @@
 
 #include "results/metrics.h"
 #include "results/writer.h"
+#include "sim/cfg.h"
 #include "sim/config.h"
 #include "sim/rng.h"
 #include "sim/sim.h"

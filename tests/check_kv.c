@@ -8,7 +8,7 @@
 #include "sim/hset.h"
 #include "sim/kv.h"
 #include "sim/prefix_index.h"
-#include "sim/prompt_index.h"
+#include "policies/prompt_index.h"
 #include "sim/rng.h"
 #include "tests/suites.h"
 

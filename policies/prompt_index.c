@@ -1,6 +1,6 @@
 /* prompt_index: per-node records of routed prompts: a KV pool each for the
  * order of forgetting, maps of hash -> nodes for matching. */
-#include "sim/prompt_index.h"
+#include "policies/prompt_index.h"
 
 #include <stdlib.h>
 #include <string.h>
