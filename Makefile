@@ -33,6 +33,7 @@ help:
 	@echo "make check   build and run every test"
 	@echo "make bench   performance figures (the BENCHMARKS.md cases)"
 	@echo "make validate  regenerate VALIDATION.md (accuracy vs measurements)"
+	@echo "make docs    rewrite the documents' example outputs from a real run"
 	@echo "make regress re-run the scenarios and diff against results/baselines/"
 	@echo "make rebaseline  rewrite results/baselines/ from a fresh run"
 	@echo "make plot OUT=DIR  figures for a 'kvsim compare' output folder"
@@ -102,6 +103,13 @@ test: $(B)/kvsim $(B)/check_kvsim $(B)/bench
 	KVSIM=$(B)/kvsim sh tests/cli.sh
 	KVSIM=$(B)/kvsim sh tests/bad_inputs.sh
 	BENCH=$(B)/bench sh tests/bench_cli.sh
+	KVSIM=$(B)/kvsim sh tests/docs.sh
+
+# The documents' example outputs (blocks marked <!-- example: ARGS -->) rewritten
+# from what build/kvsim prints; `make test` fails when they drift.
+.PHONY: docs
+docs: $(B)/kvsim
+	KVSIM=$(B)/kvsim sh tests/docs.sh --write
 
 bench: deps
 	@$(MAKE) --no-print-directory build/bench
