@@ -14,9 +14,9 @@
 #include "results/metrics.h"
 
 /* Adds to o the figure of the row whose path is key (a top-level key). */
-static void add_figure(cJSON *o, const char *key, const struct met_summary *s)
+static void add_figure(cJSON *o, const struct res_metrics *t, const char *key,
+		       const struct met_summary *s)
 {
-	const struct res_metrics *t = res_metrics_builtin();
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++)
 		if (!strcmp(m->path, key)) {
 			cJSON_AddNumberToObject(o, key, res_metric_value(m, s));
@@ -26,30 +26,57 @@ static void add_figure(cJSON *o, const char *key, const struct met_summary *s)
 
 /* Adds object key to o with the figure of every row under it ("key.name"),
  * in table order; returns the object. */
-static cJSON *add_object(cJSON *o, const char *key, const struct met_summary *s)
+static cJSON *add_object(cJSON *o, const struct res_metrics *t, const char *key,
+			 const struct met_summary *s)
 {
 	cJSON *obj = cJSON_AddObjectToObject(o, key);
 	size_t klen = strlen(key);
-	const struct res_metrics *t = res_metrics_builtin();
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++)
 		if (!strncmp(m->path, key, klen) && m->path[klen] == '.')
 			cJSON_AddNumberToObject(obj, m->path + klen + 1, res_metric_value(m, s));
 	return obj;
 }
 
-/* The layout (which top-level key goes where) is written here; every figure
- * but the reason counts and the nodes array comes from the metric table. */
+/* Adds the rows that the layout has not placed (a top-level key or object
+ * it does not name) at the end, in table order. */
+static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met_summary *s)
+{
+	for (const struct res_metric *m = t->row; m < t->row + t->n; m++) {
+		if ((m->use & RES_M_ARRAY_LEN) || res_json_at(o, m->path))
+			continue;
+		const char *dot = strchr(m->path, '.');
+		if (!dot) {
+			cJSON_AddNumberToObject(o, m->path, res_metric_value(m, s));
+			continue;
+		}
+		char key[128];
+		snprintf(key, sizeof key, "%.*s", (int)(dot - m->path), m->path);
+		cJSON *obj = cJSON_GetObjectItemCaseSensitive(o, key);
+		if (!obj)
+			obj = cJSON_AddObjectToObject(o, key);
+		cJSON_AddNumberToObject(obj, dot + 1, res_metric_value(m, s));
+	}
+}
+
 cJSON *res_summary_json(const struct met_summary *s)
 {
+	return res_summary_json_with(s, NULL);
+}
+
+/* The layout (which top-level key goes where) is written here; every figure
+ * but the reason counts and the nodes array comes from the metric table. */
+cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metrics *t)
+{
+	t = res_metrics_or_builtin(t);
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
 	cJSON_AddStringToObject(o, "scenario", s->scenario);
 	cJSON_AddStringToObject(o, "policy", s->policy);
-	add_figure(o, "seed", s);
+	add_figure(o, t, "seed", s);
 	cJSON_AddStringToObject(o, "kvsim_version", s->version);
-	add_figure(o, "sim_time_s", s);
-	cJSON *rq = add_object(o, "requests", s);
+	add_figure(o, t, "sim_time_s", s);
+	cJSON *rq = add_object(o, t, "requests", s);
 	cJSON *reasons = cJSON_AddObjectToObject(rq, "shed_reasons");
 	for (size_t i = 0; i < s->shed_why.n; i++)
 		cJSON_AddNumberToObject(reasons, s->shed_why.reason[i], (double)s->shed_why.count[i]);
@@ -57,21 +84,21 @@ cJSON *res_summary_json(const struct met_summary *s)
 	for (size_t i = 0; i < s->failed_why.n; i++)
 		cJSON_AddNumberToObject(reasons, s->failed_why.reason[i],
 					(double)s->failed_why.count[i]);
-	add_object(o, "ttft_s", s);
-	add_object(o, "tpot_s", s);
-	add_object(o, "e2e_s", s);
-	add_object(o, "queue_s", s);
+	add_object(o, t, "ttft_s", s);
+	add_object(o, t, "tpot_s", s);
+	add_object(o, t, "e2e_s", s);
+	add_object(o, t, "queue_s", s);
 	cJSON_AddStringToObject(o, "percentiles",
 				s->percentiles_exact ? "exact" : "histogram (0.1% bins) past 2,097,152 samples");
-	add_object(o, "tokens", s);
-	add_figure(o, "prefix_hit_ratio", s);
-	add_figure(o, "recompute_ratio", s);
-	add_figure(o, "recompute_gpu_s", s);
-	add_object(o, "migration", s);
-	add_object(o, "offload", s);
-	add_figure(o, "preemptions", s);
-	add_object(o, "throughput", s);
-	add_object(o, "slo", s);
+	add_object(o, t, "tokens", s);
+	add_figure(o, t, "prefix_hit_ratio", s);
+	add_figure(o, t, "recompute_ratio", s);
+	add_figure(o, t, "recompute_gpu_s", s);
+	add_object(o, t, "migration", s);
+	add_object(o, t, "offload", s);
+	add_figure(o, t, "preemptions", s);
+	add_object(o, t, "throughput", s);
+	add_object(o, t, "slo", s);
 	cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		const struct met_node *n = &s->nodes[i];
@@ -84,8 +111,9 @@ cJSON *res_summary_json(const struct met_summary *s)
 		cJSON_AddNumberToObject(no, "throttled_s", n->throttled_s);
 		cJSON_AddItemToArray(nodes, no);
 	}
-	add_object(o, "load_imbalance", s);
-	add_object(o, "perf", s);
+	add_object(o, t, "load_imbalance", s);
+	add_object(o, t, "perf", s);
+	add_unplaced(o, t, s);
 	return o;
 }
 

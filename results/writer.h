@@ -12,6 +12,10 @@ struct cJSON;
 /* The summary as a JSON object (DESIGN 6 keys; its figures are the rows of
  * the built-in metric table). Caller frees with cJSON_Delete. */
 struct cJSON *res_summary_json(const struct met_summary *s);
+/* res_summary_json with the rows of t (NULL: the built-in table); a row
+ * under a top-level key or object that summary.json does not have goes at
+ * the end. */
+struct cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metrics *t);
 /* Writes text to path through a temporary name and a rename, so a failed
  * write never leaves a half-written file. Returns 0 or -1 (err filled). */
 int res_write_atomic(const char *path, const char *text, char *err, size_t errlen);

@@ -20,8 +20,8 @@
 
 #define DIR "/tmp/kvsim_check_metric_table"
 
-/* The built-in table plus one row: the bytes offloaded to lower tiers, a
- * figure of summary.json that no output shows today. */
+/* The built-in table plus one row: the router's decision time, a figure
+ * of struct met_summary that no output has today. */
 static struct res_metric rows[256];
 
 static struct res_metrics with_extra_row(void)
@@ -29,14 +29,14 @@ static struct res_metrics with_extra_row(void)
 	const struct res_metrics *b = res_metrics_builtin();
 	ck_assert_uint_lt(b->n, sizeof rows / sizeof *rows);
 	memcpy(rows, b->row, b->n * sizeof *rows);
-	rows[b->n] = (struct res_metric){"offloaded GB",
-					 "offload.bytes_out",
+	rows[b->n] = (struct res_metric){"routing ms",
+					 "router.route_ns",
 					 RES_BETTER_LOWER,
 					 RES_KIND_F64,
-					 offsetof(struct met_summary, offload_bytes_out),
+					 offsetof(struct met_summary, route_ns),
 					 2,
-					 1e9,
-					 "offload_bytes_out",
+					 1e6,
+					 "route_ns",
 					 RES_M_TABLE | RES_M_CSV | RES_M_DIFF | RES_M_SWEEP};
 	return (struct res_metrics){rows, b->n + 1};
 }
@@ -46,7 +46,7 @@ static void summary_of(struct met_summary *s)
 	memset(s, 0, sizeof *s);
 	snprintf(s->policy, sizeof s->policy, "rr");
 	s->arrived = 7;
-	s->offload_bytes_out = 123456789;
+	s->route_ns = 123456789;
 }
 
 /* What f printed (f from open_memstream); caller frees. */
@@ -102,19 +102,19 @@ START_TEST(one_row_reaches_every_output)
 	/* The comparison table: one more line, its label and 123456789 / 1e9 to
 	 * two places; text, Markdown and HTML. */
 	char *a = printed(text_table, NULL, &s), *b = printed(text_table, &t, &s);
-	snprintf(line, sizeof line, "%-20s %17s\n", "offloaded GB", "0.12");
+	snprintf(line, sizeof line, "%-20s %17s\n", "routing ms", "123.46");
 	assert_one_more_line(a, b, NULL, line);
 	ck_assert_ptr_nonnull(strstr(a, "requests arrived                     7\n"));
 	free(a);
 	free(b);
 	a = printed(md_table, NULL, &s);
 	b = printed(md_table, &t, &s);
-	assert_one_more_line(a, b, NULL, "| offloaded GB | 0.12 |\n");
+	assert_one_more_line(a, b, NULL, "| routing ms | 123.46 |\n");
 	free(a);
 	free(b);
 	a = printed(html_table, NULL, &s);
 	b = printed(html_table, &t, &s);
-	assert_one_more_line(a, b, "</table>\n", "<tr><td>offloaded GB</td><td>0.12</td></tr>\n");
+	assert_one_more_line(a, b, "</table>\n", "<tr><td>routing ms</td><td>123.46</td></tr>\n");
 	free(a);
 	free(b);
 
@@ -140,16 +140,30 @@ START_TEST(one_row_reaches_every_output)
 			    "output_tokens_per_s,slo_attainment,goodput_rps,load_max_over_mean,"
 			    "load_jain,tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
 			    "tokens_recomputed,tokens_fresh,tokens_preempt_recomputed,"
-			    "offload_bytes_out\n"
+			    "route_ns\n"
 			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
 			    "123456789\n");
 	free(a);
 	free(b);
 
+	/* summary.json: the new object "router" at the end, the rest as before. */
+	cJSON *ja = res_summary_json_with(&s, NULL), *jb = res_summary_json_with(&s, &t);
+	a = cJSON_PrintUnformatted(ja);
+	b = cJSON_PrintUnformatted(jb);
+	char expect[16384];
+	ck_assert_uint_lt(strlen(a) + 64, sizeof expect);
+	snprintf(expect, sizeof expect, "%.*s,\"router\":{\"route_ns\":123456789}}",
+		 (int)strlen(a) - 1, a);
+	ck_assert_str_eq(b, expect);
+	free(a);
+	free(b);
+	cJSON_Delete(ja);
+	cJSON_Delete(jb);
+
 	/* diff --list: the new path, before the rows placed last (perf.events). */
 	a = printed(diff_list, NULL, &s);
 	b = printed(diff_list, &t, &s);
-	snprintf(line, sizeof line, "%-32s lower is better\n", "offload.bytes_out");
+	snprintf(line, sizeof line, "%-32s lower is better\n", "router.route_ns");
 	assert_one_more_line(a, b, "perf.events", line);
 	free(a);
 	free(b);
@@ -170,7 +184,7 @@ static char *diffed(const cJSON *base, const cJSON *new_, const struct diff_opts
 	return text;
 }
 
-/* Diffing base (bytes_out 100) with new_ by t prints the header line and
+/* Diffing base (route_ns 100) with new_ by t prints the header line and
  * the new row's line, and counts as given. */
 static void assert_diffed(const cJSON *base, const cJSON *new_, const struct diff_opts *o,
 			  const struct res_metrics *t, double now, const char *change,
@@ -181,7 +195,7 @@ static void assert_diffed(const cJSON *base, const cJSON *new_, const struct dif
 	char *text = diffed(base, new_, o, t, &c), expect[1024];
 	snprintf(expect, sizeof expect,
 		 "%-18s %-32s %14s %14s %9s  %s\n%-18s %-32s %14.6g %14.6g %9s  %s\n", "policy",
-		 "metric", "base", "new", "change", "status", "rr", "offload.bytes_out", 100.0, now,
+		 "metric", "base", "new", "change", "status", "rr", "router.route_ns", 100.0, now,
 		 change, status);
 	ck_assert_str_eq(text, expect);
 	ck_assert_uint_eq(c.compared, compared);
@@ -190,13 +204,13 @@ static void assert_diffed(const cJSON *base, const cJSON *new_, const struct dif
 	free(text);
 }
 
-static cJSON *summary_with_offload(int bytes_out)
+static cJSON *summary_with_route_ns(int route_ns)
 {
 	char text[256];
 	snprintf(text, sizeof text,
 		 "{\"policy\": \"rr\", \"requests\": {\"completed\": 10},"
-		 " \"offload\": {\"bytes_out\": %d}}",
-		 bytes_out);
+		 " \"router\": {\"route_ns\": %d}}",
+		 route_ns);
 	cJSON *j = cJSON_Parse(text);
 	ck_assert_ptr_nonnull(j);
 	return j;
@@ -206,8 +220,8 @@ static cJSON *summary_with_offload(int bytes_out)
 START_TEST(one_row_is_diffed)
 {
 	struct res_metrics t = with_extra_row();
-	cJSON *base = summary_with_offload(100), *worse = summary_with_offload(150),
-	      *better = summary_with_offload(50);
+	cJSON *base = summary_with_route_ns(100), *worse = summary_with_route_ns(150),
+	      *better = summary_with_route_ns(50);
 	struct diff_opts o = {5.0, NULL};
 	struct diff_counts c;
 
@@ -223,14 +237,14 @@ START_TEST(one_row_is_diffed)
 	assert_diffed(base, better, &o, &t, 50, "-50.00%", "better", 2, 0, 1);
 
 	/* Named with --metrics: unknown to the built-in table, known to t. */
-	o.metrics = "offload.bytes_out";
+	o.metrics = "router.route_ns";
 	char err[256];
 	size_t len;
 	FILE *f = open_memstream(&text, &len);
 	ck_assert_int_eq(res_diff_with(base, worse, &o, NULL, f, &c, err, sizeof err), -1);
 	fclose(f);
 	free(text);
-	ck_assert_str_eq(err, "--metrics: unknown metric \"offload.bytes_out\" "
+	ck_assert_str_eq(err, "--metrics: unknown metric \"router.route_ns\" "
 			      "('kvsim diff --list' shows them)");
 	assert_diffed(base, worse, &o, &t, 150, "+50.00%", "REGRESSION", 1, 1, 0);
 	cJSON_Delete(base);
@@ -259,8 +273,8 @@ START_TEST(one_row_is_a_sweep_column)
 		   "{\"vary\": [{\"path\": \"x\"}], \"points\": [{\"point\": 0, \"dir\": \"p0\","
 		   " \"values\": \"x=1\", \"seed\": 5}]}");
 	write_file(DIR "/sweep/p0/summary.json",
-		   "{\"policy\": \"rr\", \"requests\": {\"arrived\": 7}, \"offload\":"
-		   " {\"bytes_out\": 123456789}, \"slo\": {\"attainment\": 0.5}}");
+		   "{\"policy\": \"rr\", \"requests\": {\"arrived\": 7}, \"router\":"
+		   " {\"route_ns\": 123456789}, \"slo\": {\"attainment\": 0.5}}");
 	long missing, failed;
 	ck_assert_int_eq(swp_merge_with(DIR "/sweep", NULL, stderr, &missing, &failed, err,
 					sizeof err),
@@ -281,7 +295,7 @@ START_TEST(one_row_is_a_sweep_column)
 	ck_assert_str_eq(csv, "x,point,seed,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,"
 			      "tpot_p50_s,tpot_p99_s,e2e_p99_s,prefix_hit_ratio,recompute_ratio,"
 			      "migrations,requests_per_s,output_tokens_per_s,goodput_rps,"
-			      "offload_bytes_out,slo_attainment\n"
+			      "route_ns,slo_attainment\n"
 			      "1,0,5,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,123456789,0.5\n");
 	free(csv);
 }
