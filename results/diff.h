@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 struct cJSON;
+struct res_metrics;
 
 struct diff_opts {
 	double tolerance_pct; /* a metric worse by more than this is a regression */
@@ -23,7 +24,14 @@ struct diff_counts {
  * compared when named in metrics. */
 int res_diff(const struct cJSON *base, const struct cJSON *new_, const struct diff_opts *o,
 	     FILE *out, struct diff_counts *c, char *err, size_t errlen);
+/* res_diff over the RES_M_DIFF rows of t (RES_M_DIFF_NAMED too when named;
+ * NULL: the built-in metric table). */
+int res_diff_with(const struct cJSON *base, const struct cJSON *new_, const struct diff_opts *o,
+		  const struct res_metrics *t, FILE *out, struct diff_counts *c, char *err,
+		  size_t errlen);
 /* The metric paths diff knows, one line each with its better direction. */
 void res_diff_list(FILE *out);
+/* res_diff_list over the rows of t (NULL: the built-in metric table). */
+void res_diff_list_with(FILE *out, const struct res_metrics *t);
 
 #endif

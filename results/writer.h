@@ -6,10 +6,16 @@
 #include <stdio.h>
 
 struct met_summary;
+struct res_metrics;
 struct cJSON;
 
-/* The summary as a JSON object (DESIGN 6 keys). Caller frees with cJSON_Delete. */
+/* The summary as a JSON object (DESIGN 6 keys; its figures are the rows of
+ * the built-in metric table). Caller frees with cJSON_Delete. */
 struct cJSON *res_summary_json(const struct met_summary *s);
+/* res_summary_json with the rows of t (NULL: the built-in table); a row
+ * under a top-level key or object that summary.json does not have goes at
+ * the end. */
+struct cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metrics *t);
 /* Writes text to path through a temporary name and a rename, so a failed
  * write never leaves a half-written file. Returns 0 or -1 (err filled). */
 int res_write_atomic(const char *path, const char *text, char *err, size_t errlen);
@@ -17,15 +23,23 @@ int res_write_atomic(const char *path, const char *text, char *err, size_t errle
 int res_write_json(const char *path, const struct cJSON *json, char *err, size_t errlen);
 /* Creates dir and its parents; 0 or -1 (err filled). */
 int res_mkdirs(const char *dir, char *err, size_t errlen);
-/* comparison.csv: one row per summary (policy), the table's figures. */
+/* comparison.csv: one row per summary (policy), the RES_M_CSV rows of t
+ * (NULL: the built-in metric table). */
+int res_write_comparison_csv_with(const char *path, const struct res_metrics *t,
+				  const struct met_summary *s, size_t n, char *err, size_t errlen);
 int res_write_comparison_csv(const char *path, const struct met_summary *s, size_t n, char *err,
 			     size_t errlen);
-/* The comparison table as Markdown and as an HTML <table>. */
+enum res_style { RES_STYLE_TEXT, RES_STYLE_MD, RES_STYLE_HTML };
+/* The comparison table: policies side by side, one column each, one line
+ * per RES_M_TABLE row of t (NULL: the built-in metric table), as aligned
+ * text, Markdown or an HTML <table>. */
+void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summary *s, size_t n,
+		     enum res_style style);
+/* res_print_table with the built-in table. */
+void res_print_comparison(FILE *f, const struct met_summary *s, size_t n);
 void res_print_comparison_md(FILE *f, const struct met_summary *s, size_t n);
 void res_print_comparison_html(FILE *f, const struct met_summary *s, size_t n);
 /* The one-run table. */
 void res_print_summary(FILE *f, const struct met_summary *s);
-/* Policies side by side, one column each. */
-void res_print_comparison(FILE *f, const struct met_summary *s, size_t n);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "results/metric_table.h"
 #include "results/metrics.h"
 #include "results/writer.h"
 #include "sim/cfg.h"
@@ -265,36 +266,8 @@ int swp_write_jobs(const struct swp *s, const char *exe, const char *dir, FILE *
 	return ferror(f) ? -1 : 0;
 }
 
-static const char *const metric_cols[][2] = {
-    {"arrived", "requests.arrived"},
-    {"completed", "requests.completed"},
-    {"shed", "requests.shed"},
-    {"failed", "requests.failed"},
-    {"ttft_p50_s", "ttft_s.p50"},
-    {"ttft_p99_s", "ttft_s.p99"},
-    {"tpot_p50_s", "tpot_s.p50"},
-    {"tpot_p99_s", "tpot_s.p99"},
-    {"e2e_p99_s", "e2e_s.p99"},
-    {"prefix_hit_ratio", "prefix_hit_ratio"},
-    {"recompute_ratio", "recompute_ratio"},
-    {"migrations", "migration.count"},
-    {"requests_per_s", "throughput.requests_per_s"},
-    {"output_tokens_per_s", "throughput.output_tokens_per_s"},
-    {"goodput_rps", "slo.goodput_rps"},
-    {"slo_attainment", "slo.attainment"},
-};
-
-static double at_path(const cJSON *o, const char *path)
-{
-	char buf[128];
-	snprintf(buf, sizeof buf, "%s", path);
-	char *save = NULL;
-	for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save))
-		o = cJSON_GetObjectItemCaseSensitive(o, t);
-	return o && cJSON_IsNumber(o) ? o->valuedouble : 0;
-}
-
-int swp_merge(const char *dir, FILE *out, long *missing, long *failed, char *err, size_t errlen)
+int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, long *missing,
+		   long *failed, char *err, size_t errlen)
 {
 	char path[4300];
 	snprintf(path, sizeof path, "%s/sweep.spec.json", dir);
@@ -334,8 +307,9 @@ int swp_merge(const char *dir, FILE *out, long *missing, long *failed, char *err
 	for (const cJSON *a = vary->child; a; a = a->next)
 		CSV("%s,", cJSON_GetObjectItemCaseSensitive(a, "path")->valuestring);
 	CSV("point,seed");
-	for (size_t k = 0; k < sizeof metric_cols / sizeof *metric_cols; k++)
-		CSV(",%s", metric_cols[k][0]);
+	size_t it = 0;
+	for (const struct res_metric *m; (m = res_metric_next(table, RES_LIST_SWEEP, &it));)
+		CSV(",%s", m->csv);
 	CSV("\n");
 	for (const cJSON *p = pts->child; p; p = p->next) {
 		long i = (long)cJSON_GetObjectItemCaseSensitive(p, "point")->valuedouble;
@@ -355,8 +329,12 @@ int swp_merge(const char *dir, FILE *out, long *missing, long *failed, char *err
 			for (char *t = strtok_r(buf, ";", &save); t; t = strtok_r(NULL, ";", &save))
 				CSV("%s,", strchr(t, '=') + 1);
 			CSV("%ld,%.0f", i, seed);
-			for (size_t k = 0; k < sizeof metric_cols / sizeof *metric_cols; k++)
-				CSV(",%.9g", at_path(s, metric_cols[k][1]));
+			it = 0;
+			for (const struct res_metric *m;
+			     (m = res_metric_next(table, RES_LIST_SWEEP, &it));) {
+				const cJSON *v = res_json_at(s, m->path);
+				CSV(",%.9g", v ? v->valuedouble : 0);
+			}
 			CSV("\n");
 			cJSON *row = cJSON_CreateObject();
 			cJSON_AddNumberToObject(row, "point", (double)i);
@@ -392,4 +370,9 @@ oom:
 	snprintf(err, errlen, "out of memory");
 	return -1;
 #undef CSV
+}
+
+int swp_merge(const char *dir, FILE *out, long *missing, long *failed, char *err, size_t errlen)
+{
+	return swp_merge_with(dir, NULL, out, missing, failed, err, errlen);
 }

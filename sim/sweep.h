@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 struct cJSON;
+struct res_metrics;
 
 #define SWP_MAX_AXES 8
 #define SWP_MAX_SETS 256
@@ -53,5 +54,9 @@ int swp_write_jobs(const struct swp *s, const char *exe, const char *dir, FILE *
  * the points' results, wherever they were run. Reports points missing or
  * failed on out. *missing and *failed get their counts. 0, or -1 with err. */
 int swp_merge(const char *dir, FILE *out, long *missing, long *failed, char *err, size_t errlen);
+/* swp_merge with the RES_M_SWEEP rows of table as the metric columns (NULL:
+ * the built-in metric table). */
+int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, long *missing,
+		   long *failed, char *err, size_t errlen);
 
 #endif

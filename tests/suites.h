@@ -15,5 +15,6 @@ Suite *trace_suite(void);
 Suite *sweep_suite(void);
 Suite *physics_suite(void);
 Suite *fidelity_suite(void);
+Suite *metric_table_suite(void);
 
 #endif

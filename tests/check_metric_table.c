@@ -1,0 +1,449 @@
+/* check_metric_table: one row of the metric table reaches every output. */
+#include <check.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "results/diff.h"
+#include "results/metric_table.h"
+#include "results/metrics.h"
+#include "results/writer.h"
+#include "sim/config.h"
+#include "sim/sim.h"
+#include "sim/sweep.h"
+#include "tests/helpers.h"
+#include "tests/suites.h"
+
+#define DIR "/tmp/kvsim_check_metric_table"
+
+/* The built-in table plus one row: the router's decision time, a figure
+ * of struct met_summary that no output has today. */
+static struct res_metric rows[256];
+
+static struct res_metrics with_extra_row(void)
+{
+	const struct res_metrics *b = res_metrics_builtin();
+	ck_assert_uint_lt(b->n, sizeof rows / sizeof *rows);
+	memcpy(rows, b->row, b->n * sizeof *rows);
+	rows[b->n] = (struct res_metric){"routing ms",
+					 "router.route_ns",
+					 RES_BETTER_LOWER,
+					 RES_KIND_F64,
+					 offsetof(struct met_summary, route_ns),
+					 2,
+					 1e6,
+					 "route_ns",
+					 RES_M_TABLE | RES_M_CSV | RES_M_DIFF | RES_M_SWEEP};
+	return (struct res_metrics){rows, b->n + 1};
+}
+
+static void summary_of(struct met_summary *s)
+{
+	memset(s, 0, sizeof *s);
+	snprintf(s->policy, sizeof s->policy, "rr");
+	s->arrived = 7;
+	s->route_ns = 123456789;
+}
+
+/* What f printed (f from open_memstream); caller frees. */
+static char *printed(void (*print)(FILE *, const struct res_metrics *, const struct met_summary *),
+		     const struct res_metrics *t, const struct met_summary *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	print(f, t, s);
+	fclose(f);
+	return text;
+}
+
+static void text_table(FILE *f, const struct res_metrics *t, const struct met_summary *s)
+{
+	res_print_table(f, t, s, 1, RES_STYLE_TEXT);
+}
+static void md_table(FILE *f, const struct res_metrics *t, const struct met_summary *s)
+{
+	res_print_table(f, t, s, 1, RES_STYLE_MD);
+}
+static void html_table(FILE *f, const struct res_metrics *t, const struct met_summary *s)
+{
+	res_print_table(f, t, s, 1, RES_STYLE_HTML);
+}
+static void diff_list(FILE *f, const struct res_metrics *t, const struct met_summary *s)
+{
+	(void)s;
+	res_diff_list_with(f, t);
+}
+
+/* before + line == after, or (at != NULL) before with line inserted ahead
+ * of its suffix at. */
+static void assert_one_more_line(const char *before, const char *after, const char *at,
+				 const char *line)
+{
+	char expect[16384];
+	size_t head = at ? (size_t)(strstr(before, at) - before) : strlen(before);
+	ck_assert_uint_lt(head + strlen(line) + strlen(before + head), sizeof expect);
+	snprintf(expect, sizeof expect, "%.*s%s%s", (int)head, before, line, before + head);
+	ck_assert_str_eq(after, expect);
+}
+
+START_TEST(one_row_reaches_every_output)
+{
+	struct res_metrics t = with_extra_row();
+	struct met_summary s;
+	summary_of(&s);
+	char line[256];
+
+	/* The comparison table: one more line, its label and 123456789 / 1e9 to
+	 * two places; text, Markdown and HTML. */
+	char *a = printed(text_table, NULL, &s), *b = printed(text_table, &t, &s);
+	snprintf(line, sizeof line, "%-20s %17s\n", "routing ms", "123.46");
+	assert_one_more_line(a, b, NULL, line);
+	ck_assert_ptr_nonnull(strstr(a, "requests arrived                     7\n"));
+	free(a);
+	free(b);
+	a = printed(md_table, NULL, &s);
+	b = printed(md_table, &t, &s);
+	assert_one_more_line(a, b, NULL, "| routing ms | 123.46 |\n");
+	free(a);
+	free(b);
+	a = printed(html_table, NULL, &s);
+	b = printed(html_table, &t, &s);
+	assert_one_more_line(a, b, "</table>\n", "<tr><td>routing ms</td><td>123.46</td></tr>\n");
+	free(a);
+	free(b);
+
+	/* comparison.csv: one more column. */
+	char err[512];
+	mkdir(DIR, 0777);
+	ck_assert_int_eq(res_write_comparison_csv_with(DIR "/a.csv", NULL, &s, 1, err, sizeof err),
+			 0);
+	ck_assert_int_eq(res_write_comparison_csv_with(DIR "/b.csv", &t, &s, 1, err, sizeof err),
+			 0);
+	a = th_slurp(DIR "/a.csv");
+	b = th_slurp(DIR "/b.csv");
+	ck_assert_str_eq(a, "policy,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
+			    "tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,recompute_ratio,"
+			    "recompute_gpu_s,migrations,migrated_bytes,preemptions,requests_per_s,"
+			    "output_tokens_per_s,slo_attainment,goodput_rps,load_max_over_mean,"
+			    "load_jain,tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
+			    "tokens_recomputed,tokens_fresh,tokens_preempt_recomputed\n"
+			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
+	ck_assert_str_eq(b, "policy,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
+			    "tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,recompute_ratio,"
+			    "recompute_gpu_s,migrations,migrated_bytes,preemptions,requests_per_s,"
+			    "output_tokens_per_s,slo_attainment,goodput_rps,load_max_over_mean,"
+			    "load_jain,tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
+			    "tokens_recomputed,tokens_fresh,tokens_preempt_recomputed,"
+			    "route_ns\n"
+			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+			    "123456789\n");
+	free(a);
+	free(b);
+
+	/* summary.json: the new object "router" at the end, the rest as before. */
+	cJSON *ja = res_summary_json_with(&s, NULL), *jb = res_summary_json_with(&s, &t);
+	a = cJSON_PrintUnformatted(ja);
+	b = cJSON_PrintUnformatted(jb);
+	char expect[16384];
+	ck_assert_uint_lt(strlen(a) + 64, sizeof expect);
+	snprintf(expect, sizeof expect, "%.*s,\"router\":{\"route_ns\":123456789}}",
+		 (int)strlen(a) - 1, a);
+	ck_assert_str_eq(b, expect);
+	free(a);
+	free(b);
+	cJSON_Delete(ja);
+	cJSON_Delete(jb);
+
+	/* diff --list: the new path, before the rows placed last (perf.events). */
+	a = printed(diff_list, NULL, &s);
+	b = printed(diff_list, &t, &s);
+	snprintf(line, sizeof line, "%-32s lower is better\n", "router.route_ns");
+	assert_one_more_line(a, b, "perf.events", line);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* What res_diff_with printed comparing base with new_ by t's rows, with
+ * the counts; expects success. Caller frees. */
+static char *diffed(const cJSON *base, const cJSON *new_, const struct diff_opts *o,
+		    const struct res_metrics *t, struct diff_counts *c)
+{
+	char err[256] = "", *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(res_diff_with(base, new_, o, t, f, c, err, sizeof err) == 0, "%s", err);
+	fclose(f);
+	return text;
+}
+
+/* Diffing base (route_ns 100) with new_ by t prints the header line and
+ * the new row's line, and counts as given. */
+static void assert_diffed(const cJSON *base, const cJSON *new_, const struct diff_opts *o,
+			  const struct res_metrics *t, double now, const char *change,
+			  const char *status, size_t compared, size_t regressions,
+			  size_t improvements)
+{
+	struct diff_counts c;
+	char *text = diffed(base, new_, o, t, &c), expect[1024];
+	snprintf(expect, sizeof expect,
+		 "%-18s %-32s %14s %14s %9s  %s\n%-18s %-32s %14.6g %14.6g %9s  %s\n", "policy",
+		 "metric", "base", "new", "change", "status", "rr", "router.route_ns", 100.0, now,
+		 change, status);
+	ck_assert_str_eq(text, expect);
+	ck_assert_uint_eq(c.compared, compared);
+	ck_assert_uint_eq(c.regressions, regressions);
+	ck_assert_uint_eq(c.improvements, improvements);
+	free(text);
+}
+
+static cJSON *summary_with_route_ns(int route_ns)
+{
+	char text[256];
+	snprintf(text, sizeof text,
+		 "{\"policy\": \"rr\", \"requests\": {\"completed\": 10},"
+		 " \"router\": {\"route_ns\": %d}}",
+		 route_ns);
+	cJSON *j = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(j);
+	return j;
+}
+
+/* Diff compares the new row by default, lower being better. */
+START_TEST(one_row_is_diffed)
+{
+	struct res_metrics t = with_extra_row();
+	cJSON *base = summary_with_route_ns(100), *worse = summary_with_route_ns(150),
+	      *better = summary_with_route_ns(50);
+	struct diff_opts o = {5.0, NULL};
+	struct diff_counts c;
+
+	/* The built-in table does not know it: only completed is compared. */
+	char *text = diffed(base, worse, &o, NULL, &c);
+	ck_assert_str_eq(text, "policy             metric                                     base  "
+			       "          new    change  status\n");
+	ck_assert_uint_eq(c.compared, 1);
+	ck_assert_uint_eq(c.regressions, 0);
+	free(text);
+
+	assert_diffed(base, worse, &o, &t, 150, "+50.00%", "REGRESSION", 2, 1, 0);
+	assert_diffed(base, better, &o, &t, 50, "-50.00%", "better", 2, 0, 1);
+
+	/* Named with --metrics: unknown to the built-in table, known to t. */
+	o.metrics = "router.route_ns";
+	char err[256];
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_int_eq(res_diff_with(base, worse, &o, NULL, f, &c, err, sizeof err), -1);
+	fclose(f);
+	free(text);
+	ck_assert_str_eq(err, "--metrics: unknown metric \"router.route_ns\" "
+			      "('kvsim diff --list' shows them)");
+	assert_diffed(base, worse, &o, &t, 150, "+50.00%", "REGRESSION", 1, 1, 0);
+	cJSON_Delete(base);
+	cJSON_Delete(worse);
+	cJSON_Delete(better);
+}
+END_TEST
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* sweep.csv gets the new column, ahead of slo_attainment (placed last). */
+START_TEST(one_row_is_a_sweep_column)
+{
+	struct res_metrics t = with_extra_row();
+	char err[512];
+	mkdir(DIR, 0777);
+	mkdir(DIR "/sweep", 0777);
+	mkdir(DIR "/sweep/p0", 0777);
+	write_file(DIR "/sweep/sweep.spec.json",
+		   "{\"vary\": [{\"path\": \"x\"}], \"points\": [{\"point\": 0, \"dir\": \"p0\","
+		   " \"values\": \"x=1\", \"seed\": 5}]}");
+	write_file(DIR "/sweep/p0/summary.json",
+		   "{\"policy\": \"rr\", \"requests\": {\"arrived\": 7}, \"router\":"
+		   " {\"route_ns\": 123456789}, \"slo\": {\"attainment\": 0.5}}");
+	long missing, failed;
+	ck_assert_int_eq(swp_merge_with(DIR "/sweep", NULL, stderr, &missing, &failed, err,
+					sizeof err),
+			 0);
+	char *csv = th_slurp(DIR "/sweep/sweep.csv");
+	ck_assert_str_eq(csv, "x,point,seed,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,"
+			      "tpot_p50_s,tpot_p99_s,e2e_p99_s,prefix_hit_ratio,recompute_ratio,"
+			      "migrations,requests_per_s,output_tokens_per_s,goodput_rps,"
+			      "slo_attainment\n"
+			      "1,0,5,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0.5\n");
+	free(csv);
+	ck_assert_int_eq(swp_merge_with(DIR "/sweep", &t, stderr, &missing, &failed, err,
+					sizeof err),
+			 0);
+	ck_assert_int_eq(missing, 0);
+	ck_assert_int_eq(failed, 0);
+	csv = th_slurp(DIR "/sweep/sweep.csv");
+	ck_assert_str_eq(csv, "x,point,seed,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,"
+			      "tpot_p50_s,tpot_p99_s,e2e_p99_s,prefix_hit_ratio,recompute_ratio,"
+			      "migrations,requests_per_s,output_tokens_per_s,goodput_rps,"
+			      "route_ns,slo_attainment\n"
+			      "1,0,5,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,123456789,0.5\n");
+	free(csv);
+}
+END_TEST
+
+/* Numbers in summary.json outside the nodes array and the reason counts. */
+static size_t count_figures(const cJSON *o)
+{
+	size_t n = 0;
+	for (const cJSON *c = o->child; c; c = c->next) {
+		if (cJSON_IsNumber(c))
+			n++;
+		else if (cJSON_IsObject(c) && !strstr(c->string, "_reasons"))
+			n += count_figures(c);
+	}
+	return n;
+}
+
+/* a and b have the same keys in the same order, objects within objects
+ * alike (what a run's numbers are aside; the reason counts and the nodes
+ * array aside). */
+static void assert_same_keys(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x = a->child, *y = b->child;
+	for (; x && y; x = x->next, y = y->next) {
+		if (!strcmp(x->string, "perf") && !a->string)
+			x = x->next; /* baselines leave it out */
+		if (!x)
+			break;
+		ck_assert_str_eq(x->string, y->string);
+		ck_assert_int_eq(x->type & 0xff, y->type & 0xff);
+		if (cJSON_IsObject(x) && !strstr(x->string, "_reasons"))
+			assert_same_keys(x, y);
+	}
+	if (x && !strcmp(x->string, "perf") && !a->string)
+		x = x->next;
+	ck_assert_msg(!x && !y, "%s: more keys in one", a->string ? a->string : "summary");
+}
+
+/* Every row's path is in a real summary.json, holding the row's figure, and
+ * every figure of summary.json is a row. The summary that the committed
+ * baselines hold (written by the kvsim of their day) has the same keys, so a
+ * misspelt path, which the writer would follow, still fails. */
+START_TEST(every_path_resolves_in_a_run)
+{
+	struct scenario sc;
+	const char *sets[] = {"duration_s=60", "cluster.nodes=3", NULL};
+	th_scenario("{}", sets, &sc);
+	struct sim_opts o = {.out_dir = DIR "/run"};
+	struct met_summary m;
+	char err[1024] = "";
+	int rc = sim_run(&sc, &o, &m, err, sizeof err);
+	cfg_scenario_free(&sc);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_gt(m.completed, 0);
+	cJSON *j = NULL;
+	ck_assert_int_eq(cfg_read_json(DIR "/run/summary.json", &j, err, sizeof err), 0);
+	char *ref_text = th_slurp("results/baselines/default.json");
+	cJSON *ref = cJSON_Parse(ref_text);
+	free(ref_text);
+	ck_assert(cJSON_IsArray(ref) && cJSON_IsObject(ref->child));
+	assert_same_keys(j, ref->child);
+	const struct res_metrics *t = res_metrics_builtin();
+	size_t figures = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct res_metric *r = &t->row[i];
+		if (r->use & RES_M_ARRAY_LEN) {
+			const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, r->path);
+			ck_assert_msg(cJSON_IsArray(a), "%s", r->path);
+			ck_assert_int_eq(cJSON_GetArraySize(a), 3);
+			ck_assert(res_metric_value(r, &m) == 3);
+			continue;
+		}
+		ck_assert_msg(!strncmp(r->path, "perf.", 5) || res_json_at(ref->child, r->path),
+			      "%s: not in the baseline", r->path);
+		const cJSON *v = res_json_at(j, r->path);
+		ck_assert_msg(v != NULL, "%s: not a number of summary.json", r->path);
+		/* The row's figure as cJSON prints it (15 digits where they
+		 * come back close enough). */
+		cJSON *num = cJSON_CreateNumber(res_metric_value(r, &m));
+		char *text = cJSON_PrintUnformatted(num);
+		ck_assert_msg(v->valuedouble == strtod(text, NULL), "%s", r->path);
+		free(text);
+		cJSON_Delete(num);
+		figures++;
+	}
+	ck_assert_uint_eq(figures, count_figures(j));
+	/* perf, which baselines leave out: the names DESIGN gives. */
+	const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
+	const char *perf_keys[] = {"events", "wall_s", "requests_per_wall_s", "peak_rss_bytes"};
+	ck_assert_int_eq(cJSON_GetArraySize(perf), 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_str_eq(cJSON_GetArrayItem(perf, i)->string, perf_keys[i]);
+	/* A misspelt path does not resolve; nor does an object. */
+	ck_assert_ptr_null(res_json_at(j, "ttft_s.p999"));
+	ck_assert_ptr_null(res_json_at(j, "ttft_s"));
+	const struct res_metric *p99 = res_metric_find(NULL, RES_LIST_TABLE, "ttft_s.p99");
+	ck_assert_ptr_nonnull(p99);
+	char cell[64], expect[64];
+	res_metric_cell(p99, &m, cell, sizeof cell);
+	snprintf(expect, sizeof expect, "%.3f", m.ttft.p99);
+	ck_assert_str_eq(cell, expect);
+	cJSON_Delete(ref);
+	cJSON_Delete(j);
+	met_summary_free(&m);
+}
+END_TEST
+
+/* What each output needs of a row is there, and no path is named twice. */
+START_TEST(rows_are_complete)
+{
+	const struct res_metrics *t = res_metrics_builtin();
+	ck_assert_uint_eq(t->n, 60);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct res_metric *r = &t->row[i];
+		ck_assert_msg(r->name && r->path && r->unit > 0, "row %zu", i);
+		if (r->use & (RES_M_CSV | RES_M_SWEEP))
+			ck_assert_msg(r->csv != NULL, "%s", r->path);
+		if (r->use & (RES_M_DIFF | RES_M_DIFF_NAMED))
+			ck_assert_msg(r->better != RES_BETTER_NONE, "%s", r->path);
+		for (size_t k = 0; k < i; k++)
+			ck_assert_str_ne(t->row[k].path, r->path);
+	}
+	size_t it = 0, n = 0;
+	while (res_metric_next(NULL, RES_LIST_TABLE, &it))
+		n++;
+	ck_assert_uint_eq(n, 25);
+	it = n = 0;
+	while (res_metric_next(NULL, RES_LIST_DIFF, &it))
+		n++;
+	ck_assert_uint_eq(n, 25);
+	it = n = 0;
+	while (res_metric_next(NULL, RES_LIST_DIFF_ALL, &it))
+		n++;
+	ck_assert_uint_eq(n, 29);
+}
+END_TEST
+
+Suite *metric_table_suite(void)
+{
+	Suite *s = suite_create("metric_table");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, one_row_reaches_every_output);
+	tcase_add_test(tc, one_row_is_diffed);
+	tcase_add_test(tc, one_row_is_a_sweep_column);
+	tcase_add_test(tc, every_path_resolves_in_a_run);
+	tcase_add_test(tc, rows_are_complete);
+	suite_add_tcase(s, tc);
+	return s;
+}
