@@ -11,9 +11,10 @@ ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I. -I$(B) \
 LIBS     = $(shell pkg-config --libs gsl libcjson 2>/dev/null) -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
-LIB_SRC  := $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard policies/*.c) \
+LIB_SRC  := $(wildcard sim/*.c) $(wildcard policies/*.c) \
             $(wildcard workloads/*.c) $(wildcard results/*.c)
 LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(B)/obj/embedded.o
+CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))
 TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
 TEST_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(TEST_SRC))
 EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalog/models.json \
@@ -78,7 +79,7 @@ $(B)/obj/%.o: %.c | $(B)/version.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(B)/kvsim: $(B)/obj/sim/main.o $(LIB_OBJ)
+$(B)/kvsim: $(CLI_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/check_kvsim: $(TEST_OBJ) $(LIB_OBJ)

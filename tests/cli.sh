@@ -299,5 +299,100 @@ expect 0 "highest rate" plan "$T/md1.json" --slo ttft_p99=1 --search rate --set 
 expect 2 "--search nodes or --search rate" plan "$T/md1.json" --slo ttft_p99=1
 expect 2 "unknown GPU" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --gpus H900
 
+# GNU options (cli/common.c): --opt=VALUE and --opt VALUE alike, short
+# aliases, options before or after the scenario, "--" ends the options,
+# values that begin with '-', repeated options accumulate
+"$KVSIM" run "$T/small.json" --out="$T/eq1" --seed=2 --policy=round_robin --quiet
+"$KVSIM" run --quiet --seed 2 --policy round_robin --out "$T/eq2" "$T/small.json"
+"$KVSIM" run -q -p round_robin -o "$T/eq3" -s seed=2 "$T/small.json" >"$T/eq3.out"
+cmp -s "$T/eq1/requests.csv" "$T/eq2/requests.csv" && cmp -s "$T/eq1/requests.csv" "$T/eq3/requests.csv" && ok ||
+	bad "--opt=value, --opt value and short aliases ran differently"
+[ ! -s "$T/eq3.out" ] && ok || bad "-q printed something"
+grep -q '"policy":	"round_robin"' "$T/eq3/summary.json" && ok || bad "-p did not choose the policy"
+expect 0 "3 x H100-SXM" validate --set=cluster.nodes=3 "$T/empty_obj.json"
+expect 0 "(tp 4) serving Llama-3-70B" validate "$T/empty_obj.json" -s cluster.model=Llama-3-70B --set=cluster.tp=4
+expect 0 "policy kv_cost" validate "$T/empty_obj.json" -pkv_cost
+expect 2 "cluster.nodes: expected an integer in [1, 1000000], got -2" validate "$T/empty_obj.json" --set cluster.nodes=-2
+expect 2 "cluster.nodes: expected an integer in [1, 1000000], got -3" validate "$T/empty_obj.json" --set=cluster.nodes=-3
+expect 2 "cluster.nodes: expected an integer in [1, 1000000], got -4" validate "$T/empty_obj.json" -s cluster.nodes=-4
+expect 2 "--seed -5: expected an integer" run --seed=-5
+cp "$T/empty_obj.json" "$T/-dash.json"
+(cd "$T" && "$OLDPWD/$KVSIM" validate -- -dash.json >/dev/null) && ok || bad "-- did not end the options"
+expect 2 "more than one scenario given" validate -- "$T/empty_obj.json" --quiet
+expect 0 "worse, within tolerance" diff --tolerance=15 "$T/base.json" "$T/worse.json"
+expect 0 "iteration" cost --gpu=A100-80G --model=Llama-2-7B --prefill=128
+expect 2 '--prefill: expected a whole number >= 0, got "x"' cost --gpu=A100-80G --model=Llama-2-7B --prefill=x
+expect 0 '"100":' trace stats --format=mooncake --json --cache-blocks=100 "$T/bad.jsonl" --skip-bad
+expect 0 "" trace gen -o "$T/gen2.jsonl" -q --seed=1 "$T/long.json"
+[ -s "$T/gen2.jsonl" ] && [ ! -s "$T/out" ] && ok || bad "trace gen -o -q wrote no trace or printed something"
+expect 0 "" compare "$T/small.json" -p round_robin,least_loaded -q -o "$T/cmp_short" --no-perf
+[ -s "$T/cmp_short/least_loaded/summary.json" ] && ok || bad "compare -p -o wrote nothing"
+expect 0 "" sweep "$T/small.json" --vary=cluster.nodes=1,2 -j2 -o "$T/sw_eq" -q
+[ "$(wc -l <"$T/sw_eq/sweep.csv")" -eq 3 ] && ok || bad "sweep --vary= -j2 did not run 2 points"
+# unknown options, missing values, misplaced options: exit 2 and a message
+expect 2 "kvsim run: unknown option --bogus" run --bogus
+expect 2 "kvsim run: unknown option -Z" run -Z
+expect 2 "kvsim compare: unknown option --bogus" compare --bogus=1 -p all
+expect 2 "kvsim trace stats: unknown option --frob" trace stats --frob "$T/bad.jsonl"
+expect 2 "kvsim sweep: unknown option --frob" sweep --frob
+expect 2 "kvsim run: --out needs a value" run --out
+expect 2 "kvsim run: -o needs a value" run -o
+expect 2 "kvsim run: --quiet takes no value" run --quiet=yes
+expect 2 "ambiguous option --p (--policies, --plot)" compare --p x
+expect 2 "--policies belongs to 'kvsim compare'" run --policies all
+expect 2 "kvsim list: expected WHAT" list
+grep -q "Try 'kvsim list --help'" "$T/err" && ok || bad "a usage error does not point at --help"
+
+# kvsim --help lists every command of the table; each has --help, whose
+# lines fit 80 columns; the completion script offers the same options
+cmds="run compare validate list sweep plan plot diff trace cost calibrate version completion help"
+"$KVSIM" --help >"$T/help"
+for c in $cmds; do
+	grep -q "^  $c " "$T/help" && ok || bad "kvsim --help does not list $c"
+	expect 0 "usage: kvsim $c" "$c" --help
+	awk -v c="$c" 'length > 80 { print "FAIL: kvsim " c " --help: line over 80 columns: " $0; exit 1 }' "$T/out" && ok || fail=$((fail + 1))
+done
+[ "$(grep -c '^  [a-z]' "$T/help")" -eq 15 ] && ok || bad "kvsim --help lists $(grep -c '^  [a-z]' "$T/help") commands, expected 15"
+for c in "trace stats" "trace gen"; do
+	expect 0 "usage: kvsim $c" $c --help
+	expect 0 "usage: kvsim $c" help $c
+done
+expect 2 'no command "nope"' help nope
+expect 0 "usage: kvsim sweep" sweep -h
+
+# bash completion from the same tables
+"$KVSIM" completion bash >"$T/kvsim.bash" && ok || bad "kvsim completion bash failed"
+complete_() { bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _kvsim; echo "${COMPREPLY[*]}"' _ "$T/kvsim.bash" "$@"; }
+check_completion() {
+	want=$1
+	shift
+	got=$(complete_ "$@")
+	[ "$got" = "$want" ] && ok || bad "completion of '$*' gave '$got', expected '$want'"
+}
+check_completion "run" kvsim ru
+check_completion "--out" kvsim run --ou
+check_completion "--policies --plot" kvsim compare --p
+check_completion "round_robin" kvsim run --policy round_r
+check_completion "round_robin,session_affinity" kvsim compare -p round_robin,sess
+check_completion "stats" kvsim trace st
+check_completion "mooncake" kvsim trace stats --format moon
+check_completion "gpus" kvsim list gp
+check_completion "H100-SXM" kvsim cost --gpu H1
+check_completion "rate" kvsim plan --search = ra   # bash splits --search=ra at =
+check_completion "" kvsim run --seed ""
+for c in run compare validate list sweep plan plot diff "trace stats" "trace gen" cost calibrate version completion help; do
+	"$KVSIM" $c --help >"$T/h" 2>&1
+	opts=$(sed -n "/^	\"$c\")/,/;;\$/s/^		opts=\"\([^\"]*\)\"/\1/p" "$T/kvsim.bash")
+	case $opts in *--help*) ok ;; *) bad "the completion script has no options for $c" ;; esac
+	for o in $opts; do
+		grep -qe "$o\\b" "$T/h" && ok || bad "completion offers $o, which kvsim $c --help lacks"
+	done
+done
+
+# plan --search rate varies the workload's own rate key (wl_ops.rate_key)
+grep -q '"search":	"workload.rate_per_s"' "$T/plan4/plan.json" && ok || bad "plan searched not workload.rate_per_s"
+expect 0 "searching workload.sessions_per_s" plan "$T/small.json" --slo=ttft_p99=100 --search=rate --max=4 --out="$T/plan5"
+expect 2 "a mix workload has no rate key; give --rate-key PATH" plan workloads/scenarios/mix.json --slo ttft_p99=1 --search rate
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

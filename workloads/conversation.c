@@ -153,7 +153,8 @@ static void *chat_create(const struct cJSON *json, const char *path, const struc
 	dist_make(&w->output, DIST_LOGNORMAL, 250, 0.6);
 	dist_make(&w->think, DIST_EXPONENTIAL, 20, 0);
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
-	    wl_arrivals_parse(&w->arr, json, path, "sessions_per_s", 4, err, errlen) ||
+	    wl_arrivals_parse(&w->arr, json, path, wl_chat.rate_key, wl_chat.rate_default, err,
+			      errlen) ||
 	    cfg_int(json, path, "max_sessions", 1, (int64_t)1 << 40, &w->max_sessions, err,
 		    errlen) ||
 	    cfg_dist(json, path, "turns", 1, &w->turns, err, errlen) ||
@@ -188,7 +189,8 @@ static void *rag_create(const struct cJSON *json, const char *path, const struct
 	dist_make(&w->think, DIST_EXPONENTIAL, 15, 0);
 	char p[256];
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
-	    wl_arrivals_parse(&w->arr, json, path, "rate_per_s", 10, err, errlen) ||
+	    wl_arrivals_parse(&w->arr, json, path, wl_rag.rate_key, wl_rag.rate_default, err,
+			      errlen) ||
 	    cfg_int(json, path, "max_requests", 1, (int64_t)1 << 40, &w->max_sessions, err,
 		    errlen) ||
 	    wl_pool_parse(&w->docs, json, path, "documents", 1000, &doc_len, env->seed,
@@ -233,7 +235,8 @@ static void *agent_create(const struct cJSON *json, const char *path, const stru
 	dist_make(&w->output, DIST_LOGNORMAL, 60, 0.5);
 	dist_make(&w->think, DIST_EXPONENTIAL, 1.0, 0);
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
-	    wl_arrivals_parse(&w->arr, json, path, "rate_per_s", 2, err, errlen) ||
+	    wl_arrivals_parse(&w->arr, json, path, wl_agent.rate_key, wl_agent.rate_default, err,
+			      errlen) ||
 	    cfg_int(json, path, "max_chains", 1, (int64_t)1 << 40, &w->max_sessions, err,
 		    errlen) ||
 	    cfg_dist(json, path, "steps", 1, &w->turns, err, errlen) ||
@@ -522,6 +525,8 @@ const struct wl_ops wl_chat = {
     .follow_up = chat_follow_up,
     .destroy = chat_destroy,
     .private_own = 1,
+    .rate_key = "sessions_per_s",
+    .rate_default = 4,
 };
 
 const struct wl_ops wl_rag = {
@@ -533,6 +538,8 @@ const struct wl_ops wl_rag = {
     .follow_up = chat_follow_up,
     .destroy = chat_destroy,
     .private_own = 1,
+    .rate_key = "rate_per_s",
+    .rate_default = 10,
 };
 
 const struct wl_ops wl_agent = {
@@ -544,4 +551,6 @@ const struct wl_ops wl_agent = {
     .follow_up = chat_follow_up,
     .destroy = chat_destroy,
     .private_own = 1,
+    .rate_key = "rate_per_s",
+    .rate_default = 2,
 };

@@ -163,4 +163,5 @@ const struct wl_ops wl_mix = {
     .follow_up = mix_follow_up,
     .destroy = mix_destroy,
     .error = mix_error,
+    .rate_key = NULL, /* each part has its own rate */
 };

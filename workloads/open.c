@@ -48,7 +48,8 @@ static void *open_create(const struct cJSON *json, const char *path, const struc
 	dist_make(&w->input, DIST_LOGNORMAL, 512, 0.8);
 	dist_make(&w->output, DIST_LOGNORMAL, 128, 0.6);
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
-	    wl_arrivals_parse(&w->arr, json, path, "rate_per_s", 10, err, errlen) ||
+	    wl_arrivals_parse(&w->arr, json, path, wl_open.rate_key, wl_open.rate_default, err,
+			      errlen) ||
 	    cfg_int(json, path, "max_requests", 1, (int64_t)1 << 40, &w->max_requests, err,
 		    errlen) ||
 	    cfg_dist(json, path, "input_tokens", 1, &w->input, err, errlen) ||
@@ -109,4 +110,6 @@ const struct wl_ops wl_open = {
     .next = open_next,
     .destroy = open_destroy,
     .private_own = 1,
+    .rate_key = "rate_per_s",
+    .rate_default = 10,
 };

@@ -413,4 +413,5 @@ const struct wl_ops wl_trace = {
     .destroy = replay_destroy,
     .error = replay_error,
     .epochs = 1,
+    .rate_key = NULL, /* the trace's own arrival times (time_scale stretches them) */
 };

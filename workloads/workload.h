@@ -55,6 +55,12 @@ struct wl_ops {
 	 * epoch's last request has ended. A trace's repeat passes are its
 	 * epochs; elsewhere (a mix's parts count their own) 0: epochs unused. */
 	int epochs;
+	/* The workload key of its arrival rate ("sessions_per_s"), which
+	 * `kvsim plan --search rate` varies, and its value when the scenario
+	 * leaves it out; NULL and 0 where the workload has none (a mix, a
+	 * trace). */
+	const char *rate_key;
+	double rate_default;
 };
 
 const struct wl_ops *wl_find(const char *kind);

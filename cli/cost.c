@@ -1,0 +1,387 @@
+/* cost: `kvsim cost` and `kvsim calibrate`. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
+#include "sim/calibrate.h"
+#include "sim/catalog.h"
+#include "sim/config.h"
+#include "sim/cost.h"
+
+enum {
+	O_GPU = CLI_OPT_OWN,
+	O_MODEL,
+	O_TP,
+	O_DTYPE,
+	O_PREFILL,
+	O_CACHED,
+	O_DECODE_BATCH,
+	O_CONTEXT,
+	O_COST_MODEL,
+	O_PROFILES,
+	O_JSON
+};
+
+static const struct cli_opt cost_opts[] = {
+    {O_GPU, "gpu", 0, "G", "the GPU type (kvsim list gpus)", "@gpu", CLI_REQUIRED},
+    {O_MODEL, "model", 0, "M", "the model (kvsim list models)", "@model", CLI_REQUIRED},
+    {O_TP, "tp", 0, "N", "GPUs per replica, tensor-parallel (default 1)", NULL, 0},
+    {O_DTYPE, "dtype", 0, "bf16|fp8", "weights and KV precision (default bf16)", "bf16 fp8", 0},
+    {O_PREFILL, "prefill", 0, "TOKENS", "new prompt tokens in the batch (default 0)", NULL, 0},
+    {O_CACHED, "cached", 0, "TOKENS", "prompt tokens before them, already cached", NULL, 0},
+    {O_DECODE_BATCH, "decode-batch", 0, "B", "decodes in the batch (needs --context)", NULL, 0},
+    {O_CONTEXT, "context", 0, "K", "the tokens each decode attends over", NULL, 0},
+    {O_COST_MODEL, "cost-model", 0, "roofline|profile|fixed",
+     "the cost model (default: the GPU's calibrated roofline)", "roofline profile fixed", 0},
+    {O_PROFILES, "profiles", 0, "DIR",
+     "Vidur profiles for --cost-model profile (default ../shared/profiles/vidur)", "@dir", 0},
+    CLI_ROW_CATALOG,
+    {O_JSON, "json", 0, NULL, "print JSON", NULL, 0},
+    {0},
+};
+
+static const struct cli_opt calibrate_opts[] = {
+    {O_PROFILES, "profiles", 0, "DIR", "the Vidur profiles (default ../shared/profiles/vidur)",
+     "@dir", 0},
+    {O_GPU, "gpu", 0, "PROFILE", "fit this GPU's profile folder only (a100, h100)", NULL, 0},
+    {O_JSON, "json", 0, NULL, "print the fitted values only, as JSON", NULL, 0},
+    {0},
+};
+
+/* What kvsim cost asks about. */
+struct cost_args {
+	const char *gpu, *model, *tp, *dtype, *kind, *profiles, *catalog;
+	double prefill, cached, batch, context;
+	int have_ctx, json;
+};
+
+/* A whole-number option's value into *out; 0, or -1 after reporting. */
+static int parse_count(int id, const char *s, double *out)
+{
+	const struct cli_opt *o = cost_opts;
+	while (o->id != id)
+		o++;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || *end || !(v >= 0) || v > 1e9 || v != floor(v)) {
+		fprintf(stderr, "kvsim cost: --%s: expected a whole number >= 0, got \"%s\"\n", o->name,
+			s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The options into c; CLI_END to go on, else cli_next's end. */
+static int parse_cost(const struct cli_ctx *cx, int argc, char **argv, struct cost_args *c)
+{
+	const char *v;
+	int id, bad = 0;
+	struct cli_args a;
+	cli_begin(&a, cx, argc, argv);
+	while (!bad && (id = cli_next(&a, &v)) > 0) {
+		switch (id) {
+		case O_GPU: c->gpu = v; break;
+		case O_MODEL: c->model = v; break;
+		case O_TP: c->tp = v; break;
+		case O_DTYPE: c->dtype = v; break;
+		case O_COST_MODEL: c->kind = v; break;
+		case O_PROFILES: c->profiles = v; break;
+		case OPT_CATALOG: c->catalog = v; break;
+		case O_PREFILL: bad = parse_count(id, v, &c->prefill); break;
+		case O_CACHED: bad = parse_count(id, v, &c->cached); break;
+		case O_DECODE_BATCH: bad = parse_count(id, v, &c->batch); break;
+		case O_CONTEXT:
+			bad = parse_count(id, v, &c->context);
+			c->have_ctx = 1;
+			break;
+		case O_JSON: c->json = 1; break;
+		}
+	}
+	if (bad)
+		return CLI_BAD;
+	if (id != CLI_END)
+		return id;
+	if (a.n_pos)
+		cli_misuse(cx->cmd, "unexpected argument %s", a.pos[0]);
+	else if (!c->gpu || !c->model)
+		cli_misuse(cx->cmd, "give --gpu and --model");
+	else if (c->batch > 0 && !c->have_ctx)
+		fprintf(stderr, "kvsim cost: --decode-batch needs --context\n");
+	else if (c->prefill == 0 && c->batch == 0)
+		fprintf(stderr, "kvsim cost: nothing to run: give --prefill and/or --decode-batch\n");
+	else
+		return CLI_END;
+	return CLI_BAD;
+}
+
+/* The embedded default scenario with the replica c names; an exit code
+ * (reported). Caller frees s with cfg_scenario_free when CLI_OK. */
+static int load_replica(const struct cost_args *c, struct scenario *s)
+{
+	char err[2048], set[1200];
+	cJSON *root = NULL;
+	if (cfg_read_json(NULL, &root, err, sizeof err)) {
+		fprintf(stderr, "kvsim cost: %s\n", err);
+		return CLI_INTERNAL;
+	}
+	const char *pairs[][2] = {{"cluster.gpu", c->gpu},	  {"cluster.model", c->model},
+				  {"cluster.tp", c->tp},	  {"cluster.dtype", c->dtype},
+				  {"cluster.cost_model.kind", c->kind},
+				  {"cluster.cost_model.profiles", c->profiles}};
+	for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+		if (!pairs[k][1])
+			continue;
+		int quote = strcmp(pairs[k][0], "cluster.tp") != 0;
+		snprintf(set, sizeof set, quote ? "%s=\"%s\"" : "%s=%s", pairs[k][0], pairs[k][1]);
+		if (cfg_apply_set(root, set, err, sizeof err)) {
+			fprintf(stderr, "kvsim cost: %s\n", err);
+			cJSON_Delete(root);
+			return CLI_USAGE;
+		}
+	}
+	/* The replica must fit, but this command asks about one iteration:
+	 * take all of HBM so that large models still get a KV cache. */
+	cfg_apply_set(root, "cluster.engine.gpu_memory_utilization=1.0", err, sizeof err);
+	cfg_apply_set(root, "cluster.engine.activation_reserve_gib=0", err, sizeof err);
+	int rc = cfg_scenario_load(s, root, c->catalog, err, sizeof err);
+	cJSON_Delete(root);
+	if (rc) {
+		fprintf(stderr, "kvsim cost: %s\n", err);
+		return CLI_USAGE;
+	}
+	return CLI_OK;
+}
+
+static void print_cost(const struct cost_args *c, const struct scenario *s,
+		       const struct cost_parts *p)
+{
+	const char *kinds[] = {"roofline", "fixed", "profile"};
+	const struct cost_cfg *cost = &s->cluster.cost;
+	const char *bound = p->comm_s > p->combined_s			? "communication"
+			    : p->overhead_s + p->kernels_s > p->combined_s ? "overhead"
+			    : cost->kind == COST_PROFILE			? "measured layers"
+			    : p->compute_s >= p->memory_s			? "compute"
+									: "memory";
+	if (c->json) {
+		printf("{\"gpu\":\"%s\",\"model\":\"%s\",\"tp\":%d,\"dtype\":\"%s\",\"cost_model\":\"%s\","
+		       "\"prefill_tokens\":%.0f,\"cached_tokens\":%.0f,\"decode_batch\":%.0f,"
+		       "\"context\":%.0f,\"compute_s\":%.9g,\"memory_s\":%.9g,\"combined_s\":%.9g,"
+		       "\"kernels_s\":%.9g,\"communication_s\":%.9g,\"overhead_s\":%.9g,"
+		       "\"iteration_s\":%.9g,\"bound\":\"%s\"}\n",
+		       s->cluster.gpu->name, s->cluster.model->name, s->cluster.tp, c->dtype,
+		       kinds[cost->kind], c->prefill, c->cached, c->batch, c->context, p->compute_s,
+		       p->memory_s, p->combined_s, p->kernels_s, p->comm_s, p->overhead_s, p->total_s,
+		       bound);
+		return;
+	}
+	printf("%s x %d serving %s (%s), %s cost model\n", s->cluster.gpu->name, s->cluster.tp,
+	       s->cluster.model->name, c->dtype, kinds[cost->kind]);
+	printf("batch: prefill %.0f tokens after %.0f cached; %.0f decodes over %.0f tokens\n",
+	       c->prefill, c->cached, c->batch, c->context);
+	if (cost->kind == COST_ROOFLINE)
+		printf("roofline: mfu %.4g, mbu %.4g, knee %.4g, %.4g us per kernel\n", cost->mfu,
+		       cost->mbu, cost->knee, cost->op_overhead_us);
+	printf("  compute        %10.3f ms\n", p->compute_s * 1e3);
+	printf("  memory         %10.3f ms\n", p->memory_s * 1e3);
+	printf("  %-14s %10.3f ms\n", cost->kind == COST_PROFILE ? "layers+attn" : "combined",
+	       p->combined_s * 1e3);
+	printf("  kernels        %10.3f ms\n", p->kernels_s * 1e3);
+	printf("  communication  %10.3f ms\n", p->comm_s * 1e3);
+	printf("  overhead       %10.3f ms\n", p->overhead_s * 1e3);
+	printf("  iteration      %10.3f ms  (%s-bound)\n", p->total_s * 1e3, bound);
+}
+
+static int cmd_cost(const struct cli_ctx *cx, int argc, char **argv)
+{
+	struct cost_args c = {.tp = "1", .dtype = "bf16"};
+	int end = parse_cost(cx, argc, argv, &c);
+	if (end != CLI_END)
+		return cli_end_code(end);
+	struct scenario s;
+	int rc = load_replica(&c, &s);
+	if (rc)
+		return rc;
+	struct cost_model cm;
+	cost_init(&cm, &s.cluster, s.weight_bytes);
+	struct cost_batch b;
+	cost_batch_clear(&b);
+	if (c.prefill > 0)
+		cost_add_prefill(&b, c.prefill, c.cached);
+	for (double k = 0; k < c.batch; k++)
+		cost_add_decode(&b, c.context);
+	struct cost_parts p;
+	cost_parts(&cm, &b, &p);
+	print_cost(&c, &s, &p);
+	cfg_scenario_free(&s);
+	return CLI_OK;
+}
+
+/* The fit's error by model and tensor-parallel degree. */
+static void print_fit_errors(const struct cat_gpu *gp, const struct roof_params *rp,
+			     const struct cal_point *pts, size_t n, char **names, int n_names)
+{
+	printf("  %-40s %4s %8s %8s %12s\n", "model", "tp", "MAPE", "worst", "64-256 tok");
+	for (int m = 0; m < n_names; m++) {
+		for (int tp = 1; tp <= 8; tp *= 2) {
+			struct cal_errors e;
+			cal_errors_of(rp, gp->bf16_flops, gp->hbm_bytes_per_s, pts, n, m, tp, &e);
+			if (e.n)
+				printf("  %-40s %4d %7.1f%% %7.1f%% %11.1f%%\n", names[m], tp,
+				       100 * e.mape, 100 * e.worst, 100 * e.band[1]);
+		}
+	}
+}
+
+/* Fits the roofline to one profile folder's linear operators; an exit code
+ * (reported). */
+static int fit_roofline(const char *dir, const struct cat_gpu *gp, int json, int *first)
+{
+	struct cal_point *pts;
+	size_t n;
+	char **names, err[2048];
+	int n_names, rc = CLI_OK;
+	if (cal_load_gpu(dir, gp->profile, &pts, &n, &names, &n_names, err, sizeof err)) {
+		fprintf(stderr, "kvsim calibrate: %s\n", err);
+		return CLI_USAGE;
+	}
+	struct roof_params rp;
+	if (cal_fit(pts, n, gp->bf16_flops, gp->hbm_bytes_per_s, &rp, err, sizeof err)) {
+		fprintf(stderr, "kvsim calibrate: %s: %s\n", gp->profile, err);
+		rc = CLI_INTERNAL;
+	} else if (json) {
+		printf("%s\"%s\":{\"mfu\":%.4f,\"mbu\":%.4f,\"knee\":%.4f,\"op_overhead_us\":%.3f}",
+		       *first ? "" : ",", gp->profile, rp.mfu, rp.mbu, rp.knee,
+		       rp.op_overhead_s * 1e6);
+		*first = 0;
+	} else {
+		printf("%s (%s: %.4g FLOP/s bf16, %.4g B/s): %zu points from %d models\n",
+		       gp->profile, gp->name, gp->bf16_flops, gp->hbm_bytes_per_s, n, n_names);
+		printf("  \"roofline\": {\"mfu\": %.4f, \"mbu\": %.4f, \"knee\": %.4f, "
+		       "\"op_overhead_us\": %.3f}\n",
+		       rp.mfu, rp.mbu, rp.knee, rp.op_overhead_s * 1e6);
+		print_fit_errors(gp, &rp, pts, n, names, n_names);
+	}
+	for (int m = 0; m < n_names; m++)
+		free(names[m]);
+	free(names);
+	free(pts);
+	return rc;
+}
+
+/* Intra-server all-reduce: a line per group size, unless fit_rc says the
+ * roofline fit failed; an exit code (reported). */
+static int fit_allreduce(const char *dir, const struct cat_gpu *gp, int json, int fit_rc)
+{
+	char csv[4096], err[2048];
+	snprintf(csv, sizeof csv, "%s/network/%s_dgx/all_reduce.csv", dir, gp->profile);
+	if (json)
+		printf(",\"%s_allreduce\":{", gp->profile);
+	else
+		printf("  \"allreduce\" (from %s, tp: [latency_us, us_per_MiB]):\n", csv);
+	int rc = fit_rc;
+	for (int tp = 2, k = 0; tp <= 8 && !rc; tp *= 2, k++) {
+		double a, b, mape;
+		int rows;
+		if (cal_collective(csv, tp, 1048576, &a, &b, &mape, &rows, err, sizeof err)) {
+			fprintf(stderr, "kvsim calibrate: %s\n", err);
+			rc = CLI_USAGE;
+			break;
+		}
+		if (json)
+			printf("%s\"%d\":[%.3f,%.3f]", k ? "," : "", tp, a * 1e6, b * 1e6 * 1048576);
+		else
+			printf("    \"%d\": [%.3f, %.3f]   MAPE %.1f%% over %d messages >= 1 MiB\n", tp,
+			       a * 1e6, b * 1e6 * 1048576, 100 * mape, rows);
+	}
+	if (json)
+		printf("}");
+	return rc;
+}
+
+static int cmd_calibrate(const struct cli_ctx *cx, int argc, char **argv)
+{
+	const char *dir = "../shared/profiles/vidur", *only = NULL, *v;
+	int json = 0, id;
+	struct cli_args args;
+	cli_begin(&args, cx, argc, argv);
+	while ((id = cli_next(&args, &v)) > 0) {
+		switch (id) {
+		case O_PROFILES: dir = v; break;
+		case O_GPU: only = v; break;
+		case O_JSON: json = 1; break;
+		}
+	}
+	if (id != CLI_END)
+		return cli_end_code(id);
+	if (args.n_pos)
+		return cli_misuse(cx->cmd, "unexpected argument %s", args.pos[0]);
+	struct catalog cat;
+	char err[2048];
+	if (catalog_load_builtin(&cat, err, sizeof err)) {
+		fprintf(stderr, "kvsim calibrate: %s\n", err);
+		return CLI_INTERNAL;
+	}
+	int rc = CLI_OK, first = 1, fitted = 0;
+	if (json)
+		printf("{");
+	for (size_t g = 0; g < cat.n_gpus && !rc; g++) {
+		const struct cat_gpu *gp = &cat.gpus[g];
+		if (!gp->profile[0] || (only && strcmp(only, gp->profile)))
+			continue;
+		/* One fit per profile folder: the first GPU naming it. */
+		int seen = 0;
+		for (size_t h = 0; h < g; h++)
+			seen |= !strcmp(cat.gpus[h].profile, gp->profile);
+		if (seen)
+			continue;
+		rc = fit_roofline(dir, gp, json, &first);
+		if (rc == CLI_USAGE)
+			break;
+		rc = fit_allreduce(dir, gp, json, rc);
+		fitted++;
+	}
+	if (json)
+		printf("}\n");
+	if (!rc && fitted == 0) {
+		fprintf(stderr, "kvsim calibrate: no GPU in the catalog names a profile%s%s\n",
+			only ? " called " : "", only ? only : "");
+		rc = CLI_USAGE;
+	}
+	catalog_free(&cat);
+	return rc;
+}
+
+const struct cli_cmd cli_cost_cmd = {
+    .name = "cost",
+    .args = "",
+    .summary = "one iteration's predicted time, term by term",
+    .run = cmd_cost,
+    .opts = cost_opts,
+    .about =
+	"Prints the predicted time of one engine iteration of a replica (tp GPUs of type\n"
+	"G serving model M): a prefill of TOKENS new tokens after CACHED cached ones,\n"
+	"plus B decodes each attending over K tokens. The time is split into compute\n"
+	"(FLOPs / (peak x mfu)), memory (bytes / (HBM bandwidth x mbu)), their smooth\n"
+	"maximum (or, with --cost-model profile, the measured layers), per-kernel cost,\n"
+	"tensor-parallel communication and the engine's fixed overhead, and names the\n"
+	"bound that dominates.\n",
+};
+
+const struct cli_cmd cli_calibrate_cmd = {
+    .name = "calibrate",
+    .args = "",
+    .summary = "fit the roofline to measured operator profiles",
+    .run = cmd_calibrate,
+    .opts = calibrate_opts,
+    .about =
+	"Fits the roofline's mfu, mbu, knee and per-kernel overhead, per GPU, to the\n"
+	"measured linear-operator times in DIR/compute/<gpu>/<org>/<model>/mlp.csv (Vidur\n"
+	"format), by least squares of the relative error (GSL). Prints the fitted values\n"
+	"(the catalog's \"roofline\" entries come from here) and the error by model and\n"
+	"tensor-parallel degree.\n",
+};

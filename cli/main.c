@@ -1,0 +1,103 @@
+/* main: the kvsim command line: the command table, dispatch and help (DESIGN 7). */
+#include <stdio.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "cli/cli.h"
+#include "sim/hugepages.h"
+
+static int cmd_help(const struct cli_ctx *cx, int argc, char **argv);
+
+static const struct cli_cmd help_cmd = {
+    .name = "help",
+    .args = "[COMMAND]",
+    .summary = "this list, or a command's usage (as COMMAND --help)",
+    .run = cmd_help,
+    .pos_complete = "@command",
+};
+
+/* Every command: name, what runs it and its one-line summary (the first
+ * fields of each), in the order kvsim --help lists them. Dispatch, help
+ * and the completion script all read this table. */
+static const struct cli_cmd *const commands[] = {
+    &cli_run_cmd,     &cli_compare_cmd, &cli_validate_cmd,	 &cli_list_cmd,
+    &cli_sweep_cmd,   &cli_plan_cmd,    &cli_plot_cmd,	 &cli_diff_cmd,
+    &cli_trace_cmd,   &cli_cost_cmd,    &cli_calibrate_cmd, &cli_version_cmd,
+    &cli_completion_cmd, &help_cmd,
+};
+
+static void main_usage(FILE *f, const struct cli_ctx *cx)
+{
+	fputs("kvsim: a discrete-event simulator of GPU clusters serving LLMs\n"
+	      "\n"
+	      "usage: kvsim COMMAND [ARGS]\n"
+	      "\n"
+	      "commands:\n",
+	      f);
+	cli_list_commands(f, cx->all, cx->n_all);
+	fputs("\n"
+	      "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n"
+	      "'kvsim COMMAND --help' describes each command. Options are GNU style: --opt=VALUE\n"
+	      "or --opt VALUE, short aliases (-o DIR, -p P, -s PATH=VALUE, -q), and '--' ends\n"
+	      "them. Exit codes: 0 ok; 1 a regression (diff) or nothing meeting the SLOs\n"
+	      "(plan); 2 bad usage or bad input (the message names the file, line or JSON\n"
+	      "path); 3 internal error (out of memory, I/O).\n",
+	      f);
+}
+
+static const struct cli_cmd *find(const struct cli_cmd *const *cmds, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(cmds[i]->name, name))
+			return cmds[i];
+	return NULL;
+}
+
+/* kvsim help [COMMAND [SUBCOMMAND]] */
+static int cmd_help(const struct cli_ctx *cx, int argc, char **argv)
+{
+	struct cli_args a;
+	int end = cli_parse_positionals(cx, argc, argv, &a);
+	if (end != CLI_END)
+		return cli_end_code(end);
+	if (a.n_pos == 0) {
+		main_usage(stdout, cx);
+		return CLI_OK;
+	}
+	char full[256];
+	snprintf(full, sizeof full, "%s%s%s", a.pos[0], a.n_pos > 1 ? " " : "",
+		 a.n_pos > 1 ? a.pos[1] : "");
+	const struct cli_cmd *c = find(cx->all, cx->n_all, a.pos[0]);
+	for (size_t i = 0; c && c->subs && a.n_pos > 1 && c->subs[i]; i++)
+		if (!strcmp(c->subs[i]->name, full))
+			c = c->subs[i];
+	if (!c || a.n_pos > (strchr(c->name, ' ') ? 2 : 1))
+		return cli_misuse(cx->cmd, "no command \"%s\"", full);
+	cli_usage(stdout, c);
+	return CLI_OK;
+}
+
+int main(int argc, char **argv)
+{
+	hp_reexec(argv); /* huge pages for the heap: see sim/hugepages.h */
+	/* GSL's default handler aborts; kvsim checks its inputs instead. */
+	gsl_set_error_handler_off();
+	struct cli_ctx cx = {NULL, commands, sizeof commands / sizeof *commands};
+	if (argc < 2) {
+		main_usage(stderr, &cx);
+		return CLI_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+		name = "help";
+	else if (!strcmp(name, "--version"))
+		name = "version";
+	cx.cmd = find(commands, cx.n_all, name);
+	if (!cx.cmd) {
+		fprintf(stderr, "kvsim: unknown command \"%s\"\n\n", name);
+		main_usage(stderr, &cx);
+		return CLI_USAGE;
+	}
+	return cx.cmd->run(&cx, argc - 1, argv + 1);
+}

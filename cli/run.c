@@ -1,0 +1,315 @@
+/* run: `kvsim run`, `kvsim compare` and `kvsim validate`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
+#include "policies/policy.h"
+#include "results/metrics.h"
+#include "results/report.h"
+#include "results/writer.h"
+#include "sim/config.h"
+#include "sim/sim.h"
+
+#define ROW_AUDIT                                                                          \
+	{OPT_AUDIT, "audit", 0, NULL,                                                       \
+	 "check invariants after every event (KV accounting, capacity, clock, token "       \
+	 "conservation, request states, where private blocks are cached); stop at the "    \
+	 "first violation with exit 3 (slow; for tests and debugging)",                     \
+	 NULL, 0}
+
+static const struct cli_opt run_opts[] = {
+    CLI_ROW_POLICY("route with policy P (its params: router.policy_params.P)"),
+    CLI_ROW_SET,
+    CLI_ROW_SEED,
+    CLI_ROW_OUT("output directory (default: out)"),
+    CLI_ROW_CATALOG,
+    ROW_AUDIT,
+    {OPT_TRACE_EVENTS, "trace-events", 0, "FILE",
+     "write a Chrome/Perfetto trace (chrome://tracing, ui.perfetto.dev) of iterations, KV "
+     "transfers and routing decisions (short runs; at most 2,000,000 events)",
+     "@file", 0},
+    CLI_ROW_QUIET("no progress line and no table"),
+    {0},
+};
+
+static const struct cli_opt compare_opts[] = {
+    {OPT_POLICIES, "policies", 'p', "a,b,c|all",
+     "the policies, or all of 'kvsim list policies'", "@policies", CLI_REQUIRED},
+    CLI_ROW_SET,
+    CLI_ROW_SEED,
+    CLI_ROW_OUT("output directory (default: out)"),
+    CLI_ROW_CATALOG,
+    ROW_AUDIT,
+    CLI_ROW_QUIET("no progress lines and no table"),
+    {OPT_NO_PERF, "no-perf", 0, NULL,
+     "leave the wall-clock perf block out of comparison.json, so that it is "
+     "byte-identical between runs (for baselines)",
+     NULL, 0},
+    {OPT_PLOT, "plot", 0, NULL, "draw the figures into DIR/plots/ (PNG and SVG, with gnuplot)",
+     NULL, 0},
+    {OPT_REPORT, "report", 0, NULL,
+     "--plot, and write DIR/report.md and a self-contained DIR/report.html", NULL, 0},
+    {0},
+};
+
+static const struct cli_opt validate_opts[] = {
+    CLI_ROW_POLICY("check the scenario under policy P"),
+    CLI_ROW_SET,
+    CLI_ROW_SEED,
+    CLI_ROW_CATALOG,
+    {0},
+};
+
+static int run_one(const struct cli_common *o, const cJSON *root, const char *out_dir,
+		   struct met_summary *sum)
+{
+	struct scenario s;
+	char err[1024];
+	if (cli_load_scenario(o, root, &s))
+		return CLI_USAGE;
+	struct sim_opts so = {.out_dir = out_dir, .progress = !o->quiet,
+			      .trace_events = o->trace_events, .audit = o->audit};
+	int rc = sim_run(&s, &so, sum, err, sizeof err);
+	cfg_scenario_free(&s);
+	if (rc) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return rc == 2 ? CLI_USAGE : CLI_INTERNAL;
+	}
+	return CLI_OK;
+}
+
+static int cmd_run(const struct cli_ctx *cx, int argc, char **argv)
+{
+	struct cli_common o;
+	int end = cli_parse_common(cx, argc, argv, &o);
+	if (end != CLI_END)
+		return cli_end_code(end);
+	cJSON *root = cli_load_tree_with_policy(&o);
+	if (!root)
+		return CLI_USAGE;
+	const char *out = o.out ? o.out : "out";
+	struct met_summary sum;
+	int rc = run_one(&o, root, out, &sum);
+	cJSON_Delete(root);
+	if (rc)
+		return rc;
+	if (!o.quiet) {
+		res_print_summary(stdout, &sum);
+		printf("\nwrote %s/summary.json, %s/requests.csv and %s/timeseries.csv\n", out, out,
+		       out);
+	}
+	met_summary_free(&sum);
+	return CLI_OK;
+}
+
+/* --policies into names (pointing into list); their count, or -1 after
+ * reporting. */
+static int policy_names(const char *arg, char *list, size_t len, const char **names, int cap)
+{
+	if (!strcmp(arg, "all"))
+		pol_names(list, len); /* "a, b, c": the spaces are dropped below */
+	else
+		snprintf(list, len, "%s", arg);
+	int n = cli_split_list(list, ", ", names, cap);
+	if (n < 0) {
+		fprintf(stderr, "kvsim compare: at most %d policies\n", cap);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!pol_find(names[i])) {
+			char known[512];
+			pol_names(known, sizeof known);
+			fprintf(stderr, "kvsim compare: --policies: unknown policy \"%s\" (known: %s)\n",
+				names[i], known);
+			return -1;
+		}
+	}
+	if (n == 0)
+		fprintf(stderr, "kvsim compare: --policies is empty\n");
+	return n ? n : -1;
+}
+
+/* Every policy's scenario must load before any runs. */
+static int validate_each(const struct cli_common *o, const cJSON *base, const char **names,
+			 int n)
+{
+	char err[1024];
+	for (int i = 0; i < n; i++) {
+		cJSON *root = cJSON_Duplicate(base, 1);
+		struct scenario s;
+		int bad = !root || cli_select_policy(root, names[i], err, sizeof err) ||
+			  cli_load_scenario(o, root, &s);
+		if (!bad)
+			cfg_scenario_free(&s);
+		cJSON_Delete(root);
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
+/* comparison.json, comparison.csv, then the figures and report asked for. */
+static int write_outputs(const struct cli_common *o, const char *out, const cJSON *base,
+			 const char **names, const struct met_summary *sums, int n, cJSON *cmp)
+{
+	char path[4096], csv[4096], err[1024];
+	snprintf(path, sizeof path, "%s/comparison.json", out);
+	snprintf(csv, sizeof csv, "%s/comparison.csv", out);
+	if (res_write_json(path, cmp, err, sizeof err) ||
+	    res_write_comparison_csv(csv, sums, (size_t)n, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return CLI_INTERNAL;
+	}
+	int rc = CLI_OK;
+	struct report_figs *figs = NULL;
+	if (o->plot) {
+		figs = malloc(sizeof *figs);
+		if (!figs || res_plot(out, names, (size_t)n, figs, err, sizeof err)) {
+			fprintf(stderr, "kvsim: %s\n", figs ? err : "out of memory");
+			rc = CLI_INTERNAL;
+		}
+	}
+	if (rc == CLI_OK && o->report) {
+		char *scen = cJSON_Print(base);
+		if (!scen || res_report(out, scen, sums, (size_t)n, figs, err, sizeof err)) {
+			fprintf(stderr, "kvsim: %s\n", scen ? err : "out of memory");
+			rc = CLI_INTERNAL;
+		}
+		free(scen);
+	}
+	free(figs);
+	return rc;
+}
+
+static void print_comparison(const struct cli_common *o, const char *out,
+			     const struct met_summary *sums, int n)
+{
+	printf("scenario %s, seed %llu, kvsim %s\n", sums[0].scenario,
+	       (unsigned long long)sums[0].seed, sums[0].version);
+	res_print_comparison(stdout, sums, (size_t)n);
+	printf("\nwrote %s/comparison.json, %s/comparison.csv and "
+	       "%s/<policy>/{summary.json,requests.csv,timeseries.csv}\n",
+	       out, out, out);
+	if (o->plot)
+		printf("figures: %s/plots/ (PNG and SVG)\n", out);
+	if (o->report)
+		printf("report:  %s/report.html (self-contained) and %s/report.md\n", out, out);
+}
+
+static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
+{
+	struct cli_common o;
+	int end = cli_parse_common(cx, argc, argv, &o);
+	if (end != CLI_END)
+		return cli_end_code(end);
+	if (!o.policies)
+		return cli_misuse(cx->cmd, "give the policies as --policies a,b,c");
+	char list[1024], err[1024];
+	const char *names[64];
+	int n = policy_names(o.policies, list, sizeof list, names, 64);
+	if (n < 0)
+		return CLI_USAGE;
+	const char *out = o.out ? o.out : "out";
+	cJSON *base;
+	if (cli_load_tree(&o, &base, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return CLI_USAGE;
+	}
+	if (validate_each(&o, base, names, n)) {
+		cJSON_Delete(base);
+		return CLI_USAGE;
+	}
+	struct met_summary *sums = calloc((size_t)n, sizeof *sums);
+	cJSON *cmp = cJSON_CreateArray();
+	int rc = sums && cmp ? CLI_OK : CLI_INTERNAL;
+	for (int i = 0; i < n && rc == CLI_OK; i++) {
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%s/%s", out, names[i]);
+		if (!o.quiet)
+			fprintf(stderr, "[%d/%d] %s\n", i + 1, n, names[i]);
+		cJSON *root = cJSON_Duplicate(base, 1);
+		cli_select_policy(root, names[i], err, sizeof err);
+		rc = run_one(&o, root, dir, &sums[i]);
+		cJSON_Delete(root);
+		if (rc == CLI_OK) {
+			cJSON *j = res_summary_json(&sums[i]);
+			if (o.no_perf)
+				cJSON_DeleteItemFromObjectCaseSensitive(j, "perf");
+			cJSON_AddItemToArray(cmp, j);
+		}
+	}
+	if (rc == CLI_OK)
+		rc = write_outputs(&o, out, base, names, sums, n, cmp);
+	if (rc == CLI_OK && !o.quiet)
+		print_comparison(&o, out, sums, n);
+	for (int i = 0; sums && i < n; i++)
+		met_summary_free(&sums[i]);
+	free(sums);
+	cJSON_Delete(cmp);
+	cJSON_Delete(base);
+	return rc;
+}
+
+static int cmd_validate(const struct cli_ctx *cx, int argc, char **argv)
+{
+	struct cli_common o;
+	int end = cli_parse_common(cx, argc, argv, &o);
+	if (end != CLI_END)
+		return cli_end_code(end);
+	if (!o.scenario)
+		return cli_misuse(cx->cmd, "give a scenario file");
+	struct scenario s;
+	if (cli_load_from_opts(&o, &s))
+		return CLI_USAGE;
+	printf("%s: valid: scenario \"%s\", %d x %s (tp %d) serving %s, %lld KV blocks of %d "
+	       "tokens per node, policy %s\n",
+	       o.scenario, s.name, s.cluster.nodes, s.cluster.gpu->name, s.cluster.tp,
+	       s.cluster.model->name, (long long)s.kv_blocks_per_node,
+	       s.cluster.engine.kv_block_tokens, s.router.policy);
+	cfg_scenario_free(&s);
+	return CLI_OK;
+}
+
+const struct cli_cmd cli_run_cmd = {
+    .name = "run",
+    .args = "[SCENARIO.json]",
+    .summary = "simulate one scenario under one routing policy",
+    .run = cmd_run,
+    .opts = run_opts,
+    .about = "Simulates the scenario and prints a summary table. Writes DIR/summary.json,\n"
+	     "DIR/requests.csv and DIR/timeseries.csv (default DIR: out). Files are written\n"
+	     "under temporary names and renamed, so a failed run leaves no half-written\n"
+	     "result.\n"
+	     "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n",
+    .pos_complete = "@file",
+};
+
+const struct cli_cmd cli_compare_cmd = {
+    .name = "compare",
+    .args = "[SCENARIO.json]",
+    .summary = "the same request stream under several policies",
+    .run = cmd_compare,
+    .opts = compare_opts,
+    .about = "Runs the same request stream (same seed) under each policy and prints one\n"
+	     "table with the policies as columns. Writes DIR/<policy>/{summary.json,\n"
+	     "requests.csv,timeseries.csv}, DIR/comparison.json and DIR/comparison.csv\n"
+	     "(default DIR: out). Policy parameters come from\n"
+	     "router.policy_params.<policy>; the scenario's own policy also takes\n"
+	     "router.params.\n",
+    .pos_complete = "@file",
+};
+
+const struct cli_cmd cli_validate_cmd = {
+    .name = "validate",
+    .args = "SCENARIO.json",
+    .summary = "check a scenario without running it",
+    .run = cmd_validate,
+    .opts = validate_opts,
+    .about = "Parses and checks the scenario (every key, the policy's and the workload's\n"
+	     "parameters, that the model fits in memory) and prints a one-line summary.\n"
+	     "Exit 0 when valid, 2 with the JSON path of the first problem otherwise.\n",
+    .pos_complete = "@file",
+};
