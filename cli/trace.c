@@ -208,7 +208,7 @@ static const struct cli_cmd trace_gen_cmd = {
     .summary = "write a scenario's requests as a kvsim trace",
     .run = cmd_trace_gen,
     .opts = gen_opts,
-    .about = "Writes the scenario's workload as kvsim JSONL (see README); replaying it\n"
+    .about = "Writes the scenario's workload as kvsim JSONL (docs/workloads.md); replaying it\n"
 	     "(workload {\"kind\": \"trace\", \"format\": \"kvsim\", \"path\": FILE}) gives the\n"
 	     "same run as the generator with the same seed and cluster.\n",
     .pos_complete = "@file",
