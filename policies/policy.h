@@ -7,6 +7,8 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "sim/migration.h"
+
 struct cJSON;
 struct request;
 
@@ -71,17 +73,13 @@ struct pol_view {
 };
 
 enum pol_action { POL_ROUTE, POL_SHED };
-/* What to do with the session's KV when another node holds more of it. */
-enum pol_kv {
-	POL_KV_DEFAULT,   /* the scenario's router.migration mode */
-	POL_KV_TRANSFER,  /* move the blocks over the link */
-	POL_KV_RECOMPUTE, /* prefill them again */
-};
 
 struct pol_decision {
 	enum pol_action action;
 	int32_t node;       /* POL_ROUTE: the node */
-	enum pol_kv kv;
+	/* What to do with the session's KV when another node holds more of
+	 * it: MIG_DEFAULT (router.migration decides), or a mode of its own. */
+	enum migration_mode kv;
 	const char *reason; /* POL_SHED: a static string, e.g. "capacity" */
 	/* What the decision cost the router (added to the request's TTFT):
 	 * prompt tokens hashed, and reads/writes of the affinity store. */

@@ -762,7 +762,7 @@ static int cmd_trace_gen(int argc, char **argv)
 		return EXIT_USAGE;
 	uint64_t n = 0;
 	char err[1024];
-	int rc = sim_trace_gen(&s, o.out, &n, err, sizeof err);
+	int rc = wl_trace_gen(&s, o.out, &n, err, sizeof err);
 	cfg_scenario_free(&s);
 	if (rc) {
 		fprintf(stderr, "kvsim: %s\n", err);
