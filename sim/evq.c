@@ -1,5 +1,5 @@
-/* evq: binary min-heap of events keyed by (time, seq), and a winner tree
- * of timers keyed by (time, slot) that pop first at equal times. */
+/* evq: a binary min-heap of events by (time, seq) and a winner tree of timers. */
+/* Timers are keyed by (time, slot) and pop first at equal times. */
 #include "sim/evq.h"
 
 #include <stdlib.h>

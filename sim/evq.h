@@ -1,5 +1,5 @@
-/* evq: the future event set, a binary heap ordered by (time, seq), and
- * per-slot timers (a node's step end) popping in the same order. */
+/* evq: the future event set: a heap ordered by (time, seq), and per-slot timers. */
+/* Timers (a node's step end) pop in the same order as pushed events. */
 #ifndef KVSIM_EVQ_H
 #define KVSIM_EVQ_H
 

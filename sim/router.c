@@ -449,13 +449,10 @@ static void prefetch_prompt_hashes(const struct sim *s, const struct request *r)
  * the request's lines, at the next event the session record it names
  * (read from the line fetched meanwhile), the policy's state for it
  * (pol_ops.prefetch) and the lines of its block hashes its admission
- * reads (prefetch_prompt_hashes). Prefetches only. */
-void router_prefetch_arrival(struct sim *s)
+ * reads (prefetch_prompt_hashes). Prefetches only; router_prefetch_arrival
+ * (sim_int.h) calls it for each event while a stage is left. */
+void router_prefetch_request(struct sim *s, const struct request *r)
 {
-	const struct event *nx = evq_heap_top(&s->q);
-	if (!nx || nx->kind != EV_ARRIVAL || !nx->ptr)
-		return;
-	const struct request *r = nx->ptr;
 	if (r != s->pf_arrival) {
 		/* all its lines: the arrival reads or writes each (its id and
 		 * session, arrival time and node, replica and queue times, the

@@ -287,9 +287,18 @@ static inline void sim_schedule_step(struct sim *s, uint32_t i)
 void router_pull_source(struct sim *s);
 void router_ev_arrival(struct sim *s, const struct event *ev);
 void router_ev_dispatch(struct sim *s, const struct event *ev);
-/* Starts the misses of the next arrival, when it is the heap's earliest
- * event (prefetches only). */
-void router_prefetch_arrival(struct sim *s);
+void router_prefetch_request(struct sim *s, const struct request *r);
+
+/* Before each event: starts the misses of the next arrival while it is
+ * the heap's earliest event, in two stages over two events (prefetches
+ * only; router_prefetch_request). Inline: most events have nothing to do. */
+static inline void router_prefetch_arrival(struct sim *s)
+{
+	const struct event *nx = evq_heap_top(&s->q);
+	if (nx && nx->kind == EV_ARRIVAL && nx->ptr &&
+	    (nx->ptr != s->pf_arrival || nx->ptr != s->pf_second))
+		router_prefetch_request(s, nx->ptr);
+}
 /* r's node failed: route it again from scratch, or fail it. */
 void router_retry(struct sim *s, struct request *r);
 /* Prefix blocks the tiers hold come back before prefill; 1 if started. */
@@ -422,10 +431,29 @@ void links_ev_deliver(struct sim *s, const struct event *ev);
 
 /* Node i's temperature now, changing nothing (for sampling). */
 double thermal_temp_now(const struct sim *s, uint32_t i);
-/* Brings node i's temperature and throttling to now. */
-void thermal_advance(struct sim *s, uint32_t i);
+void thermal_advance_model(struct sim *s, uint32_t i);
+
+/* Brings node i's temperature and throttling to now (inline: every step
+ * start calls it, and without the thermal model or throttling it only
+ * moves the clock). */
+static inline void thermal_advance(struct sim *s, uint32_t i)
+{
+	struct health *h = &s->hl[i];
+	if (s->now <= h->t_ns)
+		return;
+	if (h->throttled || s->sc->cluster.thermal.enabled)
+		thermal_advance_model(s, i);
+	else
+		h->t_ns = s->now;
+}
+
 /* Node i's compute speed from its straggler factor and throttling. */
-void thermal_apply_speed(struct sim *s, uint32_t i);
+static inline void thermal_apply_speed(struct sim *s, uint32_t i)
+{
+	const struct health *h = &s->hl[i];
+	double speed = h->slow * (h->throttled ? s->sc->cluster.thermal.throttle_factor : 1.0);
+	s->nodes[i].time_scale = speed == 1.0 ? 1.0 : 1.0 / speed;
+}
 /* Schedules every fault's start and end events. 0, or -1 (no memory). */
 int faults_schedule(struct sim *s);
 void faults_ev_fault(struct sim *s, const struct event *ev);

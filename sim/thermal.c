@@ -24,15 +24,14 @@ double thermal_temp_now(const struct sim *s, uint32_t i)
 	return steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
 }
 
-/* Brings node i's temperature to now; crossing throttle_c starts
- * throttling (compute at throttle_factor), falling below resume_c ends it.
- * Sampling reads thermal_temp_now instead, so that it changes nothing. */
-void thermal_advance(struct sim *s, uint32_t i)
+/* thermal_advance's part with the thermal model or throttling: crossing
+ * throttle_c starts throttling (compute at throttle_factor), falling
+ * below resume_c ends it. Sampling reads thermal_temp_now instead, so that
+ * it changes nothing. */
+void thermal_advance_model(struct sim *s, uint32_t i)
 {
 	struct health *h = &s->hl[i];
 	const struct thermal_cfg *t = &s->sc->cluster.thermal;
-	if (s->now <= h->t_ns)
-		return;
 	if (h->throttled)
 		h->throttled_s += (double)(s->now - h->t_ns) * 1e-9;
 	if (t->enabled) {
@@ -43,11 +42,4 @@ void thermal_advance(struct sim *s, uint32_t i)
 			h->throttled = 0;
 	}
 	h->t_ns = s->now;
-}
-
-void thermal_apply_speed(struct sim *s, uint32_t i)
-{
-	const struct health *h = &s->hl[i];
-	double speed = h->slow * (h->throttled ? s->sc->cluster.thermal.throttle_factor : 1.0);
-	s->nodes[i].time_scale = speed == 1.0 ? 1.0 : 1.0 / speed;
 }

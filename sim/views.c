@@ -76,7 +76,12 @@ int views_private_nodes(void *ctx, const struct request *r, const int32_t **node
 	return rec->n_nodes;
 }
 
-/* The exact index: r's prompt blocks in node's HBM now. */
+/* pol_view.cached_prefix, the exact index: r's prompt blocks in node's
+ * HBM now. Lazy views (policies that look caches up, while no session
+ * has two requests at once): a node inside a decode span answers without
+ * applying the span where that changes nothing the lookup sees
+ * (node_cache_settled), which spares most syncs; --audit and the
+ * eager_kv_views switch check that the answers do not differ. */
 static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 {
 	struct sim *s = ctx;
@@ -176,6 +181,9 @@ static void prefetch_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 		s->sync_ns += (runlog_wall_now() - t0) * 1e9;
 }
 
+/* pol_view.sync_kv: the policy names all the nodes it will read at once,
+ * so that their cache misses overlap (prefetch_kv) before any sync waits
+ * on one. */
 static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 {
 	struct sim *s = ctx;
@@ -199,6 +207,7 @@ static uint32_t kv_used_floor(void *ctx, uint32_t node)
 	return s->nodes[node].kv.n_used;
 }
 
+/* pol_view.least_outstanding: the top of the replica's heap. */
 static int32_t least_outstanding(const void *lctx)
 {
 	return lh_min(lctx);
