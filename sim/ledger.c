@@ -170,7 +170,7 @@ uint32_t ledger_computed_before(void *ctx, const struct request *r, uint32_t idx
 /* Blocks idx.. of r that no node computed before, up to end: shared ones
  * from one search while the set is prefix-closed (one by one after); a
  * private block behind no frontier has every later one behind none either
- * (private_before's chain test does not depend on the block, and the
+ * (ledger_private_before's chain test does not depend on the block, and the
  * frontier is a prefix). --audit checks the count block by block. */
 uint32_t ledger_computed_never(void *ctx, const struct request *r, uint32_t idx, uint32_t end)
 {

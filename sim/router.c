@@ -467,7 +467,7 @@ void router_prefetch_request(struct sim *s, const struct request *r)
 		s->pf_second = r;
 		if (r->session_rec)
 			__builtin_prefetch(r->session_rec, 1);
-		else /* a first turn: session_get inserts it */
+		else /* a first turn: sim_session_get inserts it */
 			hmap_prefetch(&s->sessions, r->session);
 		if (s->pol->prefetch)
 			s->pol->prefetch(pol_state(s, r), r);
