@@ -123,9 +123,9 @@ void links_offload_cold(struct sim *s, uint32_t i)
 	struct kv_pool *kv = &s->nodes[i].kv;
 	if (!s->has_dram && !s->has_nvme)
 		return;
-	double mark = s->sc->router.kv_watermark * kv->n_blocks;
+	double mark = views_watermark_blocks(s, kv->n_blocks);
 	double held = (double)kv->n_used + kv->n_cached;
-	if (held <= mark || s->sc->router.kv_watermark >= 1)
+	if (!views_above_watermark(s, held, kv->n_blocks) || s->sc->router.kv_watermark >= 1)
 		return;
 	node_sync(&s->nodes[i], s->now);
 	uint32_t excess = (uint32_t)ceil((double)kv->n_used + kv->n_cached - mark);

@@ -121,9 +121,11 @@ struct ever_epoch {
 	uint64_t live;
 };
 
+/* One run's whole state, shared by the core's files (each reads and writes
+ * its own layer's fields; grouped below by layer). */
 struct sim {
 	const struct request *routing; /* the request the policy is routing, or NULL */
-	const struct request *pf_arrival; /* the next arrival, prefetched (prefetch_arrival) */
+	const struct request *pf_arrival; /* the next arrival, prefetched (router_prefetch_arrival) */
 	const struct request *pf_second;  /* ... and its session's lines */
 	const struct scenario *sc;
 	const struct sim_opts *opts;
