@@ -1,4 +1,4 @@
-/* audit: --audit's invariant checks (KV accounting, capacity, token conservation, request states, the ledger). */
+/* audit: --audit's invariant checks after each event (KV, capacity, tokens, the ledger). */
 #include <stdarg.h>
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-/* faults: the scenario's fault schedule: crashes and recoveries, slow-downs, link degradation, cooling failures. */
+/* faults: the fault schedule: crashes and recoveries, slow-downs, links, cooling. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* ledger: the computed-before record of blocks ever computed (DESIGN 6), per epoch and per session frontier. */
+/* ledger: the computed-before record (DESIGN 6), per epoch and per session frontier. */
 #include <stdlib.h>
 #include <string.h>
 

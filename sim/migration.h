@@ -1,4 +1,4 @@
-/* migration: what to do with a session's KV that another node holds (one enum for router.migration and a policy's decision). */
+/* migration: what to do with a session's KV held elsewhere (scenario and policy). */
 #ifndef KVSIM_MIGRATION_H
 #define KVSIM_MIGRATION_H
 

@@ -1,4 +1,4 @@
-/* router: a request's way through the router: arrival, route, retry, dispatch, migration or reload, finish. */
+/* router: arrival -> route -> retry -> dispatch -> migration or reload -> finish. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

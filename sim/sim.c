@@ -1,4 +1,4 @@
-/* sim: the event loop and its handler table, request and session pools, set-up, tear-down, sim_run and sim_validate. */
+/* sim: the event loop and its handler table, the pools, set-up, tear-down, sim_run. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +22,8 @@ const char *kvsim_version(void)
 {
 	return KVSIM_VERSION;
 }
+
+/* --- request and session pools ------------------------------------------------ */
 
 void sim_workload_failed(struct sim *s)
 {
@@ -111,7 +113,6 @@ void sim_session_end(struct sim *s, struct session_rec *rec)
 }
 
 /* --- node stepping ----------------------------------------------------------- */
-
 
 void sim_kick(struct sim *s, uint32_t i)
 {

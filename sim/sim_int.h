@@ -1,4 +1,4 @@
-/* sim_int: the simulator core's private header: struct sim, the session record, health, event kinds, and what the core's files share. */
+/* sim_int: the core's private header: struct sim, sessions, health, event kinds. */
 #ifndef KVSIM_SIM_INT_H
 #define KVSIM_SIM_INT_H
 

@@ -1,4 +1,4 @@
-/* thermal: the first-order thermal model per node and its compute speed (throttling, slow-downs). */
+/* thermal: the first-order thermal model per node, and its compute speed. */
 #include <math.h>
 
 #include "sim/sim_int.h"

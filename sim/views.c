@@ -1,4 +1,4 @@
-/* views: the routers' per-replica views of the nodes, the KV watermark, and the callbacks policies call. */
+/* views: the routers' views of the nodes, the KV watermark, the policies' callbacks. */
 #include "sim/sim_int.h"
 #include "workloads/workload.h"
 
