@@ -10,6 +10,7 @@
 #include "sim/config.h"
 #include "sim/sim.h"
 #include "workloads/tracestats.h"
+#include "workloads/workload.h"
 
 enum { O_FORMAT = CLI_OPT_OWN, O_CACHE_BLOCKS, O_JSON, O_SKIP_BAD };
 
@@ -175,7 +176,7 @@ static int cmd_trace_gen(const struct cli_ctx *cx, int argc, char **argv)
 		return CLI_USAGE;
 	uint64_t n = 0;
 	char err[1024];
-	int rc = sim_trace_gen(&s, o.out, &n, err, sizeof err);
+	int rc = wl_trace_gen(&s, o.out, &n, err, sizeof err);
 	cfg_scenario_free(&s);
 	if (rc) {
 		fprintf(stderr, "kvsim: %s\n", err);

@@ -46,7 +46,7 @@ static void ca_route(void *st, const struct pol_view *v, const struct request *r
 		     struct pol_decision *d)
 {
 	struct ca *s = st;
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = NULL;
 	d->action = POL_ROUTE;
 	d->hashed_tokens = r->prompt_tokens;

@@ -119,7 +119,7 @@ static void ch_route(void *st, const struct pol_view *v, const struct request *r
 	uint32_t hashed;
 	uint64_t key = key_of(s, r, &hashed);
 	uint32_t cap = s->load_factor > 0 ? pol_bounded_cap(v, s->load_factor) : UINT32_MAX;
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = NULL;
 	d->hashed_tokens = hashed;
 	uint32_t at = ring_find(s, key);

@@ -105,7 +105,7 @@ static void kc_route(void *st, const struct pol_view *v, const struct request *r
 		     struct pol_decision *d)
 {
 	struct kc *s = st;
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = NULL;
 	d->action = POL_ROUTE;
 	d->hashed_tokens = r->prompt_tokens;

@@ -15,7 +15,7 @@ static void ll_route(void *st, const struct pol_view *v, const struct request *r
 	double best_load = 0;
 	if (s->metric == POL_M_OUTSTANDING && v->least_outstanding) {
 		best = v->least_outstanding(v->lctx); /* the same node a scan finds */
-		d->kv = POL_KV_DEFAULT;
+		d->kv = MIG_DEFAULT;
 		d->reason = best < 0 ? "no_node_up" : NULL;
 		d->action = best < 0 ? POL_SHED : POL_ROUTE;
 		d->node = best;
@@ -30,7 +30,7 @@ static void ll_route(void *st, const struct pol_view *v, const struct request *r
 			best_load = l;
 		}
 	}
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = best < 0 ? "no_node_up" : NULL;
 	d->action = best < 0 ? POL_SHED : POL_ROUTE;
 	d->node = best;

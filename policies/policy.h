@@ -7,8 +7,22 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "sim/migration.h"
+
 struct cJSON;
 struct request;
+
+/* The contract, both ways.
+ * A policy may call: the callbacks of the pol_view it is given, during
+ * that route call only, and the helpers below. It sees nodes only through
+ * the view (never engine internals) and draws randomness only from
+ * pol_env.rng.
+ * A policy promises: route decides from its own state, the view, r and
+ * that rng alone (same inputs, same decision: runs are reproducible); it
+ * keeps no pointer to the view or r after returning; its hooks change
+ * only its own state (prefetch changes nothing); a routed decision names
+ * a node in [0, n_nodes) that is up (else the router sheds r as
+ * "policy"), a shed one gives a static reason. */
 
 /* What a policy may see of one node: the router's figures, never engine
  * internals. */
@@ -46,11 +60,11 @@ struct pol_view {
 	 * kept in a heap by the simulator; -1 if none is up. NULL: scan. */
 	int32_t (*least_outstanding)(const void *lctx);
 	const void *lctx;
-	/* Brings node's KV figures (kv_util, kv_used_blocks, closed) in nodes[]
-	 * up to now when load reports are exact (a no-op when they are
-	 * periodic). Policies whose reads_kv_util says POL_READS_KV_SOME call it
-	 * with the nodes whose KV figures they read, all at once (the nodes'
-	 * cache misses then overlap); NULL: nothing to do. */
+	/* Brings the KV figures (kv_util, kv_used_blocks, closed) of these
+	 * nodes in nodes[] up to now when load reports are exact (a no-op
+	 * when they are periodic). Policies whose reads_kv_util says
+	 * POL_READS_KV_SOME call it with the nodes whose KV figures they read
+	 * before reading them; NULL: nothing to do. */
 	void (*sync_kv)(void *ctx, const uint32_t *nodes, uint32_t n);
 	/* The nodes that may hold r's private blocks (those past r->n_shared,
 	 * which only r's session names): where its session's requests ran.
@@ -59,29 +73,22 @@ struct pol_view {
 	 * node may hold them). NULL: not known. */
 	int (*private_nodes)(void *ctx, const struct request *r, const int32_t **nodes);
 	/* With sync_kv: a lower bound on what node's kv_used_blocks will be
-	 * once sync_kv has brought it up to date (the blocks in use as last
-	 * applied: inside a decode span use only grows), read without
-	 * bringing it up to date; and prefetch_kv, which starts the misses
-	 * of the nodes' fields that this and sync_kv read, changing nothing.
-	 * A policy that can rule a node out on the bound skips its sync.
-	 * NULL: no bound (load reports are periodic, or the caller has
-	 * none). */
+	 * once sync_kv has brought it up to date, read without bringing it
+	 * up to date (a node ruled out on it needs no sync); NULL: no bound.
+	 * prefetch_kv: a hint that sync_kv or cached_prefix will read these
+	 * nodes soon; it changes nothing. */
 	uint32_t (*kv_used_floor)(void *ctx, uint32_t node);
 	void (*prefetch_kv)(void *ctx, const uint32_t *nodes, uint32_t n);
 };
 
 enum pol_action { POL_ROUTE, POL_SHED };
-/* What to do with the session's KV when another node holds more of it. */
-enum pol_kv {
-	POL_KV_DEFAULT,   /* the scenario's router.migration mode */
-	POL_KV_TRANSFER,  /* move the blocks over the link */
-	POL_KV_RECOMPUTE, /* prefill them again */
-};
 
 struct pol_decision {
 	enum pol_action action;
 	int32_t node;       /* POL_ROUTE: the node */
-	enum pol_kv kv;
+	/* What to do with the session's KV when another node holds more of
+	 * it: MIG_DEFAULT (router.migration decides), or a mode of its own. */
+	enum migration_mode kv;
 	const char *reason; /* POL_SHED: a static string, e.g. "capacity" */
 	/* What the decision cost the router (added to the request's TTFT):
 	 * prompt tokens hashed, and reads/writes of the affinity store. */
@@ -119,14 +126,11 @@ struct pol_ops {
 	 * POL_READS_KV_SOME: of a few nodes, each brought up to date by the
 	 * policy's own call of v->sync_kv. cached_prefix needs neither. */
 	int (*reads_kv_util)(const void *st);
-	/* 1 if route calls v->cached_prefix (NULL hook: no): nodes inside
-	 * decode spans then answer it without applying the span where that
-	 * changes nothing. */
+	/* 1 if route calls v->cached_prefix (NULL hook: no). */
 	int (*looks_up_cache)(const void *st);
-	/* Optional: starts the cache misses route will take on r's account
-	 * (prefetches only: no state changes, no effect on any result). The
-	 * simulator calls it an event or more before r arrives, once r's
-	 * first lines (session, prompt_tokens) have been fetched. */
+	/* Optional: a hint that r will be routed soon (an event or more
+	 * before it arrives); r's fields may be read. It must change no state
+	 * and no result: prefetches only. */
 	void (*prefetch)(const void *st, const struct request *r);
 };
 

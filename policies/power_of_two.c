@@ -15,7 +15,7 @@ static void p2_route(void *st, const struct pol_view *v, const struct request *r
 	(void)r;
 	uint32_t up = v->n_up;
 	int all_up = up == v->n_nodes;
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = NULL;
 	d->action = POL_ROUTE;
 	if (up == 0) {

@@ -55,7 +55,7 @@ static void pp_route(void *st, const struct pol_view *v, const struct request *r
 {
 	const struct pp *s = st;
 	uint32_t cap = pol_bounded_cap(v, s->load_factor);
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = NULL;
 	d->action = POL_ROUTE;
 	d->hashed_tokens = r->prompt_tokens;

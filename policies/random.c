@@ -30,7 +30,7 @@ static void rnd_route(void *st, const struct pol_view *v, const struct request *
 {
 	struct rnd *s = st;
 	(void)r;
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = NULL;
 	d->action = POL_ROUTE;
 	uint32_t up = 0;

@@ -29,7 +29,7 @@ static void rr_route(void *st, const struct pol_view *v, const struct request *r
 	struct rr *s = st;
 	(void)r;
 	d->action = POL_ROUTE;
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = NULL;
 	for (uint32_t tries = 0; tries < v->n_nodes; tries++) {
 		uint32_t i = s->next++ % v->n_nodes;

@@ -49,7 +49,7 @@ static int32_t lookup(const struct sticky *s, uint64_t key)
 void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, struct pol_decision *d)
 {
 	int32_t home = lookup(s, key);
-	d->kv = POL_KV_DEFAULT;
+	d->kv = MIG_DEFAULT;
 	d->reason = NULL;
 	d->store_reads = 1; /* the lookup; a move or a new key also writes */
 	d->store_writes = 0;

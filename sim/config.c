@@ -400,13 +400,13 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 	if (cfg_check_keys(r, "router", keys, err, errlen))
 		return -1;
 	snprintf(rc->policy, sizeof rc->policy, "session_affinity");
-	int mig = MIG_AUTO;
+	int mig = 0; /* migs[0]: auto */
 	int64_t q = 512;
 	if (cfg_string(r, "router", "policy", rc->policy, sizeof rc->policy, err, errlen) ||
 	    cfg_enum(r, "router", "migration", migs, &mig, err, errlen) ||
 	    cfg_int(r, "router", "max_queue_per_node", 1, 100000000, &q, err, errlen))
 		return -1;
-	rc->migration = (enum migration_mode)mig;
+	rc->migration = (enum migration_mode)(MIG_AUTO + mig);
 	rc->max_queue_per_node = (int)q;
 	const cJSON *params = sub(r, "params");
 	if (cfg_expect_object(params, "router.params", err, errlen))

@@ -6,11 +6,11 @@
 #include <stdint.h>
 
 #include "sim/catalog.h"
+#include "sim/migration.h"
 
 struct cJSON;
 
 enum cost_kind { COST_ROOFLINE, COST_FIXED, COST_PROFILE };
-enum migration_mode { MIG_AUTO, MIG_TRANSFER, MIG_RECOMPUTE };
 enum dtype_kind { DTYPE_BF16, DTYPE_FP8 };
 
 struct engine_cfg {

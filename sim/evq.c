@@ -1,5 +1,5 @@
-/* evq: binary min-heap of events keyed by (time, seq), and a winner tree
- * of timers keyed by (time, slot) that pop first at equal times. */
+/* evq: a binary min-heap of events by (time, seq) and a winner tree of timers. */
+/* Timers are keyed by (time, slot) and pop first at equal times. */
 #include "sim/evq.h"
 
 #include <stdlib.h>
@@ -160,9 +160,11 @@ static int insert(struct evq *q, struct event ev)
 	return 0;
 }
 
-uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr)
+uint64_t evq_push_tag(struct evq *q, int64_t time_ns, int kind, uint16_t tag, int32_t node,
+		      void *ptr)
 {
-	struct event ev = {time_ns, q->next_seq, kind, node, ptr};
+	struct event ev = {.time_ns = time_ns, .seq = q->next_seq, .kind = (uint16_t)kind,
+			   .tag = tag, .node = node, .ptr = ptr};
 	if (insert(q, ev))
 		return 0;
 	return q->next_seq++;
@@ -212,7 +214,8 @@ int evq_pop(struct evq *q, struct event *out)
 		uint32_t slot = t_top(q);
 		const struct evq_key *t = &q->tkey[slot];
 		if (q->n == 0 || t->time_ns <= q->heap[0].time_ns) {
-			*out = (struct event){t->time_ns, t->seq, q->tkind, (int32_t)slot, NULL};
+			*out = (struct event){.time_ns = t->time_ns, .seq = t->seq,
+					     .kind = (uint16_t)q->tkind, .node = (int32_t)slot};
 			q->fired = slot;
 			q->popped++;
 			return 1;

@@ -1,5 +1,5 @@
-/* evq: the future event set, a binary heap ordered by (time, seq), and
- * per-slot timers (a node's step end) popping in the same order. */
+/* evq: the future event set: a heap ordered by (time, seq), and per-slot timers. */
+/* Timers (a node's step end) pop in the same order as pushed events. */
 #ifndef KVSIM_EVQ_H
 #define KVSIM_EVQ_H
 
@@ -12,10 +12,16 @@
 struct event {
 	int64_t time_ns;
 	uint64_t seq;
-	int kind;     /* the owner's event type */
-	int32_t node; /* a node index, or -1 */
-	void *ptr;    /* the owner's payload (a request, say), or NULL */
+	uint16_t kind; /* the owner's event type (the index of its handler) */
+	uint16_t tag;  /* a detail its kind names (a flow's purpose, a fault's phase), or 0 */
+	union {        /* what the event is about, named as its kind says */
+		int32_t node; /* a node (a timer's event: its slot), or -1 */
+		uint32_t id;  /* another index: a flow, a fault */
+	};
+	void *ptr; /* the owner's payload (a request, say), or NULL */
 };
+/* The heap moves events by value: 32 bytes, two to a cache line. */
+_Static_assert(sizeof(struct event) == 32, "struct event grew past 32 bytes");
 
 /* A timer: a slot's one pending event (a node's step end), kept in a
  * winner tree beside the event heap. Setting it again replaces the event in
@@ -52,10 +58,17 @@ static inline const struct event *evq_heap_top(const struct evq *q)
 }
 void evq_init(struct evq *q);
 void evq_free(struct evq *q);
-/* Schedules an event; returns its seq, or 0 when memory runs out. The seq
+/* Schedules an event (kind, tag, node as in struct event); returns its
+ * seq, or 0 when memory runs out. The seq
  * is the owner's handle: an owner that schedules a replacement keeps the
  * new seq and skips the old event when it pops. O(log n). */
-uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr);
+uint64_t evq_push_tag(struct evq *q, int64_t time_ns, int kind, uint16_t tag, int32_t node,
+		      void *ptr);
+/* evq_push_tag with tag 0. */
+static inline uint64_t evq_push(struct evq *q, int64_t time_ns, int kind, int32_t node, void *ptr)
+{
+	return evq_push_tag(q, time_ns, kind, 0, node, ptr);
+}
 /* Schedules a popped event again at time_ns under its own seq (so it keeps
  * its place among events of equal time); it is not counted as delivered.
  * A popped timer's event is set again as that timer. */

@@ -1,11 +1,6 @@
 /* node: scheduler, prefix-cached KV allocation and preemption of one replica. */
 #include "sim/node.h"
 
-/* node_kv_used's fast path reads one line of the node (besides the first) */
-_Static_assert(offsetof(struct node, lazy_ended) + sizeof(uint32_t) - offsetof(struct node, busy) <=
-		       64,
-	       "struct node: node_kv_used's fields outgrew one cache line");
-
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -114,8 +109,6 @@ static void wait_pop_front(struct node *n)
 	r->qnext = r->qprev = NULL;
 }
 
-
-
 static void commit_held(struct node *n, struct request *r);
 
 static void release_blocks(struct node *n, struct request *r)
@@ -159,7 +152,6 @@ static int64_t scaled_ns(const struct node *n, int64_t t)
 		t = (int64_t)llround((double)t * n->time_scale);
 	return t > 0 ? t : 1;
 }
-
 
 /* Preempts r: recompute mode frees its blocks (the full ones stay cached)
  * and puts it back at the head of the queue to compute again; swap mode

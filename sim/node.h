@@ -157,6 +157,11 @@ struct node {
 	uint64_t hints, hints_right, hint_keys_current, hint_keys_right;
 };
 
+/* node_kv_used's fast path reads one line of the node (besides the first) */
+_Static_assert(offsetof(struct node, lazy_ended) + sizeof(uint32_t) - offsetof(struct node, busy) <=
+		       64,
+	       "struct node: node_kv_used's fields outgrew one cache line");
+
 /* Returns 0, or -1 when memory runs out. Caller frees with node_free. */
 int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const struct engine_cfg *ec,
 	      const struct cost_model *cost, const struct node_hooks *hooks);

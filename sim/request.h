@@ -94,7 +94,7 @@ struct request {
 	uint32_t replica;        /* the router replica that routed it */
 	int swapped;             /* 1 while swapped out (returns to its node's front) */
 	int64_t xfer_start_ns;   /* when its migration began */
-	uint32_t pin_epoch;      /* its node's crash count when kv_tail pinned a prefix */
+	uint32_t pin_crashes;      /* its node's crash count when kv_tail pinned a prefix */
 	int accounted;           /* the prompt split below is final */
 	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;
 	/* Disjoint split of prompt_tokens (DESIGN 6), plus preemption recompute. */

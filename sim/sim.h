@@ -62,14 +62,6 @@ int sim_run(const struct scenario *s, const struct sim_opts *o, struct met_summa
  * workload parameters) by building and destroying them. 0 or 2. */
 int sim_validate(const struct scenario *s, char *err, size_t errlen);
 
-/* Writes the scenario's workload as kvsim JSONL to path (through a
- * temporary name): every session arriving within duration_s with all its
- * turns, each later turn with its think time after the previous answer, so
- * that replaying the file reproduces the generator's run. *written gets the
- * request count. Returns 0, 2 (bad input) or 3 (I/O, memory). */
-int sim_trace_gen(const struct scenario *s, const char *path, uint64_t *written, char *err,
-		  size_t errlen);
-
 #define KVSIM_VERSION_STRING kvsim_version()
 const char *kvsim_version(void);
 

@@ -1,5 +1,4 @@
-/* check_evq: event ordering, tombstones, timers, the hash map beneath, and
- * the huge-page tunable kvsim starts itself with. */
+/* check_evq: event ordering, payloads, timers, the hash map and the huge-page tunable. */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
@@ -35,6 +34,49 @@ END_TEST
 
 /* Time order; a popped event pushed again under its own seq keeps its
  * place among equal times and is counted as delivered once. */
+/* An event's payload (tag, node or id, ptr) comes back as pushed, through
+ * the heap's moves and a repush; a timer's event has tag 0 and its slot. */
+START_TEST(payload_survives_heap_and_repush)
+{
+	struct evq q;
+	evq_init(&q);
+	ck_assert_int_eq(evq_timers(&q, 4, 7), 0);
+	int x;
+	/* ids past 2^20 (nodes go to a million) and the largest tag */
+	for (uint32_t i = 0; i < 50; i++)
+		ck_assert_uint_ne(evq_push_tag(&q, (int64_t)(50 - i), 3, (uint16_t)(i * 1000 + 535),
+					       (int32_t)(i * 40000 + 1048577), i == 7 ? &x : NULL),
+				  0);
+	ck_assert_uint_ne(evq_push_tag(&q, 100, 2, UINT16_MAX, -1, NULL), 0);
+	ck_assert_uint_ne(evq_timer_set(&q, 3, 25), 0);
+	struct event ev;
+	uint32_t seen = 0;
+	while (evq_pop(&q, &ev)) {
+		if (ev.kind == 7) { /* the timer, at 25 before the push there */
+			ck_assert(ev.time_ns == 25 && ev.tag == 0 && ev.node == 3 && !ev.ptr);
+			evq_timer_cancel(&q, 3);
+			continue;
+		}
+		if (ev.kind == 2) {
+			ck_assert(ev.tag == UINT16_MAX && ev.node == -1);
+			continue;
+		}
+		uint32_t i = ev.time_ns == 60 ? 9 : 50 - (uint32_t)ev.time_ns; /* 60: repushed */
+		ck_assert_uint_eq(ev.tag, i * 1000 + 535);
+		ck_assert_uint_eq(ev.id, i * 40000 + 1048577);
+		ck_assert_ptr_eq(ev.ptr, i == 7 ? &x : NULL);
+		if (i == 9 && !(seen & 1u << 31)) {
+			seen |= 1u << 31; /* once: later, with the same payload */
+			ck_assert_int_eq(evq_repush(&q, &ev, 60), 0);
+			continue;
+		}
+		seen++;
+	}
+	ck_assert_uint_eq(seen & 0xffff, 50);
+	evq_free(&q);
+}
+END_TEST
+
 START_TEST(time_order_and_repush)
 {
 	struct evq q;
@@ -281,6 +323,7 @@ Suite *evq_suite(void)
 	Suite *s = suite_create("evq");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, equal_times_pop_in_insertion_order);
+	tcase_add_test(tc, payload_survives_heap_and_repush);
 	tcase_add_test(tc, time_order_and_repush);
 	tcase_add_test(tc, timers_replace_in_place);
 	tcase_add_test(tc, timers_in_both_halves);

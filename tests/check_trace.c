@@ -351,7 +351,7 @@ START_TEST(gen_then_replay_is_the_same_run)
 		th_scenario(json, NULL, &s);
 		uint64_t n = 0;
 		char err[1024] = "";
-		ck_assert_msg(sim_trace_gen(&s, "/tmp/kvsim_check_gen.jsonl", &n, err, sizeof err) == 0,
+		ck_assert_msg(wl_trace_gen(&s, "/tmp/kvsim_check_gen.jsonl", &n, err, sizeof err) == 0,
 			      "%s", err);
 		cfg_scenario_free(&s);
 		ck_assert_uint_gt(n, 100);

@@ -70,4 +70,14 @@ void wl_names(char *out, size_t outlen);
 void *wl_create(const struct cJSON *json, const struct wl_env *env, const struct wl_ops **ops,
 		char *err, size_t errlen);
 
+struct scenario;
+/* Writes the scenario's workload as kvsim JSONL to path (through a
+ * temporary name): every session arriving within duration_s with all its
+ * turns, each later turn with its think time after the previous answer, so
+ * that replaying the file reproduces the generator's run. *written gets the
+ * request count. Returns 0, 2 (bad input) or 3 (I/O, memory).
+ * (workloads/tracegen.c) */
+int wl_trace_gen(const struct scenario *sc, const char *path, uint64_t *written, char *err,
+		 size_t errlen);
+
 #endif

@@ -1,0 +1,151 @@
+/* audit: --audit's invariant checks after each event (KV, capacity, tokens, the ledger). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "sim/sim_int.h"
+
+void audit_fail(struct sim *s, const char *fmt, ...)
+{
+	char what[600], msg[800];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof msg, "audit: at t=%.9f s: %s", (double)s->now * 1e-9, what);
+	sim_fail_with(s, 3, msg);
+}
+
+static int audit_request(struct sim *s, const struct request *r)
+{
+	if (r->accounted && (uint64_t)r->cached + r->reloaded + r->migrated + r->recomputed +
+				    r->fresh != r->prompt_tokens) {
+		audit_fail(s, "request %llu: prompt split %u+%u+%u+%u+%u != %u tokens",
+			   (unsigned long long)r->id, r->cached, r->reloaded, r->migrated,
+			   r->recomputed, r->fresh, r->prompt_tokens);
+		return -1;
+	}
+	if (r->preempt_recomputed != r->ep_recomputed + req_episode_recomputed(r)) {
+		audit_fail(s, "request %llu: %u tokens counted recomputed after preemption, but its "
+			      "admissions recomputed %u below their high water",
+			   (unsigned long long)r->id, r->preempt_recomputed,
+			   r->ep_recomputed + req_episode_recomputed(r));
+		return -1;
+	}
+	if (r->num_computed > r->num_tokens || r->generated > r->output_tokens ||
+	    r->num_tokens != r->prompt_tokens + r->generated) {
+		audit_fail(s, "request %llu: computed %u, known %u, generated %u of %u (prompt %u)",
+			   (unsigned long long)r->id, r->num_computed, r->num_tokens, r->generated,
+			   r->output_tokens, r->prompt_tokens);
+		return -1;
+	}
+	return 0;
+}
+
+/* A node's invariants: its KV tree and counters; blocks in use equal the
+ * locked cached blocks plus the running requests' own; each request where
+ * its state says. O(runs + requests on the node). */
+static void audit_node(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	uint64_t locked = 0, own = 0;
+	uint32_t open = 0;
+	const char *why = NULL;
+	if (kv_audit(&n->kv, &locked, &why)) {
+		audit_fail(s, "node %u: KV cache: %s", i, why);
+		return;
+	}
+	uint32_t waiting = 0;
+	for (const struct request *r = n->wait_head; r; r = r->qnext) {
+		waiting++;
+		if (r->state != REQ_WAITING || r->node != (int32_t)i || r->n_blocks != 0) {
+			audit_fail(s, "node %u: waiting request %llu has state %d, node %d, %u blocks", i,
+				   (unsigned long long)r->id, r->state, r->node, r->n_blocks);
+			return;
+		}
+		if (audit_request(s, r))
+			return;
+	}
+	if (waiting != n->n_waiting) {
+		audit_fail(s, "node %u: %u requests in the waiting queue, counted %u", i, waiting,
+			   n->n_waiting);
+		return;
+	}
+	if (n->n_running > n->max_seqs) {
+		audit_fail(s, "node %u: %u running > max_num_seqs %u", i, n->n_running, n->max_seqs);
+		return;
+	}
+	for (uint32_t k = 0; k < n->n_running; k++) {
+		const struct request *r = n->running[k];
+		if (r->state != REQ_RUNNING || r->node != (int32_t)i || r->n_own > r->n_blocks) {
+			audit_fail(s, "node %u: running request %llu has state %d, node %d", i,
+				   (unsigned long long)r->id, r->state, r->node);
+			return;
+		}
+		if (audit_request(s, r))
+			return;
+		own += r->n_own;
+		if (r->open_from != REQ_TAIL_SHUT) {
+			open++;
+			if (r->kv_tail == KV_NONE || !n->kv.runs[r->kv_tail].open) {
+				audit_fail(s, "node %u: running request %llu holds blocks back, but "
+					      "its tail run is not open",
+					   i, (unsigned long long)r->id);
+				return;
+			}
+		}
+	}
+	if (open != n->n_open) {
+		audit_fail(s, "node %u: %u running requests with open tail runs, counted %u", i,
+			   open, n->n_open);
+		return;
+	}
+	if (locked + own != n->kv.n_used) {
+		audit_fail(s, "node %u: %llu blocks in use, but locked cached blocks (%llu) + running "
+			      "requests' own blocks (%llu) = %llu",
+			   i, (unsigned long long)n->kv.n_used, (unsigned long long)locked,
+			   (unsigned long long)own, (unsigned long long)(locked + own));
+		return;
+	}
+	if (n->kv.n_used > n->kv.n_blocks)
+		audit_fail(s, "node %u: %u blocks in use > capacity %u", i, n->kv.n_used,
+			   n->kv.n_blocks);
+}
+
+void audit_event(struct sim *s, const struct event *ev)
+{
+	if (ev->kind == EV_STEP)
+		audit_node(s, (uint32_t)ev->node);
+	else if (ev->kind != EV_SAMPLE && ev->kind != EV_REPORT)
+		for (uint32_t i = 0; i < s->n_nodes && !s->error; i++)
+			if (s->nodes[i].busy || s->nodes[i].n_waiting)
+				audit_node(s, i);
+}
+
+void audit_private(struct sim *s, uint32_t node, const struct request *r, uint32_t hit)
+{
+	const int32_t *nodes;
+	int n = views_private_nodes(s, r, &nodes);
+	if (n < 0 || hit <= r->n_shared)
+		return;
+	for (int k = 0; k < n; k++)
+		if (nodes[k] == (int32_t)node)
+			return;
+	audit_fail(s, "request %llu finds %u blocks cached on node %u, past its %u shared ones, "
+		      "but its session never ran there",
+		   (unsigned long long)r->id, hit, node, r->n_shared);
+}
+
+void audit_frontier(struct sim *s, const struct request *r, struct session_rec was, uint32_t from,
+		    uint32_t to)
+{
+	for (uint32_t b = from; b < to; b++)
+		if (!ledger_private_before(&was, r, b)) {
+			was.frontier_len = b + 1;
+			was.frontier_hash = r->hashes[b];
+		}
+	const struct session_rec *now = r->session_rec;
+	if (now->frontier_len != was.frontier_len || now->frontier_hash != was.frontier_hash)
+		audit_fail(s, "session frontier %u after blocks [%u, %u) of request %llu, block by "
+			      "block %u",
+			   now->frontier_len, from, to, (unsigned long long)r->id, was.frontier_len);
+}

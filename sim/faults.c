@@ -1,0 +1,101 @@
+/* faults: the fault schedule: crashes and recoveries, slow-downs, links, cooling. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/sim_int.h"
+
+/* Node i crashes: it loses its HBM contents, and its requests (queued,
+ * running, swapped out) are routed again. */
+static void crash(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	if (!s->views[0][i].up)
+		return;
+	node_sync(n, s->now);
+	evq_timer_cancel(&s->q, i); /* its step end, if any */
+	thermal_advance(s, i);
+	s->hl[i].busy = 0;
+	/* Queues may exceed their bound by requests that were in transfer
+	 * when it was checked: size the scratch by what is there. */
+	size_t need = (size_t)n->n_waiting + n->n_running + 1;
+	if (need > s->evac_cap) {
+		struct request **e = realloc(s->evac, need * sizeof *e);
+		if (!e) {
+			sim_fail(s, "out of memory");
+			return;
+		}
+		s->evac = e;
+		s->evac_cap = need;
+	}
+	uint32_t k = node_evacuate(n, s->evac);
+	s->crashes[i]++;
+	s->swapping_in[i] = 0;
+	views_set_up(s, i, 0);
+	views_refresh(s, i);
+	for (uint32_t j = 0; j < k && !s->error; j++)
+		router_retry(s, s->evac[j]);
+	while (s->swq_head[i] && !s->error) {
+		struct request *r = s->swq_head[i];
+		s->swq_head[i] = r->qnext;
+		r->qnext = NULL;
+		router_retry(s, r);
+	}
+	s->swq_tail[i] = NULL;
+}
+
+int faults_schedule(struct sim *s)
+{
+	const struct scenario *sc = s->sc;
+	for (int f = 0; f < sc->n_faults; f++) {
+		const struct fault_cfg *fc = &sc->faults[f];
+		int64_t at = (int64_t)llround(fc->at_s * 1e9);
+		if (!evq_push_tag(&s->q, at, EV_FAULT, FAULT_START, f, NULL))
+			return -1;
+		if (fc->duration_s >= 0 &&
+		    !evq_push_tag(&s->q, at + (int64_t)llround(fc->duration_s * 1e9), EV_FAULT,
+				  FAULT_END, f, NULL))
+			return -1;
+	}
+	return 0;
+}
+
+void faults_ev_fault(struct sim *s, const struct event *ev)
+{
+	const struct fault_cfg *f = &s->sc->faults[ev->id];
+	int end = ev->tag == FAULT_END;
+	uint32_t t = (uint32_t)f->target;
+	if (s->te) {
+		static const char *const names[] = {"crash", "slow", "link", "cooling"};
+		char args[120];
+		snprintf(args, sizeof args, "\"target\":%u,\"phase\":\"%s\"", t, end ? "end" : "start");
+		runlog_trace_event(s, names[f->kind], 'i', 0, 0, s->now, 0, args);
+	}
+	switch (f->kind) {
+	case FAULT_CRASH:
+		if (end) {
+			if (!s->views[0][t].up) {
+				views_set_up(s, t, 1);
+				views_refresh(s, t);
+			}
+		} else {
+			crash(s, t);
+		}
+		break;
+	case FAULT_SLOW:
+		thermal_advance(s, t);
+		s->hl[t].slow = end ? 1.0 : f->factor;
+		break;
+	case FAULT_LINK:
+		links_scale_server(s, t, end ? 1.0 : f->factor);
+		break;
+	case FAULT_COOLING:
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			if ((uint32_t)s->nodes[i].server != t)
+				continue;
+			thermal_advance(s, i);
+			s->hl[i].ambient_c = end ? s->sc->cluster.thermal.ambient_c : f->ambient_c;
+		}
+		break;
+	}
+}

@@ -1,0 +1,602 @@
+/* router: arrival -> route -> retry -> dispatch -> migration or reload -> finish. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/sim_int.h"
+#include "workloads/workload.h"
+
+static void schedule_arrival(struct sim *s, struct request *r, int from_source)
+{
+	ledger_arrive(s, r, from_source);
+	s->pending_arrivals++;
+	if (!evq_push_tag(&s->q, r->arrival_ns, EV_ARRIVAL, (uint16_t)from_source, -1, r))
+		sim_fail(s, "out of memory");
+}
+
+/* Pulls the source's next open-loop arrival, unless past the horizon. */
+void router_pull_source(struct sim *s)
+{
+	struct request *r = sim_req_get(s);
+	if (!r)
+		return;
+	int got = s->wl->next(s->wl_st, r);
+	if (got < 0)
+		sim_workload_failed(s);
+	if (got == 1 && r->arrival_ns <= s->end_arrivals_ns)
+		schedule_arrival(s, r, 1);
+	else
+		sim_req_put(s, r);
+}
+
+static double recompute_cost_s(const struct sim *s, const struct request *r)
+{
+	uint32_t n = r->recomputed + r->preempt_recomputed;
+	if (n == 0)
+		return 0;
+	return s->cost.tp * cost_prefill_s(&s->cost, n, r->cached + r->migrated + r->reloaded);
+}
+
+static void *pol_state(const struct sim *s, const struct request *r)
+{
+	/* one state: r->replica is not read (from the arrival prefetch, its
+	 * line may still be on its way) */
+	if (s->n_pol_st == 1)
+		return s->pol_sts[0];
+	return s->pol_sts[r->replica < s->n_pol_st ? r->replica : 0];
+}
+
+/* A request has ended: record it, let the policy and the workload know, and
+ * schedule the session's next turn, if any. */
+static void finish(struct sim *s, struct request *r)
+{
+	/* the workload's record of the session, which its follow-up reads
+	 * first: cold since the turn began; its miss overlaps the metrics */
+	if (r->wl_session)
+		__builtin_prefetch(r->wl_session);
+	if (met_record(&s->met, r, recompute_cost_s(s, r)))
+		sim_fail(s, "out of memory");
+	if (s->opts->on_request)
+		s->opts->on_request(s->opts->ctx, r);
+	int completed = r->state == REQ_DONE, session_done = 1;
+	if (s->wl->follow_up) {
+		struct request *next = sim_req_get(s);
+		if (!next)
+			return;
+		/* The next turn continues r's hash chain in r's buffer: its
+		 * history is not copied (the copy's cache misses were a fifth
+		 * of a chat run's). r keeps next's spare buffer, no hashes. */
+		uint64_t *spare = next->hashes;
+		uint32_t spare_cap = next->hashes_cap;
+		next->hashes = r->hashes;
+		next->hashes_cap = r->hashes_cap;
+		int got = s->wl->follow_up(s->wl_st, r, completed, s->now, next);
+		r->hashes = spare;
+		r->hashes_cap = spare_cap;
+		r->n_hashes = 0;
+		if (got < 0)
+			sim_workload_failed(s);
+		if (got == 1 && next->arrival_ns <= s->end_arrivals_ns) {
+			if (next->session == r->session)
+				next->session_rec = r->session_rec;
+			schedule_arrival(s, next, 0);
+			session_done = 0;
+		} else {
+			sim_req_put(s, next);
+		}
+	}
+	if (s->pol->on_complete)
+		s->pol->on_complete(pol_state(s, r), r, completed ? r->node : -1, session_done);
+	/* A session ends with its last request: a trace may give one session
+	 * two requests at once, and the other still uses the record. */
+	struct session_rec *rec = r->session_rec;
+	if (rec && completed && rec->id == r->session) {
+		rec->hint_node = r->node;
+		rec->hint_run = r->kv_hint;
+		rec->hint_key = r->kv_hint_key;
+		rec->hint_depth = r->kv_hint_depth;
+	}
+	if (rec && --rec->live == 0 && session_done)
+		sim_session_end(s, rec);
+	ledger_leave(s, r);
+	sim_req_put(s, r);
+}
+
+static void reject(struct sim *s, struct request *r, enum req_state st, const char *reason)
+{
+	r->state = st;
+	r->reason = reason;
+	finish(s, r);
+}
+
+static void route(struct sim *s, struct request *r);
+
+/* r's node failed (or was down when r got there): route it again from
+ * scratch, up to router.max_retries times; its KV is lost, so what it had
+ * computed counts as recomputed when it runs again. */
+void router_retry(struct sim *s, struct request *r)
+{
+	if (r->node >= 0)
+		views_count_done(s, r, (uint32_t)r->node);
+	r->retries++;
+	s->retries++;
+	if (r->retries > (uint32_t)s->sc->router.max_retries) {
+		reject(s, r, REQ_FAILED, "node_failure");
+		return;
+	}
+	req_episode_end(r);
+	r->state = REQ_NEW;
+	r->node = -1;
+	r->num_tokens = r->prompt_tokens;
+	r->num_computed = r->generated = r->high_water = 0;
+	r->kv_tail = KV_NONE;
+	r->n_blocks = r->n_own = 0;
+	r->mig_lo = r->mig_hi = r->rel_lo = r->rel_hi = 0;
+	r->accounted = 0;
+	r->swapped = 0;
+	r->sched_ns = -1;
+	r->first_token_ns = 0;
+	route(s, r);
+}
+
+/* Node i's KV changes from outside: a decode span in progress ends after
+ * its current iteration, so the rest is planned with the change. */
+static void cut_span(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	if (node_cut_span(n, s->now))
+		sim_schedule_step(s, i); /* replaces the later step end */
+}
+
+/* Pins the prefix m of node i for r while its transfer runs, so that the
+ * blocks it arrives after are still there. */
+static void pin(struct sim *s, struct request *r, uint32_t i, const struct kv_match *m)
+{
+	cut_span(s, i); /* no change to the pool: the node is synced already */
+	r->kv_tail = kv_acquire(&s->nodes[i].kv, m);
+	r->pin_crashes = s->crashes[i];
+}
+
+/* Releases the pin; 0, or -1 if the node crashed since (the pin is gone
+ * with its cache). */
+static int unpin(struct sim *s, struct request *r, uint32_t i)
+{
+	if (r->pin_crashes != s->crashes[i]) {
+		r->kv_tail = KV_NONE;
+		return -1;
+	}
+	if (r->kv_tail != KV_NONE) {
+		cut_span(s, i);
+		kv_release(&s->nodes[i].kv, r->kv_tail, 0);
+	}
+	r->kv_tail = KV_NONE;
+	return 0;
+}
+
+/* Decides whether to bring the session's KV from the node it last ran on.
+ * Returns 1 if a transfer was started (the request waits for it). */
+static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum migration_mode kv)
+{
+	struct session_rec *rec = r->session_rec;
+	const struct scenario *sc = s->sc;
+	if (!rec || rec->last_node < 0 || (uint32_t)rec->last_node == dst ||
+	    !sc->cluster.engine.prefix_caching || !s->views[0][rec->last_node].up)
+		return 0;
+	uint32_t B = (uint32_t)sc->cluster.engine.kv_block_tokens;
+	uint32_t full = r->prompt_tokens / B;
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	uint32_t src_i = (uint32_t)rec->last_node;
+	struct node *src = &s->nodes[src_i], *dn = &s->nodes[dst];
+	struct kv_match m_dst, m_src;
+	/* the two nodes' syncs and lookups are independent: their misses
+	 * are started together (the nodes' fields; then the first probes,
+	 * and the run where the session's turn before ended on src) */
+	node_prefetch_sync(dn, s->now, 0);
+	node_prefetch_sync(src, s->now, 0);
+	if (full) {
+		hmap_prefetch(&dn->kv.first, r->hashes[0]);
+		hmap_prefetch(&src->kv.first, r->hashes[0]);
+	}
+	if (rec->hint_node == (int32_t)src_i)
+		kv_prefetch_run_lines(&src->kv, rec->hint_run);
+	node_sync(dn, s->now);
+	/* then, each once the lines before are in, what the lookups read
+	 * next: on dn the run its first probe finds and what matching it
+	 * reads, on src the hinted run's slot and last hash */
+	if (full)
+		kv_prefetch_first(&dn->kv, r->hashes, full, 0);
+	node_sync(src, s->now);
+	if (rec->hint_node == (int32_t)src_i)
+		kv_prefetch_run(&src->kv, rec->hint_run, rec->hint_key, rec->hint_depth, r->hashes,
+				full);
+	if (full)
+		kv_prefetch_first(&dn->kv, r->hashes, full, 1);
+	node_lookup(dn, r->hashes, full, &m_dst);
+	node_lookup(src, r->hashes, full, &m_src);
+	uint32_t have = m_dst.blocks, there = m_src.blocks;
+	if (there <= have)
+		return 0;
+	double tokens = (double)(there - have) * B;
+	double bytes = tokens * s->block_bytes / B;
+	uint32_t ports[2];
+	const struct cat_link *link = links_between(s, src_i, dst, ports);
+	double t_xfer = links_estimate_s(s, ports, 2, bytes, link->latency_s);
+	double t_recompute = cost_prefill_s(&s->cost, tokens, (double)have * B);
+	enum migration_mode mode = kv == MIG_DEFAULT ? sc->router.migration : kv;
+	if (mode == MIG_RECOMPUTE || (mode == MIG_AUTO && t_xfer >= t_recompute))
+		return 0;
+	r->mig_lo = have;
+	r->mig_hi = there;
+	r->state = REQ_TRANSFER;
+	r->node = (int32_t)dst;
+	r->xfer_start_ns = s->now;
+	pin(s, r, dst, &m_dst);
+	s->migrations++;
+	s->migration_bytes += bytes;
+	if (s->te) {
+		char args[160];
+		snprintf(args, sizeof args,
+			 "\"request\":%llu,\"from\":%d,\"to\":%u,\"bytes\":%.0f,\"link\":\"%s\"",
+			 (unsigned long long)r->id, rec->last_node, dst, bytes, link->name);
+		int64_t t_ns = (int64_t)llround(t_xfer * 1e9);
+		runlog_trace_event(s, "kv transfer", 'X', 2, (int)dst, s->now, t_ns > 0 ? t_ns : 1, args);
+	}
+	links_start_flow(s, FLOW_MIGRATE, r, (int32_t)dst, ports, 2, bytes, link->latency_s);
+	return 1;
+}
+
+/* Prefix blocks that dst's HBM lacks but its server's DRAM or NVMe tier
+ * holds are reloaded before prefill when that is quicker than computing
+ * them. Returns 1 if reload transfers were started. */
+int router_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
+{
+	if ((!s->has_dram && !s->has_nvme) || !s->sc->cluster.engine.prefix_caching)
+		return 0;
+	uint32_t B = (uint32_t)s->sc->cluster.engine.kv_block_tokens;
+	uint32_t full = r->swapped ? r->high_water / B : r->prompt_tokens / B;
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	struct node *n = &s->nodes[dst];
+	struct kv_match m;
+	node_sync(n, s->now);
+	node_lookup(n, r->hashes, full, &m);
+	uint32_t server = (uint32_t)n->server, j = m.blocks, from_dram = 0, from_nvme = 0;
+	for (; j < full; j++) {
+		if (s->has_dram && pidx_has(&s->dram, server, r->hashes[j]))
+			from_dram++;
+		else if (s->has_nvme && pidx_has(&s->nvme, server, r->hashes[j]))
+			from_nvme++;
+		else
+			break;
+	}
+	if (j == m.blocks)
+		return 0;
+	uint32_t host = links_port_host(s, server), nv[2] = {links_port_nvme(s, server), host};
+	double t = 0;
+	if (from_dram)
+		t = links_estimate_s(s, &host, 1, from_dram * s->block_bytes, s->sc->cluster.host->latency_s);
+	if (from_nvme) {
+		double t2 = links_estimate_s(s, nv, 2, from_nvme * s->block_bytes,
+				       s->sc->cluster.nvme->latency_s);
+		t = t2 > t ? t2 : t;
+	}
+	if (!r->swapped && t >= cost_prefill_s(&s->cost, (double)(j - m.blocks) * B,
+					       (double)m.blocks * B))
+		return 0;
+	r->rel_lo = m.blocks;
+	r->rel_hi = j;
+	r->state = REQ_TRANSFER;
+	r->node = (int32_t)dst;
+	pin(s, r, dst, &m);
+	if (from_dram)
+		links_start_flow(s, FLOW_RELOAD, r, (int32_t)dst, &host, 1, from_dram * s->block_bytes,
+			   s->sc->cluster.host->latency_s);
+	if (from_nvme)
+		links_start_flow(s, FLOW_RELOAD, r, (int32_t)dst, nv, 2, from_nvme * s->block_bytes,
+			   s->sc->cluster.nvme->latency_s);
+	s->offload_in += (double)(j - m.blocks) * s->block_bytes;
+	return 1;
+}
+
+/* r is at its node (after the routing latency): bring its KV, or queue it. */
+static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
+			   enum migration_mode kv)
+{
+	if (!s->views[0][dst].up) {
+		router_retry(s, r);
+		return;
+	}
+	int moving = maybe_migrate(s, r, dst, kv);
+	if (!moving)
+		moving = router_maybe_reload(s, r, dst);
+	struct session_rec *rec = r->session_rec;
+	rec->last_node = (int32_t)dst;
+	if (rec->n_nodes >= 0) {
+		int32_t k = 0;
+		while (k < rec->n_nodes && rec->nodes[k] != (int32_t)dst)
+			k++;
+		if (k == rec->n_nodes && k < SESSION_NODES)
+			rec->nodes[rec->n_nodes++] = (int32_t)dst;
+		else if (k == rec->n_nodes)
+			rec->n_nodes = -1; /* too many to list: any node */
+	}
+	if (!moving) {
+		if (rec->hint_node == (int32_t)dst)
+			node_hint_admission(&s->nodes[dst], r, rec->hint_run, rec->hint_key,
+					    rec->hint_depth);
+		sim_enqueue(s, dst, r);
+	}
+}
+
+/* The router's mechanisms around the policy's choice, then dispatch. */
+static void route(struct sim *s, struct request *r)
+{
+	struct pol_node_view *view = s->views[r->replica];
+	if (s->pol_reads_kv_util == POL_READS_KV_ALL && s->report_ns == 0)
+		views_sync_all(s);
+	struct pol_view v;
+	views_for_policy(s, r, &v);
+	struct pol_decision d = {POL_SHED, -1, MIG_DEFAULT, "no_decision", 0, 0, 0};
+	s->routing = r;
+	s->pol->route(pol_state(s, r), &v, r, &d);
+	s->routing = NULL;
+	if (s->te) {
+		char args[200];
+		snprintf(args, sizeof args,
+			 "\"request\":%llu,\"session\":%llu,\"turn\":%u,\"node\":%d,\"decision\":\"%s\"",
+			 (unsigned long long)r->id, (unsigned long long)r->session, r->turn, d.node,
+			 d.action == POL_SHED ? (d.reason ? d.reason : "shed") : "route");
+		runlog_trace_event(s, "route", 'i', 0, 0, s->now, 0, args);
+	}
+	if (d.action == POL_SHED || d.node < 0 || (uint32_t)d.node >= s->n_nodes ||
+	    !view[d.node].up) {
+		reject(s, r, REQ_SHED, d.action == POL_SHED && d.reason ? d.reason : "policy");
+		return;
+	}
+	uint32_t dst = (uint32_t)d.node;
+	const struct session_rec *rec = r->session_rec;
+	int new_session = r->turn <= 1 && rec->last_node < 0;
+	/* A node above the KV watermark takes no new sessions. */
+	if (new_session && views_closed(s, view, dst)) {
+		int32_t alt = views_least_queued(s, view, UINT32_MAX, 1);
+		if (alt < 0) {
+			reject(s, r, REQ_SHED, "kv_watermark");
+			return;
+		}
+		dst = (uint32_t)alt;
+	}
+	/* Bounded queues: past its node's bound a request goes to the node with
+	 * the shortest queue under the bound; new sessions meet a lower bound,
+	 * so under overload they are shed before continuing sessions. */
+	uint32_t bound = (uint32_t)s->sc->router.max_queue_per_node;
+	if (new_session)
+		bound = (uint32_t)floor(s->sc->router.new_session_queue_frac * bound);
+	if (s->nodes[dst].n_waiting >= bound) {
+		int32_t alt = views_least_queued(s, view, bound, new_session);
+		if (alt < 0) {
+			reject(s, r, REQ_SHED, new_session ? "overload_new_session" : "queue_full");
+			return;
+		}
+		dst = (uint32_t)alt;
+	}
+	r->node = (int32_t)dst;
+	if ((uint64_t)r->prompt_tokens + r->output_tokens > (uint64_t)s->sc->cluster.model->max_context) {
+		reject(s, r, REQ_FAILED, "exceeds_context");
+		return;
+	}
+	struct node *n = &s->nodes[dst];
+	if (node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens) > n->kv.n_blocks) {
+		reject(s, r, REQ_FAILED, "exceeds_kv_capacity");
+		return;
+	}
+	r->num_tokens = r->prompt_tokens;
+	if (s->pol->on_dispatch)
+		s->pol->on_dispatch(pol_state(s, r), r, (int32_t)dst);
+	views_count_dispatch(s, r, dst);
+	/* The decision's own latency: hashing the prompt, the affinity store. */
+	const struct router_cfg *rc = &s->sc->router;
+	double lat = d.hashed_tokens * rc->hash_s_per_token + d.store_reads * rc->store_read_s +
+		     d.store_writes * rc->store_write_s;
+	int64_t lat_ns = (int64_t)llround(lat * 1e9);
+	if (lat_ns > 0) {
+		r->state = REQ_TRANSFER;
+		if (!evq_push_tag(&s->q, s->now + lat_ns, EV_DISPATCH, (uint16_t)d.kv, (int32_t)dst, r))
+			sim_fail(s, "out of memory");
+		return;
+	}
+	if (s->timing) {
+		double t0 = runlog_wall_now();
+		arrive_at_node(s, r, dst, d.kv);
+		s->arrive_ns += (runlog_wall_now() - t0) * 1e9;
+		return;
+	}
+	arrive_at_node(s, r, dst, d.kv);
+}
+
+/* The lines of r's block hashes that its admission lookup and its first
+ * commit read, as most requests go (written when the request was filled,
+ * the turn before's end): the first probe's, either side of the shared
+ * head's end (the first run's last hash and the next probe), and the
+ * prompt's last PF_TAIL_BLOCKS blocks (where a follow-up's cached prefix
+ * ends, and the new blocks it commits). A miss in the middle of a long
+ * history is skipped: a lookup that matches a run whole reads its last
+ * hash only. Prefetches only. */
+enum { PF_TAIL_BLOCKS = 32 };
+static void prefetch_prompt_hashes(const struct sim *s, const struct request *r)
+{
+	/* (every node has the engine's block size) */
+	uint32_t n = node_full_blocks(&s->nodes[0], r->prompt_tokens);
+	if (n > r->n_hashes)
+		n = r->n_hashes;
+	if (n == 0)
+		return;
+	const uint64_t *h = r->hashes;
+	__builtin_prefetch(h);
+	if (r->n_shared > 0 && r->n_shared < n) {
+		__builtin_prefetch(h + r->n_shared - 1);
+		__builtin_prefetch(h + r->n_shared);
+	}
+	for (uint32_t b = n > PF_TAIL_BLOCKS ? n - PF_TAIL_BLOCKS : 0; b < n; b += 8)
+		__builtin_prefetch(h + b);
+	__builtin_prefetch(h + n - 1);
+}
+
+/* The next arrival's request and session record are cold when it pops
+ * (the request was filled when its turn before ended, seconds of
+ * simulated time and thousands of events ago). While an arrival is the
+ * heap's earliest event, each event before it starts the misses: first
+ * the request's lines, at the next event the session record it names
+ * (read from the line fetched meanwhile), the policy's state for it
+ * (pol_ops.prefetch) and the lines of its block hashes its admission
+ * reads (prefetch_prompt_hashes). Prefetches only; router_prefetch_arrival
+ * (sim_int.h) calls it for each event while a stage is left. */
+void router_prefetch_request(struct sim *s, const struct request *r)
+{
+	if (r != s->pf_arrival) {
+		/* all its lines: the arrival reads or writes each (its id and
+		 * session, arrival time and node, replica and queue times, the
+		 * prompt's split, the queue links) */
+		for (size_t b = 0; b < sizeof *r; b += 64)
+			__builtin_prefetch((const char *)r + b, 1);
+		__builtin_prefetch((const char *)r + sizeof *r - 1, 1);
+		s->pf_arrival = r;
+		s->pf_second = NULL;
+	} else if (r != s->pf_second) {
+		/* once: the line fetched meanwhile names the session */
+		s->pf_second = r;
+		if (r->session_rec)
+			__builtin_prefetch(r->session_rec, 1);
+		else /* a first turn: sim_session_get inserts it */
+			hmap_prefetch(&s->sessions, r->session);
+		if (s->pol->prefetch)
+			s->pol->prefetch(pol_state(s, r), r);
+		prefetch_prompt_hashes(s, r);
+	}
+}
+
+void router_ev_arrival(struct sim *s, const struct event *ev)
+{
+	struct request *r = ev->ptr;
+	int from_source = ev->tag;
+	r->id = ++s->next_id;
+	s->met.arrived++;
+	s->pending_arrivals--;
+	if (from_source)
+		router_pull_source(s);
+	/* a later turn carries its session's record from the turn before
+	 * (finish), unless the session ended meanwhile */
+	const struct session_rec *had = r->session_rec;
+	if (!had || had->id != r->session)
+		r->session_rec = sim_session_get(s, r->session);
+	struct session_rec *rec = r->session_rec;
+	if (!rec)
+		return;
+	if (++rec->live > 1 && s->fold) {
+		/* the same reason for prefills' spans: one request's prefill
+		 * would move the frontier while the other reads it. From here
+		 * on none opens a span, and those that did are applied now
+		 * (what a folded prefill committed is then in the frontier). */
+		s->fold = 0;
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			s->nodes[i].fold_ok = 0;
+			node_sync(&s->nodes[i], s->now);
+		}
+	}
+	if (rec->live > 1 && s->defer) {
+		/* the same reason for held-back commits: they are committed
+		 * now (as if each block when filled), and none from here on */
+		s->defer = 0;
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			s->nodes[i].defer_commits = 0;
+			node_commit_held(&s->nodes[i]);
+		}
+	}
+	if (rec->live > 1 && s->lazy_views) {
+		/* Two requests of one session at once: one may read the
+		 * session's frontier while the other's decode span, counted
+		 * but not applied, would have moved it. From here on every
+		 * node read is brought up to date first (sync_view,
+		 * cached_prefix), this arrival's routing included. */
+		s->lazy_views = 0;
+		for (uint32_t i = 0; i < s->n_nodes; i++)
+			s->nodes[i].lazy_kv = 0;
+	}
+	r->replica = (uint32_t)(s->replica_next++ % s->n_replicas);
+	if (s->opts->time_routing && s->routed++ % TIME_EVERY == 0) {
+		s->timing = 1;
+		double t0 = runlog_wall_now();
+		route(s, r);
+		s->route_ns += (runlog_wall_now() - t0) * 1e9;
+		s->timed_routes++;
+		s->timing = 0;
+		return;
+	}
+	route(s, r);
+}
+
+/* The dispatch record (EV_DISPATCH) carries the policy's decision across
+ * its latency: the node, and what to do with KV held elsewhere. */
+void router_ev_dispatch(struct sim *s, const struct event *ev)
+{
+	struct request *r = ev->ptr;
+	uint32_t dst = (uint32_t)ev->node;
+	enum migration_mode kv = (enum migration_mode)ev->tag;
+	r->state = REQ_NEW;
+	if (s->opts->time_routing && s->dispatches++ % TIME_EVERY == 0) {
+		double t0 = runlog_wall_now();
+		arrive_at_node(s, r, dst, kv);
+		s->dispatch_ns += (runlog_wall_now() - t0) * 1e9;
+		s->timed_dispatches++;
+		return;
+	}
+	arrive_at_node(s, r, dst, kv);
+}
+
+/* Caches the arrived blocks [lo, *hi) of r; blocks that found no room (or
+ * whose prefix went meanwhile) will be computed, so *hi shrinks to what
+ * was installed. */
+static void install_arrived(struct node *n, const struct request *r, uint32_t lo, uint32_t *hi)
+{
+	if (*hi <= lo)
+		return;
+	/* an install whose prefix ends at an open run would meet blocks
+	 * held back: they are committed first (kv_install's own lookup then
+	 * ends where this one did, and nothing after it is cached) */
+	struct kv_match m;
+	node_lookup(n, r->hashes, *hi, &m);
+	uint32_t upto = kv_install(&n->kv, r->hashes, lo, *hi);
+	if (upto < *hi)
+		*hi = upto > lo ? upto : lo;
+}
+
+/* A transfer r waited for has arrived at dst. */
+void router_transfer_done(struct sim *s, struct request *r, uint32_t dst)
+{
+	if (--r->pending > 0)
+		return;
+	struct node *n = &s->nodes[dst];
+	node_sync(n, s->now);
+	if (unpin(s, r, dst) || !s->views[0][dst].up) {
+		router_retry(s, r);
+		return;
+	}
+	if (r->mig_hi > r->mig_lo)
+		s->migration_s += (double)(s->now - r->xfer_start_ns) * 1e-9;
+	install_arrived(n, r, r->mig_lo, &r->mig_hi);
+	install_arrived(n, r, r->rel_lo, &r->rel_hi);
+	if (r->swapped) {
+		r->rel_lo = r->rel_hi = 0; /* a swap-in is no prompt reload */
+		s->swapping_in[dst]--;
+		n->hold_admissions = s->swq_head[dst] != NULL || s->swapping_in[dst] > 0;
+	}
+	sim_enqueue(s, dst, r);
+}
+
+void router_on_done(void *ctx, struct request *r, int64_t now_ns)
+{
+	struct sim *s = ctx;
+	(void)now_ns;
+	views_count_done(s, r, (uint32_t)r->node);
+	finish(s, r);
+}

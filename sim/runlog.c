@@ -1,0 +1,137 @@
+/* runlog: what a run writes as it goes: timeseries rows, trace events, the progress line. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "results/fmt.h"
+#include "sim/afile.h"
+#include "sim/sim_int.h"
+
+double runlog_wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void runlog_progress(const struct sim *s, double started)
+{
+	double wall = runlog_wall_now() - started;
+	uint64_t done = s->met.completed + s->met.shed + s->met.failed;
+	fprintf(stderr,
+		"\r  simulated %9.1f s | %10llu arrived | %10llu done | %8.0f req/s | %6.1f s wall",
+		(double)s->now * 1e-9, (unsigned long long)s->met.arrived, (unsigned long long)done,
+		wall > 0 ? (double)done / wall : 0.0, wall);
+	fflush(stderr);
+}
+
+/* --- trace events (Chrome/Perfetto JSON) ------------------------------------ */
+
+/* Times in microseconds, as the format wants; at most TE_MAX events. */
+void runlog_trace_event(struct sim *s, const char *name, char ph, int pid, int tid, int64_t t_ns,
+			int64_t dur_ns, const char *args)
+{
+	if (!s->te || s->te_count >= TE_MAX)
+		return;
+	fprintf(s->te, "%s{\"name\":\"%s\",\"ph\":\"%c\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f",
+		s->te_count++ ? ",\n" : "", name, ph, pid, tid, (double)t_ns * 1e-3);
+	if (ph == 'X')
+		fprintf(s->te, ",\"dur\":%.3f", (double)dur_ns * 1e-3);
+	else
+		fputs(",\"s\":\"t\"", s->te);
+	fprintf(s->te, ",\"args\":{%s}}", args);
+}
+
+/* The iterations of node i's step that is ending now. */
+void runlog_trace_step(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	uint32_t prefills = 0;
+	for (uint32_t k = 0; k < n->n_batch; k++)
+		prefills += node_entry_prefills(&n->batch[k]);
+	int64_t start = n->step_start_ns;
+	node_span_used(n);
+	for (uint32_t j = 0; j < n->span_len; j++) {
+		char args[160];
+		snprintf(args, sizeof args,
+			 "\"requests\":%u,\"prefills\":%u,\"kv_blocks_used\":%u,\"span\":%u",
+			 n->n_batch, j == 0 ? prefills : 0, n->span_used[j], n->span_len);
+		runlog_trace_event(s, j == 0 && prefills ? "prefill+decode" : "decode", 'X', 1,
+				   (int)i, start, n->span_end[j] - start, args);
+		start = n->span_end[j];
+	}
+}
+
+int runlog_trace_open(struct sim *s, char *err, size_t errlen)
+{
+	if (afile_open(&s->te_file, s->opts->trace_events, err, errlen))
+		return -1;
+	s->te = s->te_file.f;
+	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", s->te);
+	static const char *const tracks[] = {"router", "nodes (iterations)", "KV transfers"};
+	for (int k = 0; k < 3; k++) {
+		char args[64];
+		snprintf(args, sizeof args, "\"name\":\"%s\"", tracks[k]);
+		runlog_trace_event(s, "process_name", 'M', k, 0, 0, 0, args);
+	}
+	return 0;
+}
+
+int runlog_trace_close(struct sim *s, char *err, size_t errlen)
+{
+	fprintf(s->te, "\n],\"otherData\":{\"kvsim_version\":\"%s\",\"events\":%llu,"
+		       "\"truncated\":%s}}\n",
+		kvsim_version(), (unsigned long long)s->te_count,
+		s->te_count >= TE_MAX ? "true" : "false");
+	s->te = NULL;
+	return afile_commit(&s->te_file, err, errlen);
+}
+
+/* --- timeseries.csv --------------------------------------------------------- */
+
+int runlog_timeseries_open(struct sim *s, const char *path, char *err, size_t errlen)
+{
+	if (afile_open(&s->ts_file, path, err, errlen))
+		return -1;
+	s->ts = s->ts_file.f;
+	fputs("time_s,node,kv_util,running,queued,temperature_c,throttled\n", s->ts);
+	s->sample_ns = (int64_t)llround(s->sc->timeseries_interval_s * 1e9);
+	if (s->sample_ns < 1)
+		s->sample_ns = 1;
+	if (!evq_push(&s->q, s->sample_ns, EV_SAMPLE, -1, NULL))
+		sim_fail(s, "out of memory");
+	return 0;
+}
+
+/* One timeseries row per node. Nodes inside a decode span are brought up
+ * to now first (exact, so sampling never changes results). */
+void runlog_ev_sample(struct sim *s, const struct event *ev)
+{
+	(void)ev;
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		struct node *n = &s->nodes[i];
+		node_sync(n, s->now);
+		/* "%.6f,%u,%.6f,%u,%u,%.3f,%d\n" (temperature empty without the
+		 * thermal model), formatted exactly without printf */
+		char line[2048], *p = fmt_put_fixed(line, (double)s->now * 1e-9, 6);
+		*p++ = ',';
+		p += fmt_u64(p, i);
+		*p++ = ',';
+		p = fmt_put_fixed(p, (double)n->kv.n_used / (double)n->kv.n_blocks, 6);
+		*p++ = ',';
+		p += fmt_u64(p, n->n_running);
+		*p++ = ',';
+		p += fmt_u64(p, n->n_waiting);
+		*p++ = ',';
+		if (s->sc->cluster.thermal.enabled)
+			p = fmt_put_fixed(p, thermal_temp_now(s, i), 3);
+		*p++ = ',';
+		p += fmt_i64(p, s->hl[i].throttled);
+		*p++ = '\n';
+		fwrite(line, 1, (size_t)(p - line), s->ts);
+	}
+	/* Keep sampling until the run is over. */
+	if (!evq_push(&s->q, s->now + s->sample_ns, EV_SAMPLE, -1, NULL))
+		sim_fail(s, "out of memory");
+}
