@@ -105,6 +105,7 @@ test: $(B)/kvsim $(B)/check_kvsim $(B)/bench
 	KVSIM=$(B)/kvsim sh tests/bad_inputs.sh
 	BENCH=$(B)/bench sh tests/bench_cli.sh
 	KVSIM=$(B)/kvsim sh tests/docs.sh
+	sh tests/layout.sh
 
 # The documents' example outputs (blocks marked <!-- example: ARGS -->) rewritten
 # from what build/kvsim prints; `make test` fails when they drift.

@@ -176,7 +176,11 @@ static int cmd_trace_gen(const struct cli_ctx *cx, int argc, char **argv)
 		return CLI_USAGE;
 	uint64_t n = 0;
 	char err[1024];
-	int rc = wl_trace_gen(&s, o.out, &n, err, sizeof err);
+	/* The whole scenario is checked as a run would (policy parameters
+	 * included); then its workload is built on its own. */
+	int rc = sim_validate(&s, err, sizeof err);
+	if (!rc)
+		rc = wl_trace_gen(&s, o.out, &n, err, sizeof err);
 	cfg_scenario_free(&s);
 	if (rc) {
 		fprintf(stderr, "kvsim: %s\n", err);

@@ -32,14 +32,6 @@ void pol_cached_bound_init(struct pol_cached_bound *b, const struct pol_view *v,
 	b->elsewhere = b->known && r->n_shared < most ? r->n_shared : most;
 }
 
-int pol_cached_bound_lists(const struct pol_cached_bound *b, uint32_t node)
-{
-	for (uint32_t k = 0; k < b->n_own; k++)
-		if (b->own[k] == (int32_t)node)
-			return 1;
-	return 0;
-}
-
 /* Mirrokni et al.'s bounded loads: with the new request counted, no node
  * may exceed ceil(c * mean). */
 uint32_t pol_bounded_cap(const struct pol_view *v, double c)

@@ -156,7 +156,14 @@ struct pol_cached_bound {
 };
 void pol_cached_bound_init(struct pol_cached_bound *b, const struct pol_view *v,
 			   const struct request *r, uint32_t most);
-int pol_cached_bound_lists(const struct pol_cached_bound *b, uint32_t node);
+/* Whether node is among b's own nodes (pol_cached_bound_of's test). */
+static inline int pol_cached_bound_lists(const struct pol_cached_bound *b, uint32_t node)
+{
+	for (uint32_t k = 0; k < b->n_own; k++)
+		if (b->own[k] == (int32_t)node)
+			return 1;
+	return 0;
+}
 static inline uint32_t pol_cached_bound_of(const struct pol_cached_bound *b, uint32_t node)
 {
 	return !b->known || pol_cached_bound_lists(b, node) ? b->most : b->elsewhere;

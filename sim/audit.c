@@ -1,4 +1,6 @@
 /* audit: --audit's invariant checks after each event (KV, capacity, tokens, the ledger). */
+#include "sim/audit.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -124,7 +126,7 @@ void audit_event(struct sim *s, const struct event *ev)
 void audit_private(struct sim *s, uint32_t node, const struct request *r, uint32_t hit)
 {
 	const int32_t *nodes;
-	int n = views_private_nodes(s, r, &nodes);
+	int n = session_nodes(s, r, &nodes);
 	if (n < 0 || hit <= r->n_shared)
 		return;
 	for (int k = 0; k < n; k++)
@@ -139,7 +141,7 @@ void audit_frontier(struct sim *s, const struct request *r, struct session_rec w
 		    uint32_t to)
 {
 	for (uint32_t b = from; b < to; b++)
-		if (!ledger_private_before(&was, r, b)) {
+		if (!session_computed_before(&was, r, b)) {
 			was.frontier_len = b + 1;
 			was.frontier_hash = r->hashes[b];
 		}

@@ -1,9 +1,16 @@
 /* faults: the fault schedule: crashes and recoveries, slow-downs, links, cooling. */
+#include "sim/faults.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/links.h"
+#include "sim/router.h"
+#include "sim/runlog.h"
 #include "sim/sim_int.h"
+#include "sim/thermal.h"
+#include "sim/views.h"
 
 /* Node i crashes: it loses its HBM contents, and its requests (queued,
  * running, swapped out) are routed again. */

@@ -1,7 +1,10 @@
 /* ledger: the computed-before record (DESIGN 6), per epoch and per session frontier. */
+#include "sim/ledger.h"
+
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/audit.h"
 #include "sim/sim_int.h"
 
 int ledger_init(struct sim *s)
@@ -108,7 +111,7 @@ static int block_before(void *ctx, const struct request *r, uint32_t idx)
 {
 	struct sim *s = ctx;
 	if (idx >= r->n_shared)
-		return ledger_private_before(r->session_rec, r, idx);
+		return session_computed_before(r->session_rec, r, idx);
 	if (!s->ever_closed)
 		return hset_has(&s->ever, r->hashes[idx]);
 	/* The same request, the same set (its epoch's; it only grows: the
@@ -151,7 +154,7 @@ uint32_t ledger_computed_before(void *ctx, const struct request *r, uint32_t idx
 		while (k < lim && block_before(ctx, r, k))
 			k++;
 	}
-	if (k < end && k >= r->n_shared && ledger_private_before(r->session_rec, r, k)) {
+	if (k < end && k >= r->n_shared && session_computed_before(r->session_rec, r, k)) {
 		const struct session_rec *rec = r->session_rec;
 		k = rec->frontier_len < end ? rec->frontier_len : end;
 	}
@@ -170,7 +173,7 @@ uint32_t ledger_computed_before(void *ctx, const struct request *r, uint32_t idx
 /* Blocks idx.. of r that no node computed before, up to end: shared ones
  * from one search while the set is prefix-closed (one by one after); a
  * private block behind no frontier has every later one behind none either
- * (ledger_private_before's chain test does not depend on the block, and the
+ * (session_computed_before's chain test does not depend on the block, and the
  * frontier is a prefix). --audit checks the count block by block. */
 uint32_t ledger_computed_never(void *ctx, const struct request *r, uint32_t idx, uint32_t end)
 {
@@ -183,7 +186,7 @@ uint32_t ledger_computed_never(void *ctx, const struct request *r, uint32_t idx,
 		while (k < lim && !block_before(ctx, r, k))
 			k++;
 	}
-	if (k < end && k >= r->n_shared && !ledger_private_before(r->session_rec, r, k))
+	if (k < end && k >= r->n_shared && !session_computed_before(r->session_rec, r, k))
 		k = end;
 	if (s->opts->audit) {
 		for (uint32_t b = idx; b < k; b++)
@@ -283,12 +286,12 @@ void ledger_on_blocks_computed(void *ctx, struct request *r, uint32_t from, uint
 	struct session_rec *rec = r->session_rec;
 	if (s->opts->audit) {
 		struct session_rec was = *rec;
-		if (!ledger_private_before(rec, r, to - 1)) {
+		if (!session_computed_before(rec, r, to - 1)) {
 			rec->frontier_len = to;
 			rec->frontier_hash = r->hashes[to - 1];
 		}
 		audit_frontier(s, r, was, idx, to);
-	} else if (!ledger_private_before(rec, r, to - 1)) {
+	} else if (!session_computed_before(rec, r, to - 1)) {
 		rec->frontier_len = to;
 		rec->frontier_hash = r->hashes[to - 1];
 	}

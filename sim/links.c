@@ -1,8 +1,11 @@
 /* links: ports, flows, tier write-downs, preemptive offload and swap. */
+#include "sim/links.h"
+
 #include <math.h>
 #include <stdlib.h>
 
 #include "sim/sim_int.h"
+#include "sim/views.h"
 
 /* Reschedules the end events of flows whose rates changed. */
 void links_flows_changed(struct sim *s)
@@ -140,76 +143,6 @@ const struct cat_link *links_between(const struct sim *s, uint32_t a, uint32_t b
 	return same ? s->sc->cluster.intra_server : s->sc->cluster.inter_server;
 }
 
-/* Swap mode: a preempted request's computed blocks go to DRAM, then come
- * back (what HBM no longer holds) and it resumes at its queue's head. */
-void links_on_swap_out(void *ctx, struct request *r, int64_t now_ns)
-{
-	struct sim *s = ctx;
-	(void)now_ns;
-	uint32_t B = (uint32_t)s->sc->cluster.engine.kv_block_tokens;
-	uint32_t full = r->high_water / B, server = (uint32_t)s->nodes[r->node].server;
-	if (full > r->n_hashes)
-		full = r->n_hashes;
-	r->swapped = 1;
-	r->pin_crashes = s->crashes[r->node];
-	if (full == 0) {
-		sim_enqueue(s, (uint32_t)r->node, r);
-		return;
-	}
-	if (pidx_insert(&s->dram, server, r->hashes, full))
-		sim_fail(s, "out of memory");
-	double bytes = full * s->block_bytes;
-	s->offload_out += bytes;
-	uint32_t p = links_port_host(s, server);
-	links_start_flow(s, FLOW_SWAP_OUT, r, r->node, &p, 1, bytes, s->sc->cluster.host->latency_s);
-}
-
-/* Swapped-out requests wait, in order, until their node has room for
- * their KV (meanwhile it admits nothing new: vLLM gives the swapped queue
- * priority); then what HBM lost is reloaded and they resume first. */
-static void on_swap_out_done(struct sim *s, struct request *r, uint32_t node)
-{
-	if (--r->pending > 0)
-		return;
-	if (!s->views[0][node].up || r->pin_crashes != s->crashes[node]) {
-		router_retry(s, r);
-		return;
-	}
-	r->qnext = NULL;
-	if (s->swq_tail[node])
-		s->swq_tail[node]->qnext = r;
-	else
-		s->swq_head[node] = r;
-	s->swq_tail[node] = r;
-	s->nodes[node].hold_admissions = 1;
-	links_try_swap_in(s, node);
-}
-
-void links_try_swap_in(struct sim *s, uint32_t i)
-{
-	struct node *n = &s->nodes[i];
-	s->in_swap_in = 1;
-	node_sync(n, s->now);
-	while (s->swq_head[i] && !s->error) {
-		struct request *r = s->swq_head[i];
-		if (node_blocks_for(n, (uint64_t)r->high_water + 1) > kv_available(&n->kv))
-			break;
-		s->swq_head[i] = r->qnext;
-		if (!s->swq_head[i])
-			s->swq_tail[i] = NULL;
-		r->qnext = NULL;
-		/* The room it was given stays held while its blocks come back. */
-		if (router_maybe_reload(s, r, i)) {
-			s->swapping_in[i]++;
-		} else {
-			n->hold_admissions = s->swq_head[i] != NULL || s->swapping_in[i] > 0;
-			sim_enqueue(s, i, r);
-		}
-	}
-	n->hold_admissions = s->swq_head[i] != NULL || s->swapping_in[i] > 0;
-	s->in_swap_in = 0;
-}
-
 /* A flow's last byte has left: it frees its ports; its data arrives after
  * the link latency. */
 /* A flow-end event superseded by a later one for its flow (a new rate):
@@ -233,23 +166,6 @@ void links_ev_flow(struct sim *s, const struct event *ev)
 	links_flows_changed(s);
 	if (!evq_push_tag(&s->q, s->now + lat, EV_DELIVER, kind, target, ptr))
 		sim_fail(s, "out of memory");
-}
-
-void links_ev_deliver(struct sim *s, const struct event *ev)
-{
-	struct request *r = ev->ptr;
-	uint32_t target = (uint32_t)ev->node;
-	switch ((enum flow_kind)ev->tag) {
-	case FLOW_MIGRATE:
-	case FLOW_RELOAD:
-		router_transfer_done(s, r, target);
-		break;
-	case FLOW_SWAP_OUT:
-		on_swap_out_done(s, r, target);
-		break;
-	default: /* write-downs: the bytes are in the tier */
-		break;
-	}
 }
 
 void links_scale_server(struct sim *s, uint32_t server, double factor)

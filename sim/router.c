@@ -1,10 +1,27 @@
 /* router: arrival -> route -> retry -> dispatch -> migration or reload -> finish. */
+#include "sim/router.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/engine.h"
+#include "sim/ledger.h"
+#include "sim/links.h"
+#include "sim/pool.h"
+#include "sim/runlog.h"
 #include "sim/sim_int.h"
+#include "sim/views.h"
 #include "workloads/workload.h"
+
+void router_workload_failed(struct sim *s)
+{
+	const char *why = s->wl->error ? s->wl->error(s->wl_st) : NULL;
+	if (why)
+		sim_fail_with(s, 2, why);
+	else
+		sim_fail(s, "out of memory in the workload");
+}
 
 static void schedule_arrival(struct sim *s, struct request *r, int from_source)
 {
@@ -17,16 +34,16 @@ static void schedule_arrival(struct sim *s, struct request *r, int from_source)
 /* Pulls the source's next open-loop arrival, unless past the horizon. */
 void router_pull_source(struct sim *s)
 {
-	struct request *r = sim_req_get(s);
+	struct request *r = pool_req_get(s);
 	if (!r)
 		return;
 	int got = s->wl->next(s->wl_st, r);
 	if (got < 0)
-		sim_workload_failed(s);
+		router_workload_failed(s);
 	if (got == 1 && r->arrival_ns <= s->end_arrivals_ns)
 		schedule_arrival(s, r, 1);
 	else
-		sim_req_put(s, r);
+		pool_req_put(s, r);
 }
 
 static double recompute_cost_s(const struct sim *s, const struct request *r)
@@ -60,7 +77,7 @@ static void finish(struct sim *s, struct request *r)
 		s->opts->on_request(s->opts->ctx, r);
 	int completed = r->state == REQ_DONE, session_done = 1;
 	if (s->wl->follow_up) {
-		struct request *next = sim_req_get(s);
+		struct request *next = pool_req_get(s);
 		if (!next)
 			return;
 		/* The next turn continues r's hash chain in r's buffer: its
@@ -75,14 +92,14 @@ static void finish(struct sim *s, struct request *r)
 		r->hashes_cap = spare_cap;
 		r->n_hashes = 0;
 		if (got < 0)
-			sim_workload_failed(s);
+			router_workload_failed(s);
 		if (got == 1 && next->arrival_ns <= s->end_arrivals_ns) {
 			if (next->session == r->session)
 				next->session_rec = r->session_rec;
 			schedule_arrival(s, next, 0);
 			session_done = 0;
 		} else {
-			sim_req_put(s, next);
+			pool_req_put(s, next);
 		}
 	}
 	if (s->pol->on_complete)
@@ -97,9 +114,9 @@ static void finish(struct sim *s, struct request *r)
 		rec->hint_depth = r->kv_hint_depth;
 	}
 	if (rec && --rec->live == 0 && session_done)
-		sim_session_end(s, rec);
+		pool_session_end(s, rec);
 	ledger_leave(s, r);
-	sim_req_put(s, r);
+	pool_req_put(s, r);
 }
 
 static void reject(struct sim *s, struct request *r, enum req_state st, const char *reason)
@@ -137,40 +154,6 @@ void router_retry(struct sim *s, struct request *r)
 	r->sched_ns = -1;
 	r->first_token_ns = 0;
 	route(s, r);
-}
-
-/* Node i's KV changes from outside: a decode span in progress ends after
- * its current iteration, so the rest is planned with the change. */
-static void cut_span(struct sim *s, uint32_t i)
-{
-	struct node *n = &s->nodes[i];
-	if (node_cut_span(n, s->now))
-		sim_schedule_step(s, i); /* replaces the later step end */
-}
-
-/* Pins the prefix m of node i for r while its transfer runs, so that the
- * blocks it arrives after are still there. */
-static void pin(struct sim *s, struct request *r, uint32_t i, const struct kv_match *m)
-{
-	cut_span(s, i); /* no change to the pool: the node is synced already */
-	r->kv_tail = kv_acquire(&s->nodes[i].kv, m);
-	r->pin_crashes = s->crashes[i];
-}
-
-/* Releases the pin; 0, or -1 if the node crashed since (the pin is gone
- * with its cache). */
-static int unpin(struct sim *s, struct request *r, uint32_t i)
-{
-	if (r->pin_crashes != s->crashes[i]) {
-		r->kv_tail = KV_NONE;
-		return -1;
-	}
-	if (r->kv_tail != KV_NONE) {
-		cut_span(s, i);
-		kv_release(&s->nodes[i].kv, r->kv_tail, 0);
-	}
-	r->kv_tail = KV_NONE;
-	return 0;
 }
 
 /* Decides whether to bring the session's KV from the node it last ran on.
@@ -231,7 +214,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	r->state = REQ_TRANSFER;
 	r->node = (int32_t)dst;
 	r->xfer_start_ns = s->now;
-	pin(s, r, dst, &m_dst);
+	engine_pin(s, r, dst, &m_dst);
 	s->migrations++;
 	s->migration_bytes += bytes;
 	if (s->te) {
@@ -246,59 +229,6 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	return 1;
 }
 
-/* Prefix blocks that dst's HBM lacks but its server's DRAM or NVMe tier
- * holds are reloaded before prefill when that is quicker than computing
- * them. Returns 1 if reload transfers were started. */
-int router_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
-{
-	if ((!s->has_dram && !s->has_nvme) || !s->sc->cluster.engine.prefix_caching)
-		return 0;
-	uint32_t B = (uint32_t)s->sc->cluster.engine.kv_block_tokens;
-	uint32_t full = r->swapped ? r->high_water / B : r->prompt_tokens / B;
-	if (full > r->n_hashes)
-		full = r->n_hashes;
-	struct node *n = &s->nodes[dst];
-	struct kv_match m;
-	node_sync(n, s->now);
-	node_lookup(n, r->hashes, full, &m);
-	uint32_t server = (uint32_t)n->server, j = m.blocks, from_dram = 0, from_nvme = 0;
-	for (; j < full; j++) {
-		if (s->has_dram && pidx_has(&s->dram, server, r->hashes[j]))
-			from_dram++;
-		else if (s->has_nvme && pidx_has(&s->nvme, server, r->hashes[j]))
-			from_nvme++;
-		else
-			break;
-	}
-	if (j == m.blocks)
-		return 0;
-	uint32_t host = links_port_host(s, server), nv[2] = {links_port_nvme(s, server), host};
-	double t = 0;
-	if (from_dram)
-		t = links_estimate_s(s, &host, 1, from_dram * s->block_bytes, s->sc->cluster.host->latency_s);
-	if (from_nvme) {
-		double t2 = links_estimate_s(s, nv, 2, from_nvme * s->block_bytes,
-				       s->sc->cluster.nvme->latency_s);
-		t = t2 > t ? t2 : t;
-	}
-	if (!r->swapped && t >= cost_prefill_s(&s->cost, (double)(j - m.blocks) * B,
-					       (double)m.blocks * B))
-		return 0;
-	r->rel_lo = m.blocks;
-	r->rel_hi = j;
-	r->state = REQ_TRANSFER;
-	r->node = (int32_t)dst;
-	pin(s, r, dst, &m);
-	if (from_dram)
-		links_start_flow(s, FLOW_RELOAD, r, (int32_t)dst, &host, 1, from_dram * s->block_bytes,
-			   s->sc->cluster.host->latency_s);
-	if (from_nvme)
-		links_start_flow(s, FLOW_RELOAD, r, (int32_t)dst, nv, 2, from_nvme * s->block_bytes,
-			   s->sc->cluster.nvme->latency_s);
-	s->offload_in += (double)(j - m.blocks) * s->block_bytes;
-	return 1;
-}
-
 /* r is at its node (after the routing latency): bring its KV, or queue it. */
 static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
 			   enum migration_mode kv)
@@ -309,7 +239,7 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
 	}
 	int moving = maybe_migrate(s, r, dst, kv);
 	if (!moving)
-		moving = router_maybe_reload(s, r, dst);
+		moving = engine_maybe_reload(s, r, dst);
 	struct session_rec *rec = r->session_rec;
 	rec->last_node = (int32_t)dst;
 	if (rec->n_nodes >= 0) {
@@ -325,7 +255,7 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
 		if (rec->hint_node == (int32_t)dst)
 			node_hint_admission(&s->nodes[dst], r, rec->hint_run, rec->hint_key,
 					    rec->hint_depth);
-		sim_enqueue(s, dst, r);
+		engine_enqueue(s, dst, r);
 	}
 }
 
@@ -467,7 +397,7 @@ void router_prefetch_request(struct sim *s, const struct request *r)
 		s->pf_second = r;
 		if (r->session_rec)
 			__builtin_prefetch(r->session_rec, 1);
-		else /* a first turn: sim_session_get inserts it */
+		else /* a first turn: pool_session_get inserts it */
 			hmap_prefetch(&s->sessions, r->session);
 		if (s->pol->prefetch)
 			s->pol->prefetch(pol_state(s, r), r);
@@ -488,7 +418,7 @@ void router_ev_arrival(struct sim *s, const struct event *ev)
 	 * (finish), unless the session ended meanwhile */
 	const struct session_rec *had = r->session_rec;
 	if (!had || had->id != r->session)
-		r->session_rec = sim_session_get(s, r->session);
+		r->session_rec = pool_session_get(s, r->session);
 	struct session_rec *rec = r->session_rec;
 	if (!rec)
 		return;
@@ -577,7 +507,7 @@ void router_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 		return;
 	struct node *n = &s->nodes[dst];
 	node_sync(n, s->now);
-	if (unpin(s, r, dst) || !s->views[0][dst].up) {
+	if (engine_unpin(s, r, dst) || !s->views[0][dst].up) {
 		router_retry(s, r);
 		return;
 	}
@@ -590,7 +520,7 @@ void router_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 		s->swapping_in[dst]--;
 		n->hold_admissions = s->swq_head[dst] != NULL || s->swapping_in[dst] > 0;
 	}
-	sim_enqueue(s, dst, r);
+	engine_enqueue(s, dst, r);
 }
 
 void router_on_done(void *ctx, struct request *r, int64_t now_ns)
@@ -599,4 +529,42 @@ void router_on_done(void *ctx, struct request *r, int64_t now_ns)
 	(void)now_ns;
 	views_count_done(s, r, (uint32_t)r->node);
 	finish(s, r);
+}
+
+/* Swapped-out requests wait, in order, until their node has room for
+ * their KV (meanwhile it admits nothing new: vLLM gives the swapped queue
+ * priority); then what HBM lost is reloaded and they resume first. */
+static void on_swap_out_done(struct sim *s, struct request *r, uint32_t node)
+{
+	if (--r->pending > 0)
+		return;
+	if (!s->views[0][node].up || r->pin_crashes != s->crashes[node]) {
+		router_retry(s, r);
+		return;
+	}
+	r->qnext = NULL;
+	if (s->swq_tail[node])
+		s->swq_tail[node]->qnext = r;
+	else
+		s->swq_head[node] = r;
+	s->swq_tail[node] = r;
+	s->nodes[node].hold_admissions = 1;
+	engine_try_swap_in(s, node);
+}
+
+void router_ev_deliver(struct sim *s, const struct event *ev)
+{
+	struct request *r = ev->ptr;
+	uint32_t target = (uint32_t)ev->node;
+	switch ((enum flow_kind)ev->tag) {
+	case FLOW_MIGRATE:
+	case FLOW_RELOAD:
+		router_transfer_done(s, r, target);
+		break;
+	case FLOW_SWAP_OUT:
+		on_swap_out_done(s, r, target);
+		break;
+	default: /* write-downs: the bytes are in the tier */
+		break;
+	}
 }

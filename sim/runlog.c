@@ -1,12 +1,15 @@
 /* runlog: what a run writes as it goes: timeseries rows, trace events, the progress line. */
+#include "sim/runlog.h"
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "results/fmt.h"
+#include "sim/about.h"
 #include "sim/afile.h"
 #include "sim/sim_int.h"
+#include "sim/thermal.h"
 
 double runlog_wall_now(void)
 {

@@ -11,138 +11,31 @@
 #include <cjson/cJSON.h>
 
 #include "results/writer.h"
+#include "sim/about.h"
 #include "sim/afile.h"
+#include "sim/audit.h"
+#include "sim/engine.h"
+#include "sim/faults.h"
+#include "sim/ledger.h"
+#include "sim/links.h"
+#include "sim/pool.h"
 #include "sim/rng.h"
+#include "sim/router.h"
+#include "sim/runlog.h"
+#include "sim/sim.h"
 #include "sim/sim_int.h"
+#include "sim/thermal.h"
+#include "sim/views.h"
 #include "workloads/workload.h"
 
-#include "version.h" /* generated: build/version.h */
-
-const char *kvsim_version(void)
-{
-	return KVSIM_VERSION;
-}
-
 /* --- request and session pools ------------------------------------------------ */
-
-void sim_workload_failed(struct sim *s)
-{
-	const char *why = s->wl->error ? s->wl->error(s->wl_st) : NULL;
-	if (why)
-		sim_fail_with(s, 2, why);
-	else
-		sim_fail(s, "out of memory in the workload");
-}
 
 /* The engine's per-iteration fields are request.h's first 64 bytes: one
  * cache line, with requests 64-byte aligned. */
 _Static_assert(offsetof(struct request, session_rec) + sizeof(void *) <= 64,
 	       "struct request: the engine's fields outgrew one cache line");
 
-struct request *sim_req_get(struct sim *s)
-{
-	struct request *r = s->free_reqs;
-	if (r) {
-		s->free_reqs = r->pool_next;
-	} else {
-		void *p = NULL;
-		if (posix_memalign(&p, 64, sizeof *r) != 0) {
-			sim_fail(s, "out of memory");
-			return NULL;
-		}
-		r = p;
-		r->hashes = NULL;
-		r->hashes_cap = 0;
-	}
-	/* Keep the hash buffer, clear the rest. */
-	uint64_t *h = r->hashes;
-	uint32_t hc = r->hashes_cap;
-	memset(r, 0, sizeof *r);
-	r->hashes = h;
-	r->hashes_cap = hc;
-	r->kv_tail = KV_NONE;
-	r->open_from = REQ_TAIL_SHUT;
-	r->kv_hint = KV_NONE;
-	r->ever_run = CTREE_NONE;
-	r->node = -1;
-	r->sched_ns = -1;
-	return r;
-}
-
-void sim_req_put(struct sim *s, struct request *r)
-{
-	r->pool_next = s->free_reqs;
-	s->free_reqs = r;
-}
-
-struct session_rec *sim_session_get(struct sim *s, uint64_t id)
-{
-	uint64_t *v = hmap_get(&s->sessions, id);
-	if (v)
-		return (struct session_rec *)(uintptr_t)*v;
-	struct session_rec *rec = s->free_sessions;
-	if (rec) {
-		s->free_sessions = rec->free_next;
-	} else {
-		rec = calloc(1, sizeof *rec);
-		if (!rec) {
-			sim_fail(s, "out of memory");
-			return NULL;
-		}
-	}
-	rec->id = id;
-	rec->live = 0;
-	rec->last_node = -1;
-	rec->hint_node = -1;
-	rec->n_nodes = 0;
-	rec->frontier_len = 0;
-	rec->frontier_hash = 0;
-	if (hmap_put(&s->sessions, id, (uint64_t)(uintptr_t)rec) < 0) {
-		sim_fail(s, "out of memory");
-		return NULL;
-	}
-	return rec;
-}
-
-void sim_session_end(struct sim *s, struct session_rec *rec)
-{
-	hmap_del(&s->sessions, rec->id);
-	rec->id = 0; /* a request still carrying it finds it ended */
-	rec->free_next = s->free_sessions;
-	s->free_sessions = rec;
-}
-
 /* --- node stepping ----------------------------------------------------------- */
-
-void sim_kick(struct sim *s, uint32_t i)
-{
-	struct node *n = &s->nodes[i];
-	if (!n->busy) {
-		thermal_advance(s, i);
-		thermal_apply_speed(s, i);
-		if (node_start_step(n, s->now) > 0)
-			sim_schedule_step(s, i);
-		s->hl[i].busy = n->busy;
-	}
-	if (s->has_dram || s->has_nvme)
-		links_offload_cold(s, i);
-	if (s->report_ns == 0)
-		views_refresh(s, i);
-	if (s->swq_head[i] && !s->in_swap_in)
-		links_try_swap_in(s, i);
-}
-
-/* Enqueues r on node i (at the head for a swapped-in request); an arrival
- * cuts a decode span short, which moves the node's step-end event earlier. */
-void sim_enqueue(struct sim *s, uint32_t i, struct request *r)
-{
-	struct node *n = &s->nodes[i];
-	int front = r->swapped;
-	r->swapped = 0;
-	if (front ? node_enqueue_front(n, r, s->now) : node_enqueue(n, r, s->now))
-		sim_schedule_step(s, i); /* replaces the later step end */
-	sim_kick(s, i);
-}
 
 static void teardown(struct sim *s)
 {
@@ -151,10 +44,10 @@ static void teardown(struct sim *s)
 		struct node *n = &s->nodes[i];
 		for (struct request *r = n->wait_head, *next; r; r = next) {
 			next = r->qnext;
-			sim_req_put(s, r);
+			pool_req_put(s, r);
 		}
 		for (uint32_t k = 0; n->running && k < n->n_running; k++)
-			sim_req_put(s, n->running[k]);
+			pool_req_put(s, n->running[k]);
 		n->wait_head = NULL;
 		n->n_running = 0;
 	}
@@ -162,7 +55,7 @@ static void teardown(struct sim *s)
 		for (struct request *r = s->swq_head[i], *next; r; r = next) {
 			next = r->qnext;
 			r->pending = UINT32_MAX;
-			sim_req_put(s, r);
+			pool_req_put(s, r);
 		}
 	free(s->swq_head);
 	free(s->swq_tail);
@@ -194,14 +87,14 @@ static void teardown(struct sim *s)
 		struct request *r = ev.ptr;
 		if (r && r->pending != UINT32_MAX) {
 			r->pending = UINT32_MAX;
-			sim_req_put(s, r);
+			pool_req_put(s, r);
 		}
 	}
 	for (uint32_t k = 0; k < s->net.n_active; k++) {
 		struct request *r = s->net.f[s->net.active[k]].ptr;
 		if (r && r->pending != UINT32_MAX) {
 			r->pending = UINT32_MAX;
-			sim_req_put(s, r);
+			pool_req_put(s, r);
 		}
 	}
 	flow_free(&s->net);
@@ -350,7 +243,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		.on_blocks_computed = ledger_on_blocks_computed,
 		.computed_before = ledger_computed_before,
 		.computed_never = ledger_computed_never,
-		.on_swap_out = links_on_swap_out,
+		.on_swap_out = engine_on_swap_out,
 	};
 	const struct thermal_cfg *th = &cl->thermal;
 	for (uint32_t i = 0; i < N; i++) {
@@ -445,7 +338,7 @@ static void ev_step(struct sim *s, const struct event *ev)
 		if (s->te)
 			runlog_trace_step(s, i);
 		node_finish_step(&s->nodes[i], s->now);
-		sim_kick(s, i);
+		engine_kick(s, i);
 	}
 	if (s->nodes[i].kv.oom)
 		sim_fail(s, "out of memory (KV cache index)");
@@ -457,7 +350,7 @@ static const struct sim_ev_kind sim_ev_kinds[EV_KINDS] = {
 	[EV_SAMPLE] = {runlog_ev_sample, NULL},
 	[EV_DISPATCH] = {router_ev_dispatch, NULL},
 	[EV_FLOW] = {links_ev_flow, links_ev_flow_stale},
-	[EV_DELIVER] = {links_ev_deliver, NULL},
+	[EV_DELIVER] = {router_ev_deliver, NULL},
 	[EV_REPORT] = {views_ev_report, NULL},
 	[EV_FAULT] = {faults_ev_fault, NULL},
 };

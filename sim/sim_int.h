@@ -2,19 +2,26 @@
 #ifndef KVSIM_SIM_INT_H
 #define KVSIM_SIM_INT_H
 
-/* The core's files by layer (each a prefix):
- *   sim.c      the event loop and its handler table, request and session
- *              pools, set-up, tear-down, sim_run, sim_validate (sim_)
- *   router.c   arrival -> route -> retry -> dispatch -> migrate/reload ->
- *              finish (router_)
+/* The core's files by layer, each with its header and prefix. A file calls
+ * only the layers above it in this list (tests/layout.sh checks that the
+ * files' includes and calls form no circle):
+ *   sim_int.h  struct sim and the records every layer shares (this file)
+ *   pool.c     request and session records, reused (pool_)
+ *   about.c    the build's version (kvsim_version)
+ *   thermal.c  the thermal model and slow-downs (thermal_)
+ *   runlog.c   timeseries, trace events, the progress line (runlog_)
+ *   audit.c    --audit's invariant checks (audit_)
+ *   ledger.c   the computed-before record (ledger_)
  *   views.c    the routers' per-replica views of the nodes, the KV
  *              watermark, the callbacks policies call (views_)
- *   ledger.c   the computed-before record (ledger_)
- *   links.c    ports, flows, tier write-downs, offload, swap (links_)
- *   thermal.c  the thermal model and slow-downs (thermal_)
+ *   links.c    ports, flows, tier write-downs, offload (links_)
+ *   engine.c   putting work on nodes: queues and kicks, pinned KV, swap
+ *              and reloads from the host tiers (engine_)
+ *   router.c   arrival -> route -> retry -> dispatch -> migration ->
+ *              transfer done -> finish (router_)
  *   faults.c   the fault schedule: crashes, slow-downs, links, cooling (faults_)
- *   audit.c    --audit's invariant checks (audit_)
- *   runlog.c   timeseries, trace events, the progress line (runlog_) */
+ *   sim.c      the event loop and its handler table, set-up, tear-down,
+ *              sim_run, sim_validate (sim_) */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,9 +43,8 @@
 #include "sim/node.h"
 #include "sim/prefix_index.h"
 #include "sim/request.h"
-#include "sim/sim.h"
-
-struct wl_ops;
+#include "workloads/workload.h"
+#include "sim/opts.h"
 
 /* Event kinds: the index of each one's handler in sim.c's table
  * (sim_ev_handlers), and what its event carries (struct event). A new
@@ -240,13 +246,6 @@ struct sim {
 /* With opts->time_routing, the arrivals and dispatches timed: one in this many. */
 #define TIME_EVERY 16
 
-
-#define TE_MAX 2000000
-/* With opts->time_routing, the arrivals and dispatches timed: one in this many. */
-#define TIME_EVERY 16
-
-/* --- sim.c ---------------------------------------------------------------- */
-
 static inline void sim_fail_with(struct sim *s, int code, const char *what)
 {
 	if (!s->error) {
@@ -261,236 +260,31 @@ static inline void sim_fail(struct sim *s, const char *what)
 	sim_fail_with(s, 3, what);
 }
 
-/* The workload returned -1: bad input (exit 2) or no memory (3). */
-void sim_workload_failed(struct sim *s);
-/* A cleared request from the pool (NULL after sim_fail); sim_req_put
- * hands it back. */
-struct request *sim_req_get(struct sim *s);
-void sim_req_put(struct sim *s, struct request *r);
-/* The live session's record, made on its first request (NULL after
- * sim_fail); sim_session_end frees it with its last. */
-struct session_rec *sim_session_get(struct sim *s, uint64_t id);
-void sim_session_end(struct sim *s, struct session_rec *rec);
-/* Starts node i's next step if it is idle, and what follows a change in
- * its queue (offload, views, swap-ins). */
-void sim_kick(struct sim *s, uint32_t i);
-/* Enqueues r on node i (at the head for a swapped-in request). */
-void sim_enqueue(struct sim *s, uint32_t i, struct request *r);
-
 /* Sets node i's step-end timer (replacing the one it had, if any). */
 static inline void sim_schedule_step(struct sim *s, uint32_t i)
 {
 	evq_timer_set(&s->q, i, s->nodes[i].step_end_ns);
 }
 
-/* --- router.c ------------------------------------------------------------- */
-
-/* Pulls the source's next open-loop arrival, unless past the horizon. */
-void router_pull_source(struct sim *s);
-void router_ev_arrival(struct sim *s, const struct event *ev);
-void router_ev_dispatch(struct sim *s, const struct event *ev);
-void router_prefetch_request(struct sim *s, const struct request *r);
-
-/* Before each event: starts the misses of the next arrival while it is
- * the heap's earliest event, in two stages over two events (prefetches
- * only; router_prefetch_request). Inline: most events have nothing to do. */
-static inline void router_prefetch_arrival(struct sim *s)
-{
-	const struct event *nx = evq_heap_top(&s->q);
-	if (nx && nx->kind == EV_ARRIVAL && nx->ptr &&
-	    (nx->ptr != s->pf_arrival || nx->ptr != s->pf_second))
-		router_prefetch_request(s, nx->ptr);
-}
-/* r's node failed: route it again from scratch, or fail it. */
-void router_retry(struct sim *s, struct request *r);
-/* Prefix blocks the tiers hold come back before prefill; 1 if started. */
-int router_maybe_reload(struct sim *s, struct request *r, uint32_t dst);
-/* A transfer r waited for has arrived at dst. */
-void router_transfer_done(struct sim *s, struct request *r, uint32_t dst);
-/* node_hooks.on_done */
-void router_on_done(void *ctx, struct request *r, int64_t now_ns);
-
-/* --- views.c -------------------------------------------------------------- */
-
-/* The KV watermark test, the one place it is written: whether `blocks`
- * of a node's n_blocks are above router.kv_watermark (a node in use
- * above it is closed to new sessions; one holding more than it offloads
- * cold blocks). */
-static inline double views_watermark_blocks(const struct sim *s, uint32_t n_blocks)
-{
-	return s->sc->router.kv_watermark * n_blocks;
-}
-static inline int views_above_watermark(const struct sim *s, double blocks, uint32_t n_blocks)
-{
-	return blocks > views_watermark_blocks(s, n_blocks);
-}
-
-/* Node i's view in every replica, with `used` blocks in use (what
- * node_sync would leave). Inline: each step's end calls it with exact
- * reports. */
-static inline void views_refresh_used(struct sim *s, uint32_t i, uint32_t used)
-{
-	const struct node *n = &s->nodes[i];
-	const struct health *h = &s->hl[i];
-	for (uint32_t k = 0; k < s->n_replicas; k++) {
-		struct pol_node_view *v = &s->views[k][i];
-		v->queued = n->n_waiting;
-		v->running = n->n_running;
-		v->queued_tokens = n->waiting_tokens;
-		v->kv_used_blocks = used;
-		v->kv_util = (double)used / (double)n->kv.n_blocks;
-		v->closed = views_above_watermark(s, (double)used, n->kv.n_blocks);
-		v->temperature_c = h->temp_c;
-		v->throttled = h->throttled;
-		v->routed_since = 0;
-	}
-}
-
-static inline void views_refresh(struct sim *s, uint32_t i)
-{
-	views_refresh_used(s, i, s->nodes[i].kv.n_used);
-}
-
-/* Node i goes up or down in every replica's view. */
-void views_set_up(struct sim *s, uint32_t i, int up);
-/* The router's own record: r was sent to node, or left it. */
-void views_count_dispatch(struct sim *s, const struct request *r, uint32_t node);
-void views_count_done(struct sim *s, const struct request *r, uint32_t node);
-/* Whether node i is above the KV watermark (closed to new sessions). */
-int views_closed(struct sim *s, const struct pol_node_view *v, uint32_t i);
-/* The up node with the fewest waiting requests under limit (open to new
- * sessions when need_open), or -1. */
-int32_t views_least_queued(struct sim *s, const struct pol_node_view *v, uint32_t limit,
-			   int need_open);
-/* Every node's KV figures brought up to now (for POL_READS_KV_ALL). */
-void views_sync_all(struct sim *s);
-/* The view a policy routes r with: the replica's figures and callbacks. */
-void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v);
-/* pol_view.private_nodes */
-int views_private_nodes(void *ctx, const struct request *r, const int32_t **nodes);
-void views_ev_report(struct sim *s, const struct event *ev);
-
-/* --- ledger.c ------------------------------------------------------------- */
-
-/* One empty tree (epoch 0). 0, or -1 when memory runs out. */
-int ledger_init(struct sim *s);
-void ledger_free(struct sim *s);
-/* r enters the system, from the source (from_source) or as a follow-up;
- * ledger_leave: it has left. */
-void ledger_arrive(struct sim *s, const struct request *r, int from_source);
-void ledger_leave(struct sim *s, const struct request *r);
-/* node_hooks.on_blocks_computed, .computed_before, .computed_never */
-void ledger_on_blocks_computed(void *ctx, struct request *r, uint32_t from, uint32_t to);
-uint32_t ledger_computed_before(void *ctx, const struct request *r, uint32_t idx, uint32_t end);
-uint32_t ledger_computed_never(void *ctx, const struct request *r, uint32_t idx, uint32_t end);
-
 /* Whether private block idx of r is behind its session's frontier
  * (computed before). */
-static inline int ledger_private_before(const struct session_rec *rec, const struct request *r,
-					uint32_t idx)
+static inline int session_computed_before(const struct session_rec *rec, const struct request *r,
+					  uint32_t idx)
 {
 	uint32_t len = rec->frontier_len;
 	return idx < len && len <= r->n_hashes && r->hashes[len - 1] == rec->frontier_hash;
 }
 
-/* --- links.c -------------------------------------------------------------- */
-
-/* Ports: node i has its NVLink port (2i) and its NIC (2i + 1); server k
- * has its PCIe path to host DRAM (2N + 2k) and its NVMe device (+1). */
-static inline uint32_t links_port_nvlink(uint32_t i) { return 2 * i; }
-static inline uint32_t links_port_nic(uint32_t i) { return 2 * i + 1; }
-static inline uint32_t links_port_host(const struct sim *s, uint32_t k) { return 2 * s->n_nodes + 2 * k; }
-static inline uint32_t links_port_nvme(const struct sim *s, uint32_t k) { return 2 * s->n_nodes + 2 * k + 1; }
-
-/* Reschedules the end events of flows whose rates changed. */
-void links_flows_changed(struct sim *s);
-/* A flow of kind for r (or NULL) to target over ports; 0, or -1. */
-int links_start_flow(struct sim *s, enum flow_kind kind, struct request *r, int32_t target,
-		     const uint32_t *ports, uint32_t n_ports, double bytes, double latency_s);
-/* The time a transfer over these ports would take if it started now. */
-double links_estimate_s(const struct sim *s, const uint32_t *ports, uint32_t n, double bytes,
-			double latency_s);
-/* The link between nodes a and b, and the two ports it uses. */
-const struct cat_link *links_between(const struct sim *s, uint32_t a, uint32_t b, uint32_t *ports);
-/* kv_pool.on_evict (ctx: struct evict_ctx) and pidx.on_evict (ctx: s). */
-void links_on_hbm_evict(void *ctx, uint64_t hash);
-void links_on_dram_evict(void *ctx, uint32_t server, uint64_t hash);
-/* Sends the write-downs batched during the event. */
-void links_flush_write_downs(struct sim *s);
-/* Preemptive offload of node i's cold blocks above the watermark. */
-void links_offload_cold(struct sim *s, uint32_t i);
-/* node_hooks.on_swap_out */
-void links_on_swap_out(void *ctx, struct request *r, int64_t now_ns);
-/* Swapped-out requests of node i come back while it has room. */
-void links_try_swap_in(struct sim *s, uint32_t i);
-/* Scales the ports of a server's nodes and its own (a link fault). */
-void links_scale_server(struct sim *s, uint32_t server, double factor);
-int links_ev_flow_stale(const struct sim *s, const struct event *ev);
-void links_ev_flow(struct sim *s, const struct event *ev);
-void links_ev_deliver(struct sim *s, const struct event *ev);
-
-/* --- thermal.c, faults.c --------------------------------------------------- */
-
-/* Node i's temperature now, changing nothing (for sampling). */
-double thermal_temp_now(const struct sim *s, uint32_t i);
-void thermal_advance_model(struct sim *s, uint32_t i);
-
-/* Brings node i's temperature and throttling to now (inline: every step
- * start calls it, and without the thermal model or throttling it only
- * moves the clock). */
-static inline void thermal_advance(struct sim *s, uint32_t i)
+/* The nodes where r's session ran, when its private blocks are its own
+ * (wl_ops.private_own): their count, or -1 when they are not known. */
+static inline int session_nodes(const struct sim *s, const struct request *r,
+				const int32_t **nodes)
 {
-	struct health *h = &s->hl[i];
-	if (s->now <= h->t_ns)
-		return;
-	if (h->throttled || s->sc->cluster.thermal.enabled)
-		thermal_advance_model(s, i);
-	else
-		h->t_ns = s->now;
+	const struct session_rec *rec = r->session_rec;
+	if (!s->wl->private_own || !rec || rec->id != r->session)
+		return -1;
+	*nodes = rec->nodes;
+	return rec->n_nodes;
 }
-
-/* Node i's compute speed from its straggler factor and throttling. */
-static inline void thermal_apply_speed(struct sim *s, uint32_t i)
-{
-	const struct health *h = &s->hl[i];
-	double speed = h->slow * (h->throttled ? s->sc->cluster.thermal.throttle_factor : 1.0);
-	s->nodes[i].time_scale = speed == 1.0 ? 1.0 : 1.0 / speed;
-}
-/* Schedules every fault's start and end events. 0, or -1 (no memory). */
-int faults_schedule(struct sim *s);
-void faults_ev_fault(struct sim *s, const struct event *ev);
-
-/* --- audit.c -------------------------------------------------------------- */
-
-/* Stops the run (exit 3) with "audit: at t=...: " and the message. */
-void audit_fail(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* After an event: the nodes it may have touched. */
-void audit_event(struct sim *s, const struct event *ev);
-/* A prefix past n_shared is cached only where the session ran. */
-void audit_private(struct sim *s, uint32_t node, const struct request *r, uint32_t hit);
-/* The frontier left after private blocks [from, to) is the one that
- * moving it block by block from `was` gives. */
-void audit_frontier(struct sim *s, const struct request *r, struct session_rec was, uint32_t from,
-		    uint32_t to);
-
-/* --- runlog.c ------------------------------------------------------------- */
-
-double runlog_wall_now(void);
-/* One trace event (ph "X" with dur, "i" instant, "M" metadata); args is a
- * JSON object's inside. A no-op without a trace file. */
-void runlog_trace_event(struct sim *s, const char *name, char ph, int pid, int tid, int64_t t_ns,
-			int64_t dur_ns, const char *args);
-/* The iterations of node i's step that is ending now. */
-void runlog_trace_step(struct sim *s, uint32_t i);
-/* Opens opts->trace_events (its header, the tracks' names); closes it
- * (its trailer) and renames it into place. 0, or -1 with err. */
-int runlog_trace_open(struct sim *s, char *err, size_t errlen);
-int runlog_trace_close(struct sim *s, char *err, size_t errlen);
-/* Opens path as timeseries.csv and schedules the first sample. 0, or -1
- * with err. */
-int runlog_timeseries_open(struct sim *s, const char *path, char *err, size_t errlen);
-void runlog_ev_sample(struct sim *s, const struct event *ev);
-/* The progress line on stderr. */
-void runlog_progress(const struct sim *s, double started);
 
 #endif

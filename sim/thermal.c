@@ -1,4 +1,6 @@
 /* thermal: the first-order thermal model per node, and its compute speed. */
+#include "sim/thermal.h"
+
 #include <math.h>
 
 #include "sim/sim_int.h"

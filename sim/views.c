@@ -1,4 +1,8 @@
 /* views: the routers' views of the nodes, the KV watermark, the policies' callbacks. */
+#include "sim/views.h"
+
+#include "sim/audit.h"
+#include "sim/runlog.h"
 #include "sim/sim_int.h"
 #include "workloads/workload.h"
 
@@ -68,12 +72,7 @@ int32_t views_least_queued(struct sim *s, const struct pol_node_view *v, uint32_
  * are its own. */
 int views_private_nodes(void *ctx, const struct request *r, const int32_t **nodes)
 {
-	const struct sim *s = ctx;
-	const struct session_rec *rec = r->session_rec;
-	if (!s->wl->private_own || !rec || rec->id != r->session)
-		return -1;
-	*nodes = rec->nodes;
-	return rec->n_nodes;
+	return session_nodes(ctx, r, nodes);
 }
 
 /* pol_view.cached_prefix, the exact index: r's prompt blocks in node's

@@ -75,8 +75,8 @@ struct scenario;
  * temporary name): every session arriving within duration_s with all its
  * turns, each later turn with its think time after the previous answer, so
  * that replaying the file reproduces the generator's run. *written gets the
- * request count. Returns 0, 2 (bad input) or 3 (I/O, memory).
- * (workloads/tracegen.c) */
+ * request count. The caller validates the scenario first (sim_validate).
+ * Returns 0, 2 (bad input) or 3 (I/O, memory). (workloads/tracegen.c) */
 int wl_trace_gen(const struct scenario *sc, const char *path, uint64_t *written, char *err,
 		 size_t errlen);
 

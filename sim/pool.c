@@ -1,0 +1,80 @@
+/* pool: the run's request and session records, reused through free lists. */
+#include "sim/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_int.h"
+
+struct request *pool_req_get(struct sim *s)
+{
+	struct request *r = s->free_reqs;
+	if (r) {
+		s->free_reqs = r->pool_next;
+	} else {
+		void *p = NULL;
+		if (posix_memalign(&p, 64, sizeof *r) != 0) {
+			sim_fail(s, "out of memory");
+			return NULL;
+		}
+		r = p;
+		r->hashes = NULL;
+		r->hashes_cap = 0;
+	}
+	/* Keep the hash buffer, clear the rest. */
+	uint64_t *h = r->hashes;
+	uint32_t hc = r->hashes_cap;
+	memset(r, 0, sizeof *r);
+	r->hashes = h;
+	r->hashes_cap = hc;
+	r->kv_tail = KV_NONE;
+	r->open_from = REQ_TAIL_SHUT;
+	r->kv_hint = KV_NONE;
+	r->ever_run = CTREE_NONE;
+	r->node = -1;
+	r->sched_ns = -1;
+	return r;
+}
+
+void pool_req_put(struct sim *s, struct request *r)
+{
+	r->pool_next = s->free_reqs;
+	s->free_reqs = r;
+}
+
+struct session_rec *pool_session_get(struct sim *s, uint64_t id)
+{
+	uint64_t *v = hmap_get(&s->sessions, id);
+	if (v)
+		return (struct session_rec *)(uintptr_t)*v;
+	struct session_rec *rec = s->free_sessions;
+	if (rec) {
+		s->free_sessions = rec->free_next;
+	} else {
+		rec = calloc(1, sizeof *rec);
+		if (!rec) {
+			sim_fail(s, "out of memory");
+			return NULL;
+		}
+	}
+	rec->id = id;
+	rec->live = 0;
+	rec->last_node = -1;
+	rec->hint_node = -1;
+	rec->n_nodes = 0;
+	rec->frontier_len = 0;
+	rec->frontier_hash = 0;
+	if (hmap_put(&s->sessions, id, (uint64_t)(uintptr_t)rec) < 0) {
+		sim_fail(s, "out of memory");
+		return NULL;
+	}
+	return rec;
+}
+
+void pool_session_end(struct sim *s, struct session_rec *rec)
+{
+	hmap_del(&s->sessions, rec->id);
+	rec->id = 0; /* a request still carrying it finds it ended */
+	rec->free_next = s->free_sessions;
+	s->free_sessions = rec;
+}

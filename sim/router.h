@@ -1,0 +1,37 @@
+/* router: the request's way: arrival -> route -> retry -> dispatch -> migration -> finish. */
+#ifndef KVSIM_ROUTER_H
+#define KVSIM_ROUTER_H
+
+#include <stdint.h>
+
+#include "sim/sim_int.h"
+
+/* Pulls the source's next open-loop arrival, unless past the horizon. */
+void router_pull_source(struct sim *s);
+void router_ev_arrival(struct sim *s, const struct event *ev);
+void router_ev_dispatch(struct sim *s, const struct event *ev);
+void router_prefetch_request(struct sim *s, const struct request *r);
+
+/* Before each event: starts the misses of the next arrival while it is
+ * the heap's earliest event, in two stages over two events (prefetches
+ * only; router_prefetch_request). Inline: most events have nothing to do. */
+static inline void router_prefetch_arrival(struct sim *s)
+{
+	const struct event *nx = evq_heap_top(&s->q);
+	if (nx && nx->kind == EV_ARRIVAL && nx->ptr &&
+	    (nx->ptr != s->pf_arrival || nx->ptr != s->pf_second))
+		router_prefetch_request(s, nx->ptr);
+}
+/* r's node failed: route it again from scratch, or fail it. */
+void router_retry(struct sim *s, struct request *r);
+/* A transfer r waited for has arrived at dst. */
+void router_transfer_done(struct sim *s, struct request *r, uint32_t dst);
+/* node_hooks.on_done */
+void router_on_done(void *ctx, struct request *r, int64_t now_ns);
+/* A flow's data arrived: a migration or reload is done, a swap-out is
+ * stored, a write-down is in its tier. */
+void router_ev_deliver(struct sim *s, const struct event *ev);
+/* The workload returned -1: bad input (exit 2) or no memory (3). */
+void router_workload_failed(struct sim *s);
+
+#endif
