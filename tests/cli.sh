@@ -350,18 +350,10 @@ usage() {
 	ucmd=$1
 	umsg=$2
 	shift 2
-	"$KVSIM" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
+	expect 2 "" "$@"
 	printf 'kvsim %s: %s\nTry '\''kvsim %s --help'\''.\n' "$ucmd" "$umsg" "$ucmd" >"$T/want"
-	if [ "$rc" -ne 2 ]; then
-		bad "kvsim $*: exit $rc, expected 2; stderr: $(head -c 300 "$T/err")"
-	elif ! cmp -s "$T/want" "$T/err"; then
-		bad "kvsim $*: stderr is '$(cat "$T/err")', expected '$(cat "$T/want")'"
-	elif [ -s "$T/out" ]; then
-		bad "kvsim $*: a usage error printed on stdout: $(head -c 300 "$T/out")"
-	else
-		ok
-	fi
+	cmp -s "$T/want" "$T/err" && [ ! -s "$T/out" ] && ok ||
+		bad "kvsim $*: stderr '$(cat "$T/err")' and stdout '$(head -c 300 "$T/out")'; expected '$(cat "$T/want")' and nothing"
 }
 # lists: an empty one is an error, never "nothing to do"; blanks around
 # items are dropped in every list option; too many items or too long a
