@@ -27,7 +27,9 @@ struct cli_opt {
 	const char *arg;   /* the value's name in the usage ("DIR"); NULL: a flag */
 	const char *help;  /* what it does: one paragraph, wrapped when printed */
 	/* How completion offers its value: "@file", "@dir", "@policy", "@gpu",
-	 * "@model", or words ("bf16 fp8"); NULL: nothing to offer. */
+	 * "@model", "@profile", or words ("bf16 fp8"); NULL: nothing to offer.
+	 * "@file" and "@dir" also tell the parser that the value is a path,
+	 * which must not be empty. */
 	const char *complete;
 	unsigned flags; /* CLI_REQUIRED, CLI_REPEAT */
 };
@@ -91,6 +93,10 @@ enum cli_common_id {
 #define CLI_ROW_QUIET(help) {OPT_QUIET, "quiet", 'q', NULL, help, NULL, 0}
 
 #define CLI_MAX_OPTS 40
+/* Checked where a table is defined: it fits struct cli_args. */
+#define CLI_TABLE_FITS(t)                                           \
+	_Static_assert(sizeof(t) / sizeof *(t) <= CLI_MAX_OPTS + 1, \
+		       #t " has more than CLI_MAX_OPTS options")
 #define CLI_MAX_POS 8
 #define CLI_MAX_SETS 256
 
@@ -142,7 +148,8 @@ struct cli_common {
 	const char *policies;
 	const char *out;
 	const char *catalog;
-	const char *seed;
+	long long seed; /* --seed, when has_seed */
+	int has_seed;
 	const char *trace_events;
 	const char *sets[CLI_MAX_SETS];
 	int n_sets;
@@ -150,8 +157,8 @@ struct cli_common {
 };
 
 /* Takes option id into o: 1 when it is a shared one, 0 when not (the
- * command's own), -1 after reporting (too many --set). */
-int cli_common_opt(struct cli_common *o, int id, const char *val);
+ * command's own), -1 after reporting as cmd (too many --set, a bad --seed). */
+int cli_common_opt(const struct cli_cmd *cmd, struct cli_common *o, int id, const char *val);
 /* The positionals of a: at most one, the scenario, into o; CLI_END, or
  * CLI_BAD after reporting. */
 int cli_scenario_arg(const struct cli_ctx *cx, const struct cli_args *a, struct cli_common *o);
@@ -174,9 +181,22 @@ int cli_load_scenario(const struct cli_common *o, const struct cJSON *root, stru
  * validated; 0, or -1 after reporting. Caller frees with cfg_scenario_free. */
 int cli_load_from_opts(const struct cli_common *o, struct scenario *s);
 
-/* Splits buf in place at any of delims into at most cap items; returns
- * how many, or -1 when there are more. */
-int cli_split_list(char *buf, const char *delims, const char **items, int cap);
+/* The value of list option opt ("--gpus"): items separated by commas,
+ * the blanks around each dropped, empty ones skipped, copied into buf
+ * (len bytes) with items pointing there. Returns how many (at least one),
+ * or -1 after reporting as cmd: no item ("expected a comma-separated list
+ * of WHAT"), more than cap items, or a value too long for buf. */
+int cli_list(const struct cli_cmd *cmd, const char *opt, const char *what, const char *val,
+	     char *buf, size_t len, const char **items, int cap);
+/* val as a whole number in [min, max], all of it decimal digits (a '-'
+ * first when min < 0): no blank, no sign, nothing after. 0, or -1. */
+int cli_parse_int(const char *val, long long min, long long max, long long *out);
+/* val as a finite number (strtod's syntax), all of it, without leading
+ * blanks. 0, or -1. */
+int cli_parse_num(const char *val, double *out);
+/* "kvsim CMD: OPT: expected WHAT, got \"VAL\"" (or "got an empty value")
+ * and the --help line; returns CLI_USAGE. */
+int cli_bad_value(const struct cli_cmd *cmd, const char *opt, const char *what, const char *val);
 
 /* The command families (cli/run.c, info.c, trace.c, sweep.c, plan.c,
  * cost.c, complete.c). */

@@ -2,8 +2,9 @@
 #define _GNU_SOURCE
 #include "cli/cli.h"
 
-#include <assert.h>
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,11 @@ void cli_begin(struct cli_args *a, const struct cli_ctx *cx, int argc, char **ar
 	*s++ = ':';
 	int n = 0;
 	for (const struct cli_opt *o = cx->cmd->opts; o && o->name; o++, n++) {
-		assert(n < CLI_MAX_OPTS);
+		if (n == CLI_MAX_OPTS) { /* CLI_TABLE_FITS catches it at compile time */
+			fprintf(stderr, "kvsim %s: more than %d options in its table\n", cx->cmd->name,
+				CLI_MAX_OPTS);
+			abort();
+		}
 		a->lo[n] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
 					   LONG_BASE + n};
 		if (o->short_name) {
@@ -40,10 +45,21 @@ void cli_begin(struct cli_args *a, const struct cli_ctx *cx, int argc, char **ar
 				*s++ = ':';
 		}
 	}
-	a->lo[n] = (struct option){"help", no_argument, NULL, 'h'};
+	/* --help's val says which row it is, like the others: "--help=x" then
+	 * comes back as a long option with a value (-h comes back as 'h'). */
+	a->lo[n] = (struct option){"help", no_argument, NULL, LONG_BASE + n};
 	*s++ = 'h';
 	*s = 0;
-	optind = 0; /* glibc: start afresh, with this command's tables */
+	/* Start afresh, with this command's tables: glibc and musl reinitialise
+	 * on optind = 0 (and reread the '-' and ':' of so); the BSDs and macOS
+	 * take optreset. */
+#if defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
+    defined(__OpenBSD__) || defined(__DragonFly__)
+	optreset = 1;
+	optind = 1;
+#else
+	optind = 0;
+#endif
 	opterr = 0;
 }
 
@@ -84,6 +100,10 @@ static void report_unknown(const struct cli_args *a, const char *word)
 	const char *name = word + 2;
 	size_t name_len = (size_t)len - 2;
 	char list[512] = "";
+	if (word[0] == '-' && word[1] == '-' && len == 2) { /* "--=x": no name at all */
+		cli_misuse(cmd, "unknown option %s", word);
+		return;
+	}
 	if (len < 3 || word[0] != '-' || word[1] != '-') {
 		cli_misuse(cmd, "unknown option %.*s", len, word);
 		return;
@@ -112,6 +132,12 @@ static void report_unknown(const struct cli_args *a, const char *word)
 		cli_misuse(cmd, "unknown option %.*s", len, word);
 }
 
+/* The option's value is a file or folder name. */
+static int is_path(const struct cli_opt *o)
+{
+	return o->complete && (!strcmp(o->complete, "@file") || !strcmp(o->complete, "@dir"));
+}
+
 int cli_next(struct cli_args *a, const char **val)
 {
 	const struct cli_cmd *cmd = a->cx->cmd;
@@ -129,25 +155,30 @@ int cli_next(struct cli_args *a, const char **val)
 			continue;
 		}
 		const struct cli_opt *o = NULL;
-		if (c >= LONG_BASE)
+		if (c >= LONG_BASE && cmd->opts && cmd->opts[c - LONG_BASE].name)
 			o = &cmd->opts[c - LONG_BASE];
 		for (const struct cli_opt *p = cmd->opts; !o && c < LONG_BASE && p && p->name; p++)
 			if (p->short_name && p->short_name == c)
 				o = p;
+		if (o && o->arg && !optarg[0] && is_path(o)) {
+			cli_misuse(cmd, "--%s: expected a %s, got an empty value", o->name,
+				   strcmp(o->complete, "@dir") ? "file" : "folder");
+			return CLI_BAD;
+		}
 		if (o) {
 			*val = o->arg ? optarg : NULL;
 			return o->id;
 		}
-		if (c == 'h') {
+		if (c == 'h' || (c >= LONG_BASE && !strcmp(a->lo[c - LONG_BASE].name, "help"))) {
 			cli_usage(stdout, cmd);
 			return CLI_HELP;
 		}
 		if (c == ':' && optopt >= LONG_BASE)
-			cli_misuse(cmd, "--%s needs a value", cmd->opts[optopt - LONG_BASE].name);
+			cli_misuse(cmd, "--%s needs a value", a->lo[optopt - LONG_BASE].name);
 		else if (c == ':')
 			cli_misuse(cmd, "-%c needs a value", optopt);
 		else if (optopt >= LONG_BASE)
-			cli_misuse(cmd, "--%s takes no value", cmd->opts[optopt - LONG_BASE].name);
+			cli_misuse(cmd, "--%s takes no value", a->lo[optopt - LONG_BASE].name);
 		else if (optopt)
 			cli_misuse(cmd, "unknown option -%c", optopt);
 		else
@@ -333,23 +364,30 @@ int cli_run_sub(const struct cli_ctx *cx, int argc, char **argv)
 	return cli_misuse(cmd, "unknown subcommand \"%s\"", argv[1]);
 }
 
-int cli_common_opt(struct cli_common *o, int id, const char *val)
+int cli_common_opt(const struct cli_cmd *cmd, struct cli_common *o, int id, const char *val)
 {
 	switch (id) {
 	case OPT_POLICY: o->policy = val; return 1;
 	case OPT_POLICIES: o->policies = val; return 1;
 	case OPT_OUT: o->out = val; return 1;
 	case OPT_CATALOG: o->catalog = val; return 1;
-	case OPT_SEED: o->seed = val; return 1;
 	case OPT_TRACE_EVENTS: o->trace_events = val; return 1;
 	case OPT_QUIET: o->quiet = 1; return 1;
 	case OPT_NO_PERF: o->no_perf = 1; return 1;
 	case OPT_AUDIT: o->audit = 1; return 1;
 	case OPT_PLOT: o->plot = 1; return 1;
 	case OPT_REPORT: o->plot = o->report = 1; return 1;
+	case OPT_SEED:
+		/* 2^53: every seed survives the JSON number it becomes */
+		if (cli_parse_int(val, 0, 1LL << 53, &o->seed)) {
+			cli_bad_value(cmd, "--seed", "an integer in [0, 2^53]", val);
+			return -1;
+		}
+		o->has_seed = 1;
+		return 1;
 	case OPT_SET:
 		if (o->n_sets == CLI_MAX_SETS) {
-			fprintf(stderr, "kvsim: too many --set options (at most %d)\n", CLI_MAX_SETS);
+			cli_misuse(cmd, "too many --set options (at most %d)", CLI_MAX_SETS);
 			return -1;
 		}
 		o->sets[o->n_sets++] = val;
@@ -366,7 +404,7 @@ int cli_parse_common(const struct cli_ctx *cx, int argc, char **argv, struct cli
 	memset(o, 0, sizeof *o);
 	cli_begin(&a, cx, argc, argv);
 	while ((id = cli_next(&a, &v)) > 0)
-		if (cli_common_opt(o, id, v) <= 0)
+		if (cli_common_opt(cx->cmd, o, id, v) <= 0)
 			return CLI_BAD;
 	return id == CLI_END ? cli_scenario_arg(cx, &a, o) : id;
 }
@@ -412,16 +450,9 @@ int cli_load_tree(const struct cli_common *o, cJSON **root, char *err, size_t er
 		if (cfg_apply_set(*root, o->sets[i], err, errlen))
 			goto fail;
 	}
-	if (o->seed) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(o->seed, &end, 10);
-		if (errno || *end || o->seed[0] == '-' || !o->seed[0] || v > (1ULL << 53)) {
-			snprintf(err, errlen, "--seed %s: expected an integer in [0, 2^53]", o->seed);
-			goto fail;
-		}
+	if (o->has_seed) {
 		cJSON_DeleteItemFromObjectCaseSensitive(*root, "seed");
-		cJSON_AddNumberToObject(*root, "seed", (double)v);
+		cJSON_AddNumberToObject(*root, "seed", (double)o->seed);
 	}
 	return 0;
 fail:
@@ -471,14 +502,67 @@ int cli_load_from_opts(const struct cli_common *o, struct scenario *s)
 	return bad;
 }
 
-int cli_split_list(char *buf, const char *delims, const char **items, int cap)
+int cli_list(const struct cli_cmd *cmd, const char *opt, const char *what, const char *val,
+	     char *buf, size_t len, const char **items, int cap)
 {
-	int n = 0;
-	char *save = NULL;
-	for (char *t = strtok_r(buf, delims, &save); t; t = strtok_r(NULL, delims, &save)) {
-		if (n == cap)
-			return -1;
-		items[n++] = t;
+	if (strlen(val) >= len) {
+		cli_misuse(cmd, "%s: the list is too long (at most %zu characters)", opt, len - 1);
+		return -1;
 	}
-	return n;
+	memcpy(buf, val, strlen(val) + 1);
+	int n = 0;
+	for (char *p = buf, *next; p; p = next) {
+		char *comma = strchr(p, ',');
+		next = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = 0;
+		while (isblank((unsigned char)*p))
+			p++;
+		size_t k = strlen(p);
+		while (k && isblank((unsigned char)p[k - 1]))
+			p[--k] = 0;
+		if (!k)
+			continue;
+		if (n == cap) {
+			cli_misuse(cmd, "%s: too many %s (at most %d)", opt, what, cap);
+			return -1;
+		}
+		items[n++] = p;
+	}
+	if (n == 0)
+		cli_misuse(cmd, "%s: expected a comma-separated list of %s", opt, what);
+	return n ? n : -1;
+}
+
+int cli_parse_int(const char *val, long long min, long long max, long long *out)
+{
+	const char *d = val + (val[0] == '-' && min < 0);
+	if (!isdigit((unsigned char)*d))
+		return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(val, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_num(const char *val, double *out)
+{
+	if (!val[0] || isspace((unsigned char)val[0]))
+		return -1;
+	char *end;
+	double v = strtod(val, &end);
+	if (*end || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_bad_value(const struct cli_cmd *cmd, const char *opt, const char *what, const char *val)
+{
+	if (!val[0])
+		return cli_misuse(cmd, "%s: expected %s, got an empty value", opt, what);
+	return cli_misuse(cmd, "%s: expected %s, got \"%s\"", opt, what, val);
 }

@@ -6,30 +6,60 @@
 #include "policies/policy.h"
 #include "sim/catalog.h"
 
-/* The functions every generated script starts with. */
+/* The functions every generated script starts with. Replies go into
+ * COMPREPLY line by line (mapfile), so that a file name with blanks stays
+ * one reply. */
 static const char prologue[] =
     "# bash completion for kvsim: source <(kvsim completion bash), or save it as\n"
     "# /etc/bash_completion.d/kvsim. Written from kvsim's own option tables.\n"
     "\n"
     "# _kvsim_words WORDS CUR: WORDS that CUR begins; in a comma list, the last item.\n"
+    "# A word ending in '=' (ttft_p99=) takes its value right after: no space.\n"
     "_kvsim_words() {\n"
-    "\tlocal pre=\n"
+    "\tlocal pre= w\n"
     "\t[[ $2 == *,* ]] && pre=${2%,*},\n"
-    "\tCOMPREPLY=($(compgen -P \"$pre\" -W \"$1\" -- \"${2##*,}\"))\n"
+    "\tmapfile -t COMPREPLY < <(compgen -P \"$pre\" -W \"$1\" -- \"${2##*,}\")\n"
+    "\tfor w in \"${COMPREPLY[@]}\"; do\n"
+    "\t\t[[ $w == *= ]] && compopt -o nospace 2>/dev/null\n"
+    "\tdone\n"
+    "\treturn 0\n"
     "}\n"
     "\n"
     "# _kvsim_value HOW CUR: files (@file), folders (@dir) or words.\n"
     "_kvsim_value() {\n"
     "\tcase $1 in\n"
-    "\t@file) COMPREPLY=($(compgen -f -- \"$2\")) ;;\n"
-    "\t@dir) COMPREPLY=($(compgen -d -- \"$2\")) ;;\n"
+    "\t@file) mapfile -t COMPREPLY < <(compgen -f -- \"$2\") ;;\n"
+    "\t@dir) mapfile -t COMPREPLY < <(compgen -d -- \"$2\") ;;\n"
     "\t*) _kvsim_words \"$1\" \"$2\" ;;\n"
     "\tesac\n"
     "}\n"
     "\n"
+    "# _kvsim_scan FIRST VOPTS: of the words from FIRST to the one completed,\n"
+    "# how many are positionals (npos), and whether '--' came (dd). VOPTS are\n"
+    "# the options that take a value: the word after one is its value.\n"
+    "_kvsim_scan() {\n"
+    "\tlocal i=$1 w\n"
+    "\tnpos=0 dd=\n"
+    "\tfor ((; i < n; i++)); do\n"
+    "\t\tw=${COMP_WORDS[i]}\n"
+    "\t\tif [[ -n $dd ]]; then\n"
+    "\t\t\t((npos++))\n"
+    "\t\telif [[ $w == -- ]]; then\n"
+    "\t\t\tdd=1\n"
+    "\t\telif [[ $w == = ]]; then\n"
+    "\t\t\t((i++)) # --opt=VALUE: bash made '=' a word; VALUE follows\n"
+    "\t\telif [[ $w == -* ]]; then\n"
+    "\t\t\t[[ \" $2 \" == *\" $w \"* && ${COMP_WORDS[i+1]} != = ]] && ((i++))\n"
+    "\t\telse\n"
+    "\t\t\t((npos++))\n"
+    "\t\tfi\n"
+    "\tdone\n"
+    "}\n"
+    "\n"
     "_kvsim() {\n"
     "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-    "\tlocal n=$COMP_CWORD cmd=${COMP_WORDS[1]} opts= pos= val=\n"
+    "\tlocal n=$COMP_CWORD cmd=${COMP_WORDS[1]} first=2 opts= vopts= pos= maxpos=0 val=\n"
+    "\tlocal npos dd\n"
     "\tCOMPREPLY=()\n"
     "\t# --opt=VALUE: bash splits the word at '='\n"
     "\tif [[ $cur == = ]]; then\n"
@@ -41,14 +71,16 @@ static const char prologue[] =
 static const char epilogue[] =
     "\t*) return ;;\n"
     "\tesac\n"
-    "\t# val: how to complete the value prev asks for ('-': nothing to offer)\n"
-    "\tif [[ $val == - ]]; then\n"
+    "\t_kvsim_scan \"$first\" \"$vopts\"\n"
+    "\t# after '--' only positionals; val: how to complete the value prev\n"
+    "\t# asks for ('-': nothing to offer)\n"
+    "\tif [[ -z $dd && $val == - ]]; then\n"
     "\t\treturn\n"
-    "\telif [[ -n $val ]]; then\n"
+    "\telif [[ -z $dd && -n $val ]]; then\n"
     "\t\t_kvsim_value \"$val\" \"$cur\"\n"
-    "\telif [[ $cur == -* ]]; then\n"
+    "\telif [[ -z $dd && $cur == -* ]]; then\n"
     "\t\t_kvsim_words \"$opts\" \"$cur\"\n"
-    "\telif [[ -n $pos ]]; then\n"
+    "\telif [[ -n $pos ]] && ((npos < maxpos)); then\n"
     "\t\t_kvsim_value \"$pos\" \"$cur\"\n"
     "\tfi\n"
     "}\n"
@@ -71,6 +103,16 @@ static void put_how(FILE *f, const char *how, const struct cli_ctx *cx, const st
 		catalog_names(cat, how[1] == 'g' ? "gpus" : "models", words, sizeof words);
 		for (char *c = words; (c = strchr(c, ',')); c++)
 			*c = ' '; /* "a, b" */
+	} else if (!strcmp(how, "@profile")) {
+		for (size_t i = 0; i < cat->n_gpus; i++) {
+			const char *p = cat->gpus[i].profile;
+			int seen = !p[0];
+			for (size_t h = 0; h < i && !seen; h++)
+				seen = !strcmp(cat->gpus[h].profile, p);
+			if (!seen && strlen(words) + strlen(p) + 2 < sizeof words)
+				snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s",
+					 words[0] ? " " : "", p);
+		}
 	} else if (!strcmp(how, "@command")) {
 		for (size_t i = 0; i < cx->n_all; i++)
 			snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s",
@@ -79,6 +121,35 @@ static void put_how(FILE *f, const char *how, const struct cli_ctx *cx, const st
 		snprintf(words, sizeof words, "%s", how);
 	}
 	fprintf(f, "\"%s\"", words);
+}
+
+/* How many positionals args shows ("BASE.json NEW.json": 2). */
+static int count_words(const char *args)
+{
+	int n = 0;
+	for (const char *p = args ? args : ""; *p;) {
+		p += strspn(p, " ");
+		size_t k = strcspn(p, " ");
+		n += k > 0;
+		p += k;
+	}
+	return n;
+}
+
+/* For each command family: head (a format taking its name), its
+ * subcommands ("stats gen"), tail. */
+static void put_families(FILE *f, const struct cli_ctx *cx, const char *head, const char *tail)
+{
+	for (size_t i = 0; i < cx->n_all; i++) {
+		const struct cli_cmd *c = cx->all[i];
+		if (!c->subs)
+			continue;
+		fprintf(f, head, c->name);
+		size_t skip = strlen(c->name) + 1;
+		for (const struct cli_cmd *const *s = c->subs; *s; s++)
+			fprintf(f, "%s%s", s == c->subs ? "" : " ", (*s)->name + skip);
+		fputs(tail, f);
+	}
 }
 
 /* One command's case: its options, its positionals, the values its
@@ -92,11 +163,21 @@ static void put_command(FILE *f, const struct cli_cmd *cmd, const struct cli_ctx
 		if (o->short_name)
 			fprintf(f, "-%c ", o->short_name);
 	}
-	fputs("--help -h\"\n", f);
+	fputs("--help -h\"\n\t\tvopts=\"", f);
+	const char *sep = "";
+	for (const struct cli_opt *o = cmd->opts; o && o->name; o++) {
+		if (!o->arg)
+			continue;
+		fprintf(f, "%s--%s", sep, o->name);
+		if (o->short_name)
+			fprintf(f, " -%c", o->short_name);
+		sep = " ";
+	}
+	fputs("\"\n", f);
 	if (cmd->pos_complete) {
 		fputs("\t\tpos=", f);
 		put_how(f, cmd->pos_complete, cx, cat);
-		fputc('\n', f);
+		fprintf(f, " maxpos=%d\n", count_words(cmd->args));
 	}
 	int any = 0;
 	for (const struct cli_opt *o = cmd->opts; o && o->name; o++) {
@@ -123,18 +204,14 @@ static void put_script(FILE *f, const struct cli_ctx *cx, const struct catalog *
 	fputs("\tif ((n == 1)); then\n\t\t_kvsim_words ", f);
 	put_how(f, "@command", cx, cat);
 	fputs(" \"$cur\"\n\t\treturn\n\tfi\n", f);
-	/* A family's subcommand is the second word. */
+	/* A family's subcommand is the second word; after 'help FAMILY', the
+	 * subcommands are the third. */
 	fputs("\tcase $cmd in\n", f);
-	for (size_t i = 0; i < cx->n_all; i++) {
-		const struct cli_cmd *c = cx->all[i];
-		if (!c->subs)
-			continue;
-		fprintf(f, "\t%s)\n\t\tif ((n == 2)); then\n\t\t\t_kvsim_words \"", c->name);
-		size_t skip = strlen(c->name) + 1;
-		for (const struct cli_cmd *const *s = c->subs; *s; s++)
-			fprintf(f, "%s%s", s == c->subs ? "" : " ", (*s)->name + skip);
-		fputs("\" \"$cur\"\n\t\t\treturn\n\t\tfi\n\t\tcmd=\"$cmd ${COMP_WORDS[2]}\" ;;\n", f);
-	}
+	put_families(f, cx, "\t%s)\n\t\tif ((n == 2)); then\n\t\t\t_kvsim_words \"",
+		     "\" \"$cur\"\n\t\t\treturn\n\t\tfi\n\t\tcmd=\"$cmd ${COMP_WORDS[2]}\" first=3 ;;\n");
+	fputs("\thelp)\n\t\tif ((n == 3)); then\n\t\t\tcase ${COMP_WORDS[2]} in\n", f);
+	put_families(f, cx, "\t\t\t%s) _kvsim_words \"", "\" \"$cur\" ;;\n");
+	fputs("\t\t\tesac\n\t\t\treturn\n\t\tfi ;;\n", f);
 	fputs("\tesac\n\tcase $cmd in\n", f);
 	for (size_t i = 0; i < cx->n_all; i++) {
 		const struct cli_cmd *one[2];

@@ -1,4 +1,5 @@
 /* cost: `kvsim cost` and `kvsim calibrate`. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +44,17 @@ static const struct cli_opt cost_opts[] = {
     {O_JSON, "json", 0, NULL, "print JSON", NULL, 0},
     {0},
 };
+CLI_TABLE_FITS(cost_opts);
 
 static const struct cli_opt calibrate_opts[] = {
     {O_PROFILES, "profiles", 0, "DIR", "the Vidur profiles (default ../shared/profiles/vidur)",
      "@dir", 0},
-    {O_GPU, "gpu", 0, "PROFILE", "fit this GPU's profile folder only (a100, h100)", NULL, 0},
+    {O_GPU, "gpu", 0, "PROFILE", "fit this GPU's profile folder only (a100, h100)", "@profile",
+     0},
     {O_JSON, "json", 0, NULL, "print the fitted values only, as JSON", NULL, 0},
     {0},
 };
+CLI_TABLE_FITS(calibrate_opts);
 
 /* What kvsim cost asks about. */
 struct cost_args {
@@ -60,16 +64,16 @@ struct cost_args {
 };
 
 /* A whole-number option's value into *out; 0, or -1 after reporting. */
-static int parse_count(int id, const char *s, double *out)
+static int parse_count(const struct cli_cmd *cmd, int id, const char *s, double *out)
 {
 	const struct cli_opt *o = cost_opts;
 	while (o->id != id)
 		o++;
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || *end || !(v >= 0) || v > 1e9 || v != floor(v)) {
-		fprintf(stderr, "kvsim cost: --%s: expected a whole number >= 0, got \"%s\"\n", o->name,
-			s);
+	double v;
+	if (cli_parse_num(s, &v) || v < 0 || v > 1e9 || v != floor(v)) {
+		char opt[64];
+		snprintf(opt, sizeof opt, "--%s", o->name);
+		cli_bad_value(cmd, opt, "a whole number >= 0", s);
 		return -1;
 	}
 	*out = v;
@@ -87,16 +91,24 @@ static int parse_cost(const struct cli_ctx *cx, int argc, char **argv, struct co
 		switch (id) {
 		case O_GPU: c->gpu = v; break;
 		case O_MODEL: c->model = v; break;
-		case O_TP: c->tp = v; break;
+		case O_TP: {
+			long long tp;
+			if (cli_parse_int(v, 1, INT_MAX, &tp)) {
+				cli_bad_value(cx->cmd, "--tp", "a whole number >= 1", v);
+				bad = 1;
+			}
+			c->tp = v;
+			break;
+		}
 		case O_DTYPE: c->dtype = v; break;
 		case O_COST_MODEL: c->kind = v; break;
 		case O_PROFILES: c->profiles = v; break;
 		case OPT_CATALOG: c->catalog = v; break;
-		case O_PREFILL: bad = parse_count(id, v, &c->prefill); break;
-		case O_CACHED: bad = parse_count(id, v, &c->cached); break;
-		case O_DECODE_BATCH: bad = parse_count(id, v, &c->batch); break;
+		case O_PREFILL: bad = parse_count(cx->cmd, id, v, &c->prefill); break;
+		case O_CACHED: bad = parse_count(cx->cmd, id, v, &c->cached); break;
+		case O_DECODE_BATCH: bad = parse_count(cx->cmd, id, v, &c->batch); break;
 		case O_CONTEXT:
-			bad = parse_count(id, v, &c->context);
+			bad = parse_count(cx->cmd, id, v, &c->context);
 			c->have_ctx = 1;
 			break;
 		case O_JSON: c->json = 1; break;
@@ -119,11 +131,27 @@ static int parse_cost(const struct cli_ctx *cx, int argc, char **argv, struct co
 	return CLI_BAD;
 }
 
+/* "PATH=VALUE" for cfg_apply_set, VALUE as a JSON string when quote (any
+ * length, quotes and backslashes escaped), else as given; NULL when out
+ * of memory. Caller frees. */
+static char *set_arg(const char *path, const char *value, int quote)
+{
+	cJSON *str = quote ? cJSON_CreateString(value) : NULL;
+	char *json = str ? cJSON_PrintUnformatted(str) : NULL;
+	cJSON_Delete(str);
+	const char *v = quote ? json : value;
+	char *set = v ? malloc(strlen(path) + strlen(v) + 2) : NULL;
+	if (set)
+		sprintf(set, "%s=%s", path, v);
+	free(json);
+	return set;
+}
+
 /* The embedded default scenario with the replica c names; an exit code
  * (reported). Caller frees s with cfg_scenario_free when CLI_OK. */
 static int load_replica(const struct cost_args *c, struct scenario *s)
 {
-	char err[2048], set[1200];
+	char err[2048];
 	cJSON *root = NULL;
 	if (cfg_read_json(NULL, &root, err, sizeof err)) {
 		fprintf(stderr, "kvsim cost: %s\n", err);
@@ -136,9 +164,15 @@ static int load_replica(const struct cost_args *c, struct scenario *s)
 	for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
 		if (!pairs[k][1])
 			continue;
-		int quote = strcmp(pairs[k][0], "cluster.tp") != 0;
-		snprintf(set, sizeof set, quote ? "%s=\"%s\"" : "%s=%s", pairs[k][0], pairs[k][1]);
-		if (cfg_apply_set(root, set, err, sizeof err)) {
+		char *set = set_arg(pairs[k][0], pairs[k][1], strcmp(pairs[k][0], "cluster.tp") != 0);
+		if (!set) {
+			fprintf(stderr, "kvsim cost: out of memory\n");
+			cJSON_Delete(root);
+			return CLI_INTERNAL;
+		}
+		int bad = cfg_apply_set(root, set, err, sizeof err);
+		free(set);
+		if (bad) {
 			fprintf(stderr, "kvsim cost: %s\n", err);
 			cJSON_Delete(root);
 			return CLI_USAGE;

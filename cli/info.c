@@ -16,13 +16,17 @@
 #include "workloads/workload.h"
 
 /* Parses a command that takes no option but --help and exactly want
- * positionals; CLI_END to go on. */
+ * positionals (what they are: expected); CLI_END to go on. */
 static int parse_positionals(const struct cli_ctx *cx, int argc, char **argv,
-			     struct cli_args *a, int want)
+			     struct cli_args *a, int want, const char *expected)
 {
 	int end = cli_parse_positionals(cx, argc, argv, a);
-	if (end == CLI_END && a->n_pos != want) {
-		cli_misuse(cx->cmd, want ? "expected %s" : "expected no argument%s", cx->cmd->args);
+	if (end == CLI_END && a->n_pos > want) {
+		cli_misuse(cx->cmd, "unexpected argument %s", a->pos[want]);
+		return CLI_BAD;
+	}
+	if (end == CLI_END && a->n_pos < want) {
+		cli_misuse(cx->cmd, "expected %s", expected);
 		return CLI_BAD;
 	}
 	return end;
@@ -60,10 +64,12 @@ static void list_links(const struct catalog *cat)
 		       cat->links[i].latency_s * 1e6);
 }
 
+#define LIST_TOPICS "policies|gpus|models|links|workloads"
+
 static int cmd_list(const struct cli_ctx *cx, int argc, char **argv)
 {
 	struct cli_args a;
-	int end = parse_positionals(cx, argc, argv, &a, 1);
+	int end = parse_positionals(cx, argc, argv, &a, 1, "what to list: " LIST_TOPICS);
 	if (end != CLI_END)
 		return cli_end_code(end);
 	const char *what = a.pos[0];
@@ -86,7 +92,7 @@ static int cmd_list(const struct cli_ctx *cx, int argc, char **argv)
 					       : !strcmp(what, "links")  ? list_links
 									 : NULL;
 	if (!list)
-		return cli_misuse(cx->cmd, "unknown list \"%s\"", what);
+		return cli_misuse(cx->cmd, "unknown list \"%s\" (expected %s)", what, LIST_TOPICS);
 	struct catalog cat;
 	char err[512];
 	if (catalog_load_builtin(&cat, err, sizeof err)) {
@@ -108,6 +114,7 @@ static const struct cli_opt diff_opts[] = {
     {O_LIST, "list", 0, NULL, "print the metrics and exit", NULL, 0},
     {0},
 };
+CLI_TABLE_FITS(diff_opts);
 
 /* The two files as JSON; 0, or -1 after reporting. */
 static int read_pair(const char *const files[2], cJSON *j[2])
@@ -133,30 +140,38 @@ static int read_pair(const char *const files[2], cJSON *j[2])
 
 static int cmd_diff(const struct cli_ctx *cx, int argc, char **argv)
 {
-	const char *tol = NULL, *v;
+	const char *v, *metrics[256];
+	char buf[4096];
 	struct diff_opts o = {5.0, NULL};
 	struct cli_args a;
-	int id;
+	int id, list = 0;
 	cli_begin(&a, cx, argc, argv);
 	while ((id = cli_next(&a, &v)) > 0) {
 		switch (id) {
-		case O_TOLERANCE: tol = v; break;
-		case O_METRICS: o.metrics = v; break;
-		case O_LIST: res_diff_list(stdout); return CLI_OK;
+		case O_TOLERANCE:
+			if (cli_parse_num(v, &o.tolerance_pct) || o.tolerance_pct < 0 ||
+			    o.tolerance_pct > 1e6)
+				return cli_bad_value(cx->cmd, "--tolerance", "a percentage in [0, 1e6]", v);
+			break;
+		case O_METRICS:
+			/* checked here, so that an empty list is an error; res_diff
+			 * splits it again */
+			if (cli_list(cx->cmd, "--metrics", "metric names", v, buf, sizeof buf, metrics,
+				     256) < 0)
+				return CLI_USAGE;
+			o.metrics = v;
+			break;
+		case O_LIST: list = 1; break;
 		}
 	}
 	if (id != CLI_END)
 		return cli_end_code(id);
+	if (list) {
+		res_diff_list(stdout);
+		return CLI_OK;
+	}
 	if (a.n_pos != 2)
 		return cli_misuse(cx->cmd, "give BASE.json and NEW.json");
-	if (tol) {
-		char *end;
-		o.tolerance_pct = strtod(tol, &end);
-		if (*end || !(o.tolerance_pct >= 0) || o.tolerance_pct > 1e6) {
-			fprintf(stderr, "kvsim diff: --tolerance %s: expected a percentage >= 0\n", tol);
-			return CLI_USAGE;
-		}
-	}
 	const char *files[2] = {a.pos[0], a.pos[1]};
 	cJSON *j[2] = {NULL, NULL};
 	if (read_pair(files, j))
@@ -179,7 +194,7 @@ static int cmd_diff(const struct cli_ctx *cx, int argc, char **argv)
 static int cmd_plot(const struct cli_ctx *cx, int argc, char **argv)
 {
 	struct cli_args a;
-	int end = parse_positionals(cx, argc, argv, &a, 1);
+	int end = parse_positionals(cx, argc, argv, &a, 1, "DIR, a 'kvsim compare' output folder");
 	if (end != CLI_END)
 		return cli_end_code(end);
 	const char *dir = a.pos[0];
@@ -206,7 +221,7 @@ static int cmd_plot(const struct cli_ctx *cx, int argc, char **argv)
 static int cmd_version(const struct cli_ctx *cx, int argc, char **argv)
 {
 	struct cli_args a;
-	int end = parse_positionals(cx, argc, argv, &a, 0);
+	int end = parse_positionals(cx, argc, argv, &a, 0, "");
 	if (end != CLI_END)
 		return cli_end_code(end);
 	char hp[160];
@@ -259,4 +274,7 @@ const struct cli_cmd cli_version_cmd = {
     .args = "",
     .summary = "the version, and whether the heap has huge pages",
     .run = cmd_version,
+    .about = "Prints kvsim's version (with the git commit it was built from) and what the heap\n"
+	     "got: huge pages through glibc.malloc.hugetlb, or why not (KVSIM_HUGEPAGES=0, a\n"
+	     "GLIBC_TUNABLES setting of the user's, valgrind). Same as 'kvsim --version'.\n",
 };

@@ -14,6 +14,9 @@ static const struct cli_cmd help_cmd = {
     .args = "[COMMAND]",
     .summary = "this list, or a command's usage (as COMMAND --help)",
     .run = cmd_help,
+    .about = "Without COMMAND, lists the commands with their one-line summaries (as 'kvsim\n"
+	     "--help'); with one (a family and its subcommand: 'kvsim help trace stats'),\n"
+	     "prints that command's usage, description and options, as 'kvsim COMMAND --help'.\n",
     .pos_complete = "@command",
 };
 
@@ -39,8 +42,8 @@ static void main_usage(FILE *f, const struct cli_ctx *cx)
 	fputs("\n"
 	      "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n"
 	      "'kvsim COMMAND --help' describes each command. Options are GNU style: --opt=VALUE\n"
-	      "or --opt VALUE, short aliases (-o DIR, -p P, -s PATH=VALUE, -q), and '--' ends\n"
-	      "them. Exit codes: 0 ok; 1 a regression (diff) or nothing meeting the SLOs\n"
+	      "or --opt VALUE, short aliases (-o DIR, -p P, -s PATH=VALUE, -q, -j N), and '--'\n"
+	      "ends them. Exit codes: 0 ok; 1 a regression (diff) or nothing meeting the SLOs\n"
 	      "(plan); 2 bad usage or bad input (the message names the file, line or JSON\n"
 	      "path); 3 internal error (out of memory, I/O).\n",
 	      f);
@@ -65,15 +68,22 @@ static int cmd_help(const struct cli_ctx *cx, int argc, char **argv)
 		main_usage(stdout, cx);
 		return CLI_OK;
 	}
-	char full[256];
-	snprintf(full, sizeof full, "%s%s%s", a.pos[0], a.n_pos > 1 ? " " : "",
-		 a.n_pos > 1 ? a.pos[1] : "");
 	const struct cli_cmd *c = find(cx->all, cx->n_all, a.pos[0]);
-	for (size_t i = 0; c && c->subs && a.n_pos > 1 && c->subs[i]; i++)
-		if (!strcmp(c->subs[i]->name, full))
-			c = c->subs[i];
-	if (!c || a.n_pos > (strchr(c->name, ' ') ? 2 : 1))
-		return cli_misuse(cx->cmd, "no command \"%s\"", full);
+	if (!c)
+		return cli_misuse(cx->cmd, "no command \"%s\"", a.pos[0]);
+	int used = 1; /* the arguments that name the command */
+	if (c->subs && a.n_pos > 1) {
+		size_t skip = strlen(c->name) + 1;
+		const struct cli_cmd *const *s = c->subs;
+		while (*s && strcmp((*s)->name + skip, a.pos[1]))
+			s++;
+		if (!*s)
+			return cli_misuse(cx->cmd, "no command \"%s %s\"", c->name, a.pos[1]);
+		c = *s;
+		used = 2;
+	}
+	if (a.n_pos > used)
+		return cli_misuse(cx->cmd, "unexpected argument %s", a.pos[used]);
 	cli_usage(stdout, c);
 	return CLI_OK;
 }

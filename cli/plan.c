@@ -32,13 +32,18 @@ static const struct cli_opt plan_opts[] = {
     CLI_ROW_QUIET("print nothing but errors"),
     {0},
 };
+CLI_TABLE_FITS(plan_opts);
 
 #define MAX_GPUS 32
+#define MAX_RATE_KEY 200 /* the longest --rate-key: probe's PATH=VALUE must hold it */
 
 struct plan {
 	struct cli_common o;
 	double slo_ttft, slo_tpot; /* <= 0: not constrained */
-	const char *search, *gpus, *min_arg, *max_arg;
+	const char *search, *min_arg, *max_arg;
+	char gpu_buf[1024]; /* --gpus, split */
+	const char *gpus[MAX_GPUS];
+	int n_gpus; /* 0: the scenario's own GPU */
 	int by_rate;
 	double min, max;
 	const char *rate_key; /* the path probes set */
@@ -53,19 +58,29 @@ struct answer {
 	int ok;
 };
 
-static int parse_slo(struct plan *p, const char *v)
+static int parse_slo(const struct cli_cmd *cmd, struct plan *p, const char *v)
 {
 	double x;
-	char *end;
-	if (!strncmp(v, "ttft_p99=", 9) && (x = strtod(v + 9, &end)) > 0 && !*end)
-		p->slo_ttft = x;
-	else if (!strncmp(v, "tpot_p99=", 9) && (x = strtod(v + 9, &end)) > 0 && !*end)
-		p->slo_tpot = x;
-	else {
-		fprintf(stderr, "kvsim plan: --slo %s: expected ttft_p99=SECONDS or tpot_p99=SECONDS\n",
-			v);
+	int ttft = !strncmp(v, "ttft_p99=", 9), tpot = !strncmp(v, "tpot_p99=", 9);
+	if ((!ttft && !tpot) || cli_parse_num(v + 9, &x) || x <= 0) {
+		cli_bad_value(cmd, "--slo", "ttft_p99=SECONDS or tpot_p99=SECONDS (SECONDS > 0)", v);
 		return -1;
 	}
+	*(ttft ? &p->slo_ttft : &p->slo_tpot) = x;
+	return 0;
+}
+
+static int parse_rate_key(const struct cli_cmd *cmd, struct plan *p, const char *v)
+{
+	if (!v[0]) {
+		cli_bad_value(cmd, "--rate-key", "a scenario key such as workload.rate_per_s", v);
+		return -1;
+	}
+	if (strlen(v) > MAX_RATE_KEY) {
+		cli_misuse(cmd, "--rate-key: too long (at most %d characters)", MAX_RATE_KEY);
+		return -1;
+	}
+	p->rate_key = v;
 	return 0;
 }
 
@@ -79,16 +94,24 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 	while ((id = cli_next(&a, &v)) > 0) {
 		switch (id) {
 		case O_SLO:
-			if (parse_slo(p, v))
+			if (parse_slo(cx->cmd, p, v))
 				return CLI_BAD;
 			break;
 		case O_SEARCH: p->search = v; break;
-		case O_GPUS: p->gpus = v; break;
+		case O_GPUS:
+			p->n_gpus = cli_list(cx->cmd, "--gpus", "GPU names", v, p->gpu_buf,
+					     sizeof p->gpu_buf, p->gpus, MAX_GPUS);
+			if (p->n_gpus < 0)
+				return CLI_BAD;
+			break;
 		case O_MIN: p->min_arg = v; break;
 		case O_MAX: p->max_arg = v; break;
-		case O_RATE_KEY: p->rate_key = v; break;
+		case O_RATE_KEY:
+			if (parse_rate_key(cx->cmd, p, v))
+				return CLI_BAD;
+			break;
 		default:
-			if (cli_common_opt(&p->o, id, v) < 0)
+			if (cli_common_opt(cx->cmd, &p->o, id, v) < 0)
 				return CLI_BAD;
 		}
 	}
@@ -110,9 +133,8 @@ static int check_search(const struct cli_cmd *cmd, struct plan *p)
 	p->by_rate = !strcmp(p->search, "rate");
 	p->min = p->by_rate ? 0 : 1;
 	p->max = p->by_rate ? 0 : 1024;
-	char *end;
-	if ((p->min_arg && ((p->min = strtod(p->min_arg, &end)) <= 0 || *end)) ||
-	    (p->max_arg && ((p->max = strtod(p->max_arg, &end)) <= 0 || *end)) ||
+	if ((p->min_arg && (cli_parse_num(p->min_arg, &p->min) || p->min <= 0)) ||
+	    (p->max_arg && (cli_parse_num(p->max_arg, &p->max) || p->max <= 0)) ||
 	    (!p->by_rate && (p->min != (long)p->min || p->max != (long)p->max)) ||
 	    (p->max && p->min > p->max)) {
 		fprintf(stderr, "kvsim plan: --min/--max: expected positive numbers, min <= max "
@@ -154,14 +176,12 @@ static double rate_start(struct plan *p, const struct scenario *base)
 }
 
 /* --gpus (default: the scenario's GPU), each checked against the catalog,
- * into names (pointing into buf); their count, or -1 after reporting. */
-static int gpu_names(const struct plan *p, const struct scenario *base, char *buf, size_t len,
-		     const char **names)
+ * into names; their count, or -1 after reporting. */
+static int gpu_names(const struct plan *p, const struct scenario *base, const char **names)
 {
-	snprintf(buf, len, "%s", p->gpus ? p->gpus : base->cluster.gpu->name);
-	int n = cli_split_list(buf, ",", names, MAX_GPUS);
-	if (n < 0)
-		n = MAX_GPUS; /* the first MAX_GPUS */
+	int n = p->n_gpus ? p->n_gpus : 1;
+	for (int i = 0; i < n; i++)
+		names[i] = p->n_gpus ? p->gpus[i] : base->cluster.gpu->name;
 	for (int i = 0; i < n; i++) {
 		if (!catalog_gpu(&base->cat, names[i])) {
 			char known[512];
@@ -182,8 +202,8 @@ static int probe(struct plan *p, const char *label, const char *path, double val
 	cJSON *root = cli_load_tree_with_policy(&p->o);
 	if (!root)
 		return -1;
-	char set[256], err[1024];
-	snprintf(set, sizeof set, "%s=%.10g", path, value);
+	char set[MAX_RATE_KEY + 32], err[1024];
+	snprintf(set, sizeof set, "%s=%.10g", path, value); /* parse_rate_key bounds path */
 	if (cfg_apply_set(root, set, err, sizeof err) ||
 	    (extra && cfg_apply_set(root, extra, err, sizeof err))) {
 		fprintf(stderr, "kvsim: %s\n", err);
@@ -333,8 +353,11 @@ static double search_rate(struct plan *p, const char *label, const char *extra, 
 static int search_gpu(struct plan *p, const struct scenario *base, const char *gpu, double start,
 		      struct answer *res, cJSON *answers)
 {
-	char extra[128];
-	snprintf(extra, sizeof extra, "cluster.gpu=%s", gpu);
+	char extra[512];
+	if (snprintf(extra, sizeof extra, "cluster.gpu=%s", gpu) >= (int)sizeof extra) {
+		fprintf(stderr, "kvsim plan: GPU name too long: %s\n", gpu);
+		return -1;
+	}
 	if (!p->o.quiet) {
 		printf("%s: searching %s for", gpu, p->by_rate ? p->rate_key : "cluster.nodes");
 		if (p->slo_ttft > 0)
@@ -447,9 +470,8 @@ static int write_plan(struct plan *p, const struct scenario *base, cJSON *answer
 /* Every GPU type's search, the ranking, plan.json. */
 static int plan(struct plan *p, const struct scenario *base, double start)
 {
-	char buf[1024];
 	const char *names[MAX_GPUS];
-	int ng = gpu_names(p, base, buf, sizeof buf, names);
+	int ng = gpu_names(p, base, names);
 	if (ng < 0)
 		return CLI_USAGE;
 	struct answer res[MAX_GPUS];

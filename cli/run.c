@@ -34,6 +34,7 @@ static const struct cli_opt run_opts[] = {
     CLI_ROW_QUIET("no progress line and no table"),
     {0},
 };
+CLI_TABLE_FITS(run_opts);
 
 static const struct cli_opt compare_opts[] = {
     {OPT_POLICIES, "policies", 'p', "a,b,c|all",
@@ -54,6 +55,7 @@ static const struct cli_opt compare_opts[] = {
      "--plot, and write DIR/report.md and a self-contained DIR/report.html", NULL, 0},
     {0},
 };
+CLI_TABLE_FITS(compare_opts);
 
 static const struct cli_opt validate_opts[] = {
     CLI_ROW_POLICY("check the scenario under policy P"),
@@ -62,6 +64,7 @@ static const struct cli_opt validate_opts[] = {
     CLI_ROW_CATALOG,
     {0},
 };
+CLI_TABLE_FITS(validate_opts);
 
 static int run_one(const struct cli_common *o, const cJSON *root, const char *out_dir,
 		   struct met_summary *sum)
@@ -107,17 +110,14 @@ static int cmd_run(const struct cli_ctx *cx, int argc, char **argv)
 
 /* --policies into names (pointing into list); their count, or -1 after
  * reporting. */
-static int policy_names(const char *arg, char *list, size_t len, const char **names, int cap)
+static int policy_names(const struct cli_cmd *cmd, const char *arg, char *list, size_t len,
+			const char **names, int cap)
 {
+	char all[1024];
 	if (!strcmp(arg, "all"))
-		pol_names(list, len); /* "a, b, c": the spaces are dropped below */
-	else
-		snprintf(list, len, "%s", arg);
-	int n = cli_split_list(list, ", ", names, cap);
-	if (n < 0) {
-		fprintf(stderr, "kvsim compare: at most %d policies\n", cap);
-		return -1;
-	}
+		pol_names(all, sizeof all); /* "a, b, c": cli_list drops the blanks */
+	int n = cli_list(cmd, "--policies", "policy names", strcmp(arg, "all") ? arg : all, list,
+			 len, names, cap);
 	for (int i = 0; i < n; i++) {
 		if (!pol_find(names[i])) {
 			char known[512];
@@ -127,9 +127,7 @@ static int policy_names(const char *arg, char *list, size_t len, const char **na
 			return -1;
 		}
 	}
-	if (n == 0)
-		fprintf(stderr, "kvsim compare: --policies is empty\n");
-	return n ? n : -1;
+	return n;
 }
 
 /* Every policy's scenario must load before any runs. */
@@ -209,7 +207,7 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 		return cli_misuse(cx->cmd, "give the policies as --policies a,b,c");
 	char list[1024], err[1024];
 	const char *names[64];
-	int n = policy_names(o.policies, list, sizeof list, names, 64);
+	int n = policy_names(cx->cmd, o.policies, list, sizeof list, names, 64);
 	if (n < 0)
 		return CLI_USAGE;
 	const char *out = o.out ? o.out : "out";

@@ -36,6 +36,7 @@ static const struct cli_opt sweep_opts[] = {
     CLI_ROW_QUIET("print only failures"),
     {0},
 };
+CLI_TABLE_FITS(sweep_opts);
 
 struct sweep_args {
 	struct cli_common o;
@@ -54,8 +55,7 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct sweep_a
 	s->workers = 1;
 	cli_begin(&a, cx, argc, argv);
 	while ((id = cli_next(&a, &v)) > 0) {
-		char *end;
-		long j;
+		long long j;
 		switch (id) {
 		case O_VARY:
 			if (swp_add_axis(&s->sw, v, err, sizeof err)) {
@@ -64,9 +64,8 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct sweep_a
 			}
 			break;
 		case O_JOBS:
-			j = strtol(v, &end, 10);
-			if (*end || j < 1 || j > 1024) {
-				fprintf(stderr, "kvsim sweep: -j %s: expected 1 to 1024 workers\n", v);
+			if (cli_parse_int(v, 1, 1024, &j)) {
+				cli_bad_value(cx->cmd, "--jobs", "1 to 1024 workers", v);
 				return CLI_BAD;
 			}
 			s->workers = (int)j;
@@ -75,7 +74,7 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct sweep_a
 		case O_EMIT_SLURM: s->slurm = v; break;
 		case O_MERGE: s->merge = v; break;
 		default:
-			if (cli_common_opt(&s->o, id, v) < 0)
+			if (cli_common_opt(cx->cmd, &s->o, id, v) < 0)
 				return CLI_BAD;
 		}
 	}

@@ -1,5 +1,5 @@
 /* trace: `kvsim trace stats` and `kvsim trace gen`. */
-#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,7 @@ static const struct cli_opt stats_opts[] = {
      NULL, 0},
     {0},
 };
+CLI_TABLE_FITS(stats_opts);
 
 static const struct cli_opt gen_opts[] = {
     {OPT_OUT, "out", 'o', "FILE", "the trace file to write", "@file", CLI_REQUIRED},
@@ -34,24 +35,23 @@ static const struct cli_opt gen_opts[] = {
     CLI_ROW_QUIET("print nothing"),
     {0},
 };
+CLI_TABLE_FITS(gen_opts);
 
 /* --cache-blocks into sizes; their count, or -1 after reporting. */
-static int cache_sizes(const char *arg, uint64_t *sizes)
+static int cache_sizes(const struct cli_cmd *cmd, const char *arg, uint64_t *sizes)
 {
 	char list[1024];
 	const char *items[TSTATS_MAX_CACHES];
-	snprintf(list, sizeof list, "%s", arg);
-	int n = cli_split_list(list, ", ", items, TSTATS_MAX_CACHES);
+	int n = cli_list(cmd, "--cache-blocks", "block counts", arg, list, sizeof list, items,
+			 TSTATS_MAX_CACHES);
 	for (int i = 0; i < n; i++) {
-		char *end;
-		errno = 0;
-		sizes[i] = strtoull(items[i], &end, 10);
-		if (errno || *end || items[i][0] == '-')
-			n = -1;
+		long long v;
+		if (cli_parse_int(items[i], 0, LLONG_MAX, &v)) {
+			cli_bad_value(cmd, "--cache-blocks", "block counts, e.g. 1000,10000", items[i]);
+			return -1;
+		}
+		sizes[i] = (uint64_t)v;
 	}
-	if (n < 0)
-		fprintf(stderr, "kvsim trace stats: --cache-blocks %s: expected up to %d block counts, "
-				"e.g. 1000,10000\n", arg, TSTATS_MAX_CACHES);
 	return n;
 }
 
@@ -114,14 +114,18 @@ static void print_stats_text(const char *file, const struct trace_stats *st)
 
 static int cmd_trace_stats(const struct cli_ctx *cx, int argc, char **argv)
 {
-	const char *format = NULL, *caches = NULL, *v;
-	int json = 0, skip = 0, id;
+	const char *format = NULL, *v;
+	int json = 0, skip = 0, id, n = 0;
+	uint64_t sizes[TSTATS_MAX_CACHES];
 	struct cli_args a;
 	cli_begin(&a, cx, argc, argv);
 	while ((id = cli_next(&a, &v)) > 0) {
 		switch (id) {
 		case O_FORMAT: format = v; break;
-		case O_CACHE_BLOCKS: caches = v; break;
+		case O_CACHE_BLOCKS:
+			if ((n = cache_sizes(cx->cmd, v, sizes)) < 0)
+				return CLI_USAGE;
+			break;
 		case O_JSON: json = 1; break;
 		case O_SKIP_BAD: skip = 1; break;
 		}
@@ -143,10 +147,6 @@ static int cmd_trace_stats(const struct cli_ctx *cx, int argc, char **argv)
 					"give --format mooncake|azure|kvsim\n", file);
 		return CLI_USAGE;
 	}
-	uint64_t sizes[TSTATS_MAX_CACHES];
-	int n = caches ? cache_sizes(caches, sizes) : 0;
-	if (n < 0)
-		return CLI_USAGE;
 	struct trace_stats st;
 	char err[1024] = "";
 	if (tstats_run(file, (enum trace_format)fmt, skip, sizes, (size_t)n, &st, err, sizeof err)) {

@@ -72,19 +72,37 @@ static int compare_summaries(const char *label, const cJSON *b, const cJSON *n,
 			compare_one(label, b, n, m, o->tolerance_pct, out, c);
 		return 0;
 	}
-	char list[1024];
-	snprintf(list, sizeof list, "%s", o->metrics);
+	char *list = strdup(o->metrics); /* any length: never cut */
+	if (!list) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = 0, named = 0;
 	char *save = NULL;
-	for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+	for (char *name = strtok_r(list, ",", &save); name && !rc;
+	     name = strtok_r(NULL, ",", &save)) {
+		name += strspn(name, " \t"); /* blanks around a name are not part of it */
+		size_t len = strlen(name);
+		while (len && (name[len - 1] == ' ' || name[len - 1] == '\t'))
+			name[--len] = 0;
+		if (!len)
+			continue;
+		named++;
 		const struct res_metric *m = res_metric_find(t, RES_LIST_DIFF_ALL, name);
 		if (!m) {
 			snprintf(err, errlen, "--metrics: unknown metric \"%s\" ('kvsim diff --list' "
 					      "shows them)", name);
-			return -1;
+			rc = -1;
+		} else {
+			compare_one(label, b, n, m, o->tolerance_pct, out, c);
 		}
-		compare_one(label, b, n, m, o->tolerance_pct, out, c);
 	}
-	return 0;
+	free(list);
+	if (!rc && !named) {
+		snprintf(err, errlen, "--metrics: expected a comma-separated list of metric names");
+		rc = -1;
+	}
+	return rc;
 }
 
 static int is_summary(const cJSON *o)

@@ -10,7 +10,9 @@ struct res_metrics;
 
 struct diff_opts {
 	double tolerance_pct; /* a metric worse by more than this is a regression */
-	const char *metrics;  /* comma-separated metric paths, or NULL for the default set */
+	/* comma-separated metric paths (blanks around each ignored; at least
+	 * one), or NULL for the default set */
+	const char *metrics;
 };
 
 struct diff_counts {

@@ -44,7 +44,7 @@ expect 2 "is a directory" validate "$T"
 expect 2 "Llama-3-70B needs 141.2 GB of weights" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B
 expect 0 "tp 4" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B --set cluster.tp=4
 expect 2 "--set nodes: expected PATH=VALUE" validate "$T/empty_obj.json" --set nodes
-expect 2 "--seed -4: expected an integer" run --seed -4
+expect 2 '--seed: expected an integer in [0, 2^53], got "-4"' run --seed -4
 expect 2 "unknown option --fast" run --fast
 
 # a failed run leaves no output files behind
@@ -315,7 +315,7 @@ expect 0 "policy kv_cost" validate "$T/empty_obj.json" -pkv_cost
 expect 2 "cluster.nodes: expected an integer in [1, 1000000], got -2" validate "$T/empty_obj.json" --set cluster.nodes=-2
 expect 2 "cluster.nodes: expected an integer in [1, 1000000], got -3" validate "$T/empty_obj.json" --set=cluster.nodes=-3
 expect 2 "cluster.nodes: expected an integer in [1, 1000000], got -4" validate "$T/empty_obj.json" -s cluster.nodes=-4
-expect 2 "--seed -5: expected an integer" run --seed=-5
+expect 2 '--seed: expected an integer in [0, 2^53], got "-5"' run --seed=-5
 cp "$T/empty_obj.json" "$T/-dash.json"
 (cd "$T" && "$OLDPWD/$KVSIM" validate -- -dash.json >/dev/null) && ok || bad "-- did not end the options"
 expect 2 "more than one scenario given" validate -- "$T/empty_obj.json" --quiet
@@ -340,8 +340,90 @@ expect 2 "kvsim run: -o needs a value" run -o
 expect 2 "kvsim run: --quiet takes no value" run --quiet=yes
 expect 2 "ambiguous option --p (--policies, --plot)" compare --p x
 expect 2 "--policies belongs to 'kvsim compare'" run --policies all
-expect 2 "kvsim list: expected WHAT" list
+expect 2 "kvsim list: expected what to list: policies|gpus|models|links|workloads" list
 grep -q "Try 'kvsim list --help'" "$T/err" && ok || bad "a usage error does not point at --help"
+
+# usage errors, exactly: exit 2, nothing on stdout, and on stderr
+# "kvsim CMD: MESSAGE" and the line that points at --help.
+# usage CMD 'MESSAGE' ARGS...
+usage() {
+	ucmd=$1
+	umsg=$2
+	shift 2
+	expect 2 "" "$@"
+	printf 'kvsim %s: %s\nTry '\''kvsim %s --help'\''.\n' "$ucmd" "$umsg" "$ucmd" >"$T/want"
+	cmp -s "$T/want" "$T/err" && [ ! -s "$T/out" ] && ok ||
+		bad "kvsim $*: stderr '$(cat "$T/err")' and stdout '$(head -c 300 "$T/out")'; expected '$(cat "$T/want")' and nothing"
+}
+# lists: an empty one is an error, never "nothing to do"; blanks around
+# items are dropped in every list option; too many items or too long a
+# value is an error, never cut
+usage plan "--gpus: expected a comma-separated list of GPU names" plan --slo=ttft_p99=2 --search=nodes --gpus=
+usage plan "--gpus: expected a comma-separated list of GPU names" plan --slo=ttft_p99=2 --search=nodes --gpus=,
+usage plan "--gpus: expected a comma-separated list of GPU names" plan --slo=ttft_p99=2 --search=nodes --gpus ' , '
+usage plan "--gpus: too many GPU names (at most 32)" plan --slo=ttft_p99=2 --search=nodes --gpus "$(printf 'H100-SXM,%.0s' $(seq 33))"
+expect 0 "-    L40S             none" plan "$T/small.json" --slo ttft_p99=100 --search nodes --max 2 --gpus ' H100-SXM , L40S' --out "$T/plan_sp"
+grep -q '"gpu":	"L40S"' "$T/plan_sp/plan.json" && grep -q '"gpu":	"H100-SXM"' "$T/plan_sp/plan.json" && ok ||
+	bad "plan --gpus ' H100-SXM , L40S' did not search both"
+usage plan "--rate-key: too long (at most 200 characters)" plan --slo ttft_p99=1 --search rate --rate-key "workload.$(printf 'x%.0s' $(seq 200))"
+usage plan '--rate-key: expected a scenario key such as workload.rate_per_s, got an empty value' plan --slo ttft_p99=1 --search rate --rate-key=
+usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS (SECONDS > 0), got "ttft_p99="' plan --slo ttft_p99= --search nodes
+usage diff "--metrics: expected a comma-separated list of metric names" diff --metrics= "$T/base.json" "$T/worse.json"
+usage diff "--metrics: expected a comma-separated list of metric names" diff --metrics=, "$T/base.json" "$T/worse.json"
+usage diff "--metrics: the list is too long (at most 4095 characters)" diff --metrics="$(printf 'ttft_s.p99,%.0s' $(seq 400))" "$T/base.json" "$T/worse.json"
+expect 1 "2 metrics compared: 1 regressions" diff --metrics ' ttft_s.p99 , prefix_hit_ratio ' "$T/base.json" "$T/worse.json"
+usage compare "--policies: expected a comma-separated list of policy names" compare "$T/small.json" --policies=,
+usage compare "--policies: the list is too long (at most 1023 characters)" compare "$T/small.json" --policies="$(printf 'round_robin,%.0s' $(seq 100))"
+expect 0 "" compare "$T/small.json" --policies ' round_robin , least_loaded ' --out "$T/cmp_sp" --quiet
+[ -s "$T/cmp_sp/least_loaded/summary.json" ] && ok || bad "compare --policies with blanks did not run least_loaded"
+usage "trace stats" "--cache-blocks: expected a comma-separated list of block counts" trace stats --cache-blocks= "$T/bad.jsonl"
+usage "trace stats" '--cache-blocks: expected block counts, e.g. 1000,10000, got "1x"' trace stats --cache-blocks=10,1x "$T/bad.jsonl"
+usage "trace stats" "--cache-blocks: too many block counts (at most 32)" trace stats --cache-blocks="$(seq -s, 33)" "$T/bad.jsonl"
+expect 0 '"100":' trace stats --format=mooncake --json --cache-blocks=' 100 , 200' "$T/bad.jsonl" --skip-bad
+# numbers: strtod and strtol must take all of the value, and no blank
+usage diff '--tolerance: expected a percentage in [0, 1e6], got an empty value' diff --tolerance= "$T/base.json" "$T/worse.json"
+for v in x -1 inf nan ' 5' 5%; do
+	usage diff "--tolerance: expected a percentage in [0, 1e6], got \"$v\"" diff --tolerance="$v" "$T/base.json" "$T/worse.json"
+done
+usage run '--seed: expected an integer in [0, 2^53], got an empty value' run --seed=
+usage run '--seed: expected an integer in [0, 2^53], got " 3"' run --seed ' 3'
+usage run '--seed: expected an integer in [0, 2^53], got "9007199254740993"' run --seed 9007199254740993
+usage sweep '--jobs: expected 1 to 1024 workers, got " 2"' sweep "$T/small.json" --vary cluster.nodes=1 -j ' 2'
+usage sweep '--jobs: expected 1 to 1024 workers, got "+2"' sweep "$T/small.json" --vary cluster.nodes=1 --jobs=+2
+usage cost '--tp: expected a whole number >= 1, got " 2"' cost --gpu H100-SXM --model Llama-3-8B --prefill 1 --tp ' 2'
+usage cost '--prefill: expected a whole number >= 0, got an empty value' cost --gpu H100-SXM --model Llama-3-8B --prefill=
+usage run "too many --set options (at most 256)" run $(for i in $(seq 257); do printf -- '-s seed=%d ' "$i"; done)
+# files and folders: an empty name is an error that says which was expected
+usage run "--out: expected a folder, got an empty value" run --out=
+usage run "--out: expected a folder, got an empty value" run -o ''
+usage run "--trace-events: expected a file, got an empty value" run --trace-events=
+usage run "--catalog: expected a file, got an empty value" run --catalog=
+usage "trace gen" "--out: expected a file, got an empty value" trace gen --out=
+usage sweep "--emit-jobs: expected a file, got an empty value" sweep "$T/small.json" --vary cluster.nodes=1 --emit-jobs=
+usage sweep "--emit-slurm: expected a file, got an empty value" sweep "$T/small.json" --vary cluster.nodes=1 --emit-slurm=
+usage sweep "--merge: expected a folder, got an empty value" sweep --merge=
+usage cost "--profiles: expected a folder, got an empty value" cost --gpu A100-80G --model Llama-3-8B --prefill 8 --profiles=
+# a --profiles path with a quote is a path, not broken JSON
+expect 2 "$T/a\"b/compute/a100/" cost --gpu A100-80G --model Llama-3-8B --prefill 8 --cost-model profile --profiles "$T/a\"b"
+# --help takes no value; an option with no name is unknown as written
+usage run "--help takes no value" run --help=x
+usage "trace stats" "--help takes no value" trace stats --help=
+usage version "--help takes no value" version --help=x
+usage run "unknown option --=x" run --=x
+# extra and missing arguments are named; list names its topics
+usage help "unexpected argument x" help trace stats x
+usage help "unexpected argument x" help run x
+usage help 'no command "trace x"' help trace x
+usage list "unexpected argument b" list a b
+usage list "expected what to list: policies|gpus|models|links|workloads" list
+usage list 'unknown list "bogus" (expected policies|gpus|models|links|workloads)' list bogus
+usage version "unexpected argument x" version x
+usage plot "expected DIR, a 'kvsim compare' output folder" plot
+for c in help version; do
+	"$KVSIM" $c --help >"$T/h"
+	[ "$(grep -c . "$T/h")" -ge 5 ] && ok || bad "kvsim $c --help has no description"
+done
+"$KVSIM" --help | grep -q -- "-q, -j N)" && ok || bad "kvsim --help leaves -j out of the short aliases"
 
 # kvsim --help lists every command of the table; each has --help, whose
 # lines fit 80 columns; the completion script offers the same options
@@ -362,7 +444,11 @@ expect 0 "usage: kvsim sweep" sweep -h
 
 # bash completion from the same tables
 "$KVSIM" completion bash >"$T/kvsim.bash" && ok || bad "kvsim completion bash failed"
-complete_() { bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _kvsim; echo "${COMPREPLY[*]}"' _ "$T/kvsim.bash" "$@"; }
+# compopt works only while bash completes: a stand-in records "nospace"
+complete_() {
+	bash -c 'compopt() { [ "$2" = nospace ] && ns=" (nospace)"; }; . "$1"; shift
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _kvsim; echo "${COMPREPLY[*]}$ns"' _ "$T/kvsim.bash" "$@"
+}
 check_completion() {
 	want=$1
 	shift
@@ -380,6 +466,34 @@ check_completion "gpus" kvsim list gp
 check_completion "H100-SXM" kvsim cost --gpu H1
 check_completion "rate" kvsim plan --search = ra   # bash splits --search=ra at =
 check_completion "" kvsim run --seed ""
+mkdir -p "$T/blank"
+: >"$T/blank/a b.json"
+check_completion "ttft_p99= (nospace)" kvsim plan --slo tt
+check_completion "ttft_p99= tpot_p99= (nospace)" kvsim plan --slo ""
+check_completion "stats gen" kvsim help trace ""
+check_completion "" kvsim help run ""
+check_completion "" kvsim help trace stats ""
+check_completion "" kvsim list policies ""
+check_completion "" kvsim version ""
+check_completion "a100 h100" kvsim calibrate --gpu ""
+check_completion "--out" kvsim run --ou
+check_completion "" kvsim run -- --ou
+check_completion "" kvsim run "$T/small.json" ""
+check_completion "" kvsim trace stats "$T/bad.jsonl" ""
+check_completion "--tolerance" kvsim diff a b --tol
+check_completion "" kvsim diff a b ""
+check_completion "round_robin" kvsim run --policy = round_r
+# an option's value is not a positional, with or without '='
+check_completion "" kvsim diff --tolerance = 5 a b ""
+check_completion "" kvsim diff --tolerance 5 a b ""
+check_completion "$T/blank/a b.json" kvsim diff --tolerance 5 a "$T/blank/a"
+check_completion "$T/blank/a b.json" kvsim diff --tolerance = 5 a "$T/blank/a"
+# a file name with a blank is one reply, not two
+got=$(bash -c '. "$1"; COMP_WORDS=(kvsim run "$2"); COMP_CWORD=2; _kvsim; printf "%s|" "${COMPREPLY[@]}"' _ "$T/kvsim.bash" "$T/blank/a")
+[ "$got" = "$T/blank/a b.json|" ] && ok || bad "completion split a file name with a blank: '$got'"
+# after '--' the words are positionals: 'diff -- a' has one, so one more file
+got=$(bash -c '. "$1"; COMP_WORDS=(kvsim diff -- "$2" "$3"); COMP_CWORD=4; _kvsim; printf "%s|" "${COMPREPLY[@]}"' _ "$T/kvsim.bash" x "$T/blank/a")
+[ "$got" = "$T/blank/a b.json|" ] && ok || bad "completion after -- offered '$got'"
 for c in run compare validate list sweep plan plot diff "trace stats" "trace gen" cost calibrate version completion help; do
 	"$KVSIM" $c --help >"$T/h" 2>&1
 	opts=$(sed -n "/^	\"$c\")/,/;;\$/s/^		opts=\"\([^\"]*\)\"/\1/p" "$T/kvsim.bash")
