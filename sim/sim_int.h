@@ -41,13 +41,13 @@
 #include "sim/hset.h"
 #include "sim/loadheap.h"
 #include "sim/node.h"
+#include "sim/opts.h"
 #include "sim/prefix_index.h"
 #include "sim/request.h"
 #include "workloads/workload.h"
-#include "sim/opts.h"
 
 /* Event kinds: the index of each one's handler in sim.c's table
- * (sim_ev_handlers), and what its event carries (struct event). A new
+ * (sim_ev_kinds), and what its event carries (struct event). A new
  * mechanism adds a kind here and its handler to the table. */
 enum ev_kind {
 	EV_ARRIVAL,  /* a request arrives: ptr the request; tag 1 from the source, 0 a follow-up */
