@@ -1,4 +1,6 @@
 /* main: the kvsim command line: the command table, dispatch and help (DESIGN 7). */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -6,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "sim/hugepages.h"
+#include "sim/sim.h"
 
 static int cmd_help(const struct cli_ctx *cx, int argc, char **argv);
 
@@ -88,11 +91,34 @@ static int cmd_help(const struct cli_ctx *cx, int argc, char **argv)
 	return CLI_OK;
 }
 
+/* How every command ends: an interrupt (SIGINT, SIGTERM) is exit 128 +
+ * the signal with one line, after the command has removed its
+ * temporaries; output lost on stdout (a full disk, /dev/full) is exit 3. */
+static int main_finish(int rc)
+{
+	int sig = sim_signal_caught();
+	if (sig) {
+		fprintf(stderr, "kvsim: interrupted by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + sig;
+	}
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "kvsim: write error on standard output: %s\n",
+			strerror(errno ? errno : EIO));
+		return CLI_INTERNAL;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	hp_reexec(argv); /* huge pages for the heap: see sim/hugepages.h */
 	/* GSL's default handler aborts; kvsim checks its inputs instead. */
 	gsl_set_error_handler_off();
+	/* A file-size limit makes a write fail (EFBIG), reported like a full
+	 * disk, instead of killing the process with a half-written file. */
+	signal(SIGXFSZ, SIG_IGN);
+	sim_catch_signals();
 	struct cli_ctx cx = {NULL, commands, sizeof commands / sizeof *commands};
 	if (argc < 2) {
 		main_usage(stderr, &cx);
@@ -109,5 +135,5 @@ int main(int argc, char **argv)
 		main_usage(stderr, &cx);
 		return CLI_USAGE;
 	}
-	return cx.cmd->run(&cx, argc - 1, argv + 1);
+	return main_finish(cx.cmd->run(&cx, argc - 1, argv + 1));
 }

@@ -219,7 +219,8 @@ static int probe(struct plan *p, const char *label, const char *path, double val
 	int rc = sim_run(&sc, &so, out, err, sizeof err);
 	cfg_scenario_free(&sc);
 	if (rc) {
-		fprintf(stderr, "kvsim: %s\n", err);
+		if (rc <= CLI_INTERNAL) /* else interrupted: main says so */
+			fprintf(stderr, "kvsim: %s\n", err);
 		return -1;
 	}
 	uint64_t lost = out->shed + out->failed;

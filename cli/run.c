@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -10,6 +11,7 @@
 #include "results/metrics.h"
 #include "results/report.h"
 #include "results/writer.h"
+#include "sim/afile.h"
 #include "sim/config.h"
 #include "sim/sim.h"
 
@@ -66,17 +68,22 @@ static const struct cli_opt validate_opts[] = {
 };
 CLI_TABLE_FITS(validate_opts);
 
+/* One run; its files go into set (NULL: renamed at its end). An interrupt
+ * returns 128 + the signal without a message (main prints it). */
 static int run_one(const struct cli_common *o, const cJSON *root, const char *out_dir,
-		   struct met_summary *sum)
+		   struct afile_set *set, struct met_summary *sum)
 {
 	struct scenario s;
 	char err[1024];
 	if (cli_load_scenario(o, root, &s))
 		return CLI_USAGE;
 	struct sim_opts so = {.out_dir = out_dir, .progress = !o->quiet,
-			      .trace_events = o->trace_events, .audit = o->audit};
+			      .trace_events = o->trace_events, .audit = o->audit,
+			      .result_set = set};
 	int rc = sim_run(&s, &so, sum, err, sizeof err);
 	cfg_scenario_free(&s);
+	if (rc > CLI_INTERNAL)
+		return rc;
 	if (rc) {
 		fprintf(stderr, "kvsim: %s\n", err);
 		return rc == 2 ? CLI_USAGE : CLI_INTERNAL;
@@ -95,7 +102,7 @@ static int cmd_run(const struct cli_ctx *cx, int argc, char **argv)
 		return CLI_USAGE;
 	const char *out = o.out ? o.out : "out";
 	struct met_summary sum;
-	int rc = run_one(&o, root, out, &sum);
+	int rc = run_one(&o, root, out, NULL, &sum);
 	cJSON_Delete(root);
 	if (rc)
 		return rc;
@@ -149,15 +156,30 @@ static int validate_each(const struct cli_common *o, const cJSON *base, const ch
 	return 0;
 }
 
-/* comparison.json, comparison.csv, then the figures and report asked for. */
+/* After a failed comparison: the folders it made, now empty (rmdir leaves
+ * one that holds anything). */
+static void remove_empty_dirs(const char *out, const char **names, int n)
+{
+	char dir[4096];
+	for (int i = 0; i < n; i++) {
+		snprintf(dir, sizeof dir, "%s/%s", out, names[i]);
+		rmdir(dir);
+	}
+	rmdir(out);
+}
+
+/* comparison.json and comparison.csv join the set of every policy's
+ * files, and all appear together; then the figures and report asked for. */
 static int write_outputs(const struct cli_common *o, const char *out, const cJSON *base,
-			 const char **names, const struct met_summary *sums, int n, cJSON *cmp)
+			 const char **names, const struct met_summary *sums, int n, cJSON *cmp,
+			 struct afile_set *set)
 {
 	char path[4096], csv[4096], err[1024];
 	snprintf(path, sizeof path, "%s/comparison.json", out);
 	snprintf(csv, sizeof csv, "%s/comparison.csv", out);
-	if (res_write_json(path, cmp, err, sizeof err) ||
-	    res_write_comparison_csv(csv, sums, (size_t)n, err, sizeof err)) {
+	if (res_write_json_in(set, path, cmp, err, sizeof err) ||
+	    res_write_comparison_csv_in(set, csv, NULL, sums, (size_t)n, err, sizeof err) ||
+	    afile_set_commit(set, err, sizeof err)) {
 		fprintf(stderr, "kvsim: %s\n", err);
 		return CLI_INTERNAL;
 	}
@@ -222,6 +244,7 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 	}
 	struct met_summary *sums = calloc((size_t)n, sizeof *sums);
 	cJSON *cmp = cJSON_CreateArray();
+	struct afile_set set = {0}; /* every file of the comparison, renamed together */
 	int rc = sums && cmp ? CLI_OK : CLI_INTERNAL;
 	for (int i = 0; i < n && rc == CLI_OK; i++) {
 		char dir[4096];
@@ -230,7 +253,7 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 			fprintf(stderr, "[%d/%d] %s\n", i + 1, n, names[i]);
 		cJSON *root = cJSON_Duplicate(base, 1);
 		cli_select_policy(root, names[i], err, sizeof err);
-		rc = run_one(&o, root, dir, &sums[i]);
+		rc = run_one(&o, root, dir, &set, &sums[i]);
 		cJSON_Delete(root);
 		if (rc == CLI_OK) {
 			cJSON *j = res_summary_json(&sums[i]);
@@ -240,7 +263,10 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 		}
 	}
 	if (rc == CLI_OK)
-		rc = write_outputs(&o, out, base, names, sums, n, cmp);
+		rc = write_outputs(&o, out, base, names, sums, n, cmp, &set);
+	afile_set_discard(&set);
+	if (rc != CLI_OK)
+		remove_empty_dirs(out, names, n);
 	if (rc == CLI_OK && !o.quiet)
 		print_comparison(&o, out, sums, n);
 	for (int i = 0; sums && i < n; i++)
@@ -279,8 +305,8 @@ const struct cli_cmd cli_run_cmd = {
     .opts = run_opts,
     .about = "Simulates the scenario and prints a summary table. Writes DIR/summary.json,\n"
 	     "DIR/requests.csv and DIR/timeseries.csv (default DIR: out). Files are written\n"
-	     "under temporary names and renamed, so a failed run leaves no half-written\n"
-	     "result.\n"
+	     "under temporary names and renamed together once all are written, so a failed\n"
+	     "or interrupted run leaves the folder as it was.\n"
 	     "No SCENARIO means the embedded default (workloads/scenarios/default.json).\n",
     .pos_complete = "@file",
 };

@@ -2,9 +2,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include "cli/cli.h"
 #include "results/report.h"
 #include "sim/config.h"
+#include "sim/sim.h"
 #include "sim/sweep.h"
 
 _Static_assert(CLI_MAX_SETS <= SWP_MAX_SETS, "every --set must fit in struct swp");
@@ -160,6 +163,17 @@ static int emit(const struct sweep_args *s, const char *out)
 	return CLI_OK;
 }
 
+/* Interrupted (SIGINT, SIGTERM sent to the pool alone): the workers not
+ * yet waited for are told to stop, once; each removes its temporaries. */
+static void stop_workers(const pid_t *pids, int n, int *told)
+{
+	if (!sim_signal_caught() || *told)
+		return;
+	for (int j = 0; j < n; j++)
+		kill(pids[j], SIGTERM);
+	*told = 1;
+}
+
 /* The points in `workers` forked processes, worker k taking points k,
  * k + workers, ...; each point's result (or error.txt) lands in its folder,
  * so the pool only waits. 0, or -1 after reporting. */
@@ -169,7 +183,7 @@ static int run_pool(const struct swp *sw, int workers, const char *out, int quie
 		workers = (int)sw->n_points;
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pids[1024];
+	pid_t pids[1024], parent = getpid();
 	int started = 0, rc = 0;
 	for (; started < workers; started++) {
 		pids[started] = fork();
@@ -179,23 +193,30 @@ static int run_pool(const struct swp *sw, int workers, const char *out, int quie
 			break;
 		}
 		if (pids[started] == 0) {
-			for (long i = started; i < sw->n_points; i += workers) {
+			/* A worker goes down with the pool, however the pool ends. */
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			if (getppid() != parent)
+				_exit(128 + SIGTERM);
+			for (long i = started; i < sw->n_points && !sim_signal_caught();
+			     i += workers) {
 				char canon[4096], perr[1024];
 				swp_point_canon(sw, i, canon, sizeof canon);
 				int prc = swp_run_point(sw, i, out, perr, sizeof perr);
-				if (!quiet || prc)
+				if ((!quiet || prc) && prc <= CLI_INTERNAL) /* main says "interrupted" */
 					fprintf(stderr, "[%ld/%ld] %s: %s\n", i + 1, sw->n_points, canon,
 						prc ? perr : "done");
 			}
-			_exit(0);
+			_exit(sim_signal_caught() ? 128 + sim_signal_caught() : 0);
 		}
 	}
+	int told = 0;
 	for (int k = 0; k < started; k++) {
 		int st;
 		while (waitpid(pids[k], &st, 0) < 0 && errno == EINTR)
-			;
+			stop_workers(pids + k, started - k, &told);
+		stop_workers(pids + k + 1, started - k - 1, &told);
 	}
-	return rc;
+	return sim_signal_caught() ? -1 : rc;
 }
 
 /* The latency-load figure for the first varied rate (a path ending _per_s). */
@@ -235,7 +256,7 @@ static int sweep(const struct cli_ctx *cx, struct sweep_args *s)
 	if (s->jobs || s->slurm)
 		return emit(s, out);
 	if (run_pool(&s->sw, s->workers, out, s->o.quiet))
-		return CLI_INTERNAL;
+		return sim_signal_caught() ? 128 + sim_signal_caught() : CLI_INTERNAL;
 	int rc = merge_report(out, s->o.quiet);
 	plot_rate_axis(&s->sw, out, s->o.quiet);
 	return rc;

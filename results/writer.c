@@ -12,6 +12,7 @@
 
 #include "results/metric_table.h"
 #include "results/metrics.h"
+#include "sim/afile.h"
 
 /* Adds to o the figure of the row whose path is key (a top-level key). */
 static void add_figure(cJSON *o, const struct res_metrics *t, const char *key,
@@ -119,25 +120,24 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 
 int res_write_atomic(const char *path, const char *text, char *err, size_t errlen)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+	struct afile_set set = {0};
+	if (afile_set_write(&set, path, text, err, errlen)) {
+		afile_set_discard(&set);
 		return -1;
 	}
-	size_t len = strlen(text);
-	int bad = fwrite(text, 1, len, f) != len;
-	bad |= fclose(f) != 0;
-	if (bad || rename(tmp, path) != 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return afile_set_commit(&set, err, errlen);
 }
 
-int res_write_json(const char *path, const cJSON *json, char *err, size_t errlen)
+/* text to path: into set, or at once when set is NULL. */
+static int write_text(struct afile_set *set, const char *path, const char *text, char *err,
+		      size_t errlen)
+{
+	return set ? afile_set_write(set, path, text, err, errlen)
+		   : res_write_atomic(path, text, err, errlen);
+}
+
+int res_write_json_in(struct afile_set *set, const char *path, const cJSON *json, char *err,
+		      size_t errlen)
 {
 	char *text = cJSON_Print(json);
 	if (!text) {
@@ -155,9 +155,14 @@ int res_write_json(const char *path, const cJSON *json, char *err, size_t errlen
 	withnl[n] = '\n';
 	withnl[n + 1] = 0;
 	free(text);
-	int rc = res_write_atomic(path, withnl, err, errlen);
+	int rc = write_text(set, path, withnl, err, errlen);
 	free(withnl);
 	return rc;
+}
+
+int res_write_json(const char *path, const cJSON *json, char *err, size_t errlen)
+{
+	return res_write_json_in(NULL, path, json, err, errlen);
 }
 
 int res_mkdirs(const char *dir, char *err, size_t errlen)
@@ -260,8 +265,9 @@ void res_print_summary(FILE *f, const struct met_summary *s)
 	res_print_comparison(f, s, 1);
 }
 
-int res_write_comparison_csv_with(const char *path, const struct res_metrics *t,
-				  const struct met_summary *s, size_t n, char *err, size_t errlen)
+int res_write_comparison_csv_in(struct afile_set *set, const char *path,
+				const struct res_metrics *t, const struct met_summary *s, size_t n,
+				char *err, size_t errlen)
 {
 	t = res_metrics_or_builtin(t);
 	/* A cell is at most 24 characters, a column name at most 64. */
@@ -285,9 +291,15 @@ int res_write_comparison_csv_with(const char *path, const struct res_metrics *t,
 		}
 		len += (size_t)snprintf(buf + len, cap - len, "\n");
 	}
-	int rc = res_write_atomic(path, buf, err, errlen);
+	int rc = write_text(set, path, buf, err, errlen);
 	free(buf);
 	return rc;
+}
+
+int res_write_comparison_csv_with(const char *path, const struct res_metrics *t,
+				  const struct met_summary *s, size_t n, char *err, size_t errlen)
+{
+	return res_write_comparison_csv_in(NULL, path, t, s, n, err, errlen);
 }
 
 int res_write_comparison_csv(const char *path, const struct met_summary *s, size_t n, char *err,

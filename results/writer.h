@@ -8,6 +8,7 @@
 struct met_summary;
 struct res_metrics;
 struct cJSON;
+struct afile_set;
 
 /* The summary as a JSON object (DESIGN 6 keys; its figures are the rows of
  * the built-in metric table). Caller frees with cJSON_Delete. */
@@ -16,17 +17,27 @@ struct cJSON *res_summary_json(const struct met_summary *s);
  * under a top-level key or object that summary.json does not have goes at
  * the end. */
 struct cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metrics *t);
-/* Writes text to path through a temporary name and a rename, so a failed
- * write never leaves a half-written file. Returns 0 or -1 (err filled). */
+/* Writes text to path through a temporary name and a rename (sim/afile.h:
+ * symbolic links are followed, devices written in place), so a failed
+ * write never leaves a half-written file. Returns 0 or -1 (err filled with
+ * the path and strerror). */
 int res_write_atomic(const char *path, const char *text, char *err, size_t errlen);
 /* Writes the JSON to path atomically, with a trailing newline. */
 int res_write_json(const char *path, const struct cJSON *json, char *err, size_t errlen);
+/* res_write_json into a result set (renamed with the rest of it by
+ * afile_set_commit); set NULL: at once. */
+int res_write_json_in(struct afile_set *set, const char *path, const struct cJSON *json, char *err,
+		      size_t errlen);
 /* Creates dir and its parents; 0 or -1 (err filled). */
 int res_mkdirs(const char *dir, char *err, size_t errlen);
 /* comparison.csv: one row per summary (policy), the RES_M_CSV rows of t
  * (NULL: the built-in metric table). */
 int res_write_comparison_csv_with(const char *path, const struct res_metrics *t,
 				  const struct met_summary *s, size_t n, char *err, size_t errlen);
+/* res_write_comparison_csv_with into a result set; set NULL: at once. */
+int res_write_comparison_csv_in(struct afile_set *set, const char *path,
+				const struct res_metrics *t, const struct met_summary *s, size_t n,
+				char *err, size_t errlen);
 int res_write_comparison_csv(const char *path, const struct met_summary *s, size_t n, char *err,
 			     size_t errlen);
 enum res_style { RES_STYLE_TEXT, RES_STYLE_MD, RES_STYLE_HTML };

@@ -3,6 +3,7 @@
 #define KVSIM_OPTS_H
 
 struct request;
+struct afile_set;
 
 struct sim_opts {
 	const char *out_dir; /* write summary.json and requests.csv here; NULL: none */
@@ -10,6 +11,12 @@ struct sim_opts {
 	/* Chrome/Perfetto trace-event JSON of iterations, KV transfers and
 	 * routing decisions (for short runs); NULL: none. */
 	const char *trace_events;
+	/* Where the run's files (out_dir's and trace_events) go once every one
+	 * is written and flushed: into this result set, which its owner
+	 * renames into place with the rest of it (compare: every policy's
+	 * files and the comparison together) or discards; NULL: the run
+	 * renames its own files together at its end (summary.json last). */
+	struct afile_set *result_set;
 	/* Check invariants after every event (KV accounting, capacity, clock,
 	 * token conservation, request states); stop at the first violation
 	 * with a precise message (exit 3). Slow: for tests and debugging. */

@@ -81,14 +81,13 @@ int runlog_trace_open(struct sim *s, char *err, size_t errlen)
 	return 0;
 }
 
-int runlog_trace_close(struct sim *s, char *err, size_t errlen)
+void runlog_trace_end(struct sim *s)
 {
 	fprintf(s->te, "\n],\"otherData\":{\"kvsim_version\":\"%s\",\"events\":%llu,"
 		       "\"truncated\":%s}}\n",
 		kvsim_version(), (unsigned long long)s->te_count,
 		s->te_count >= TE_MAX ? "true" : "false");
 	s->te = NULL;
-	return afile_commit(&s->te_file, err, errlen);
 }
 
 /* --- timeseries.csv --------------------------------------------------------- */
@@ -105,6 +104,12 @@ int runlog_timeseries_open(struct sim *s, const char *path, char *err, size_t er
 	if (!evq_push(&s->q, s->sample_ns, EV_SAMPLE, -1, NULL))
 		sim_fail(s, "out of memory");
 	return 0;
+}
+
+/* No request in the system: every one that arrived has ended. */
+static int runlog_idle(const struct sim *s)
+{
+	return s->met.arrived == s->met.completed + s->met.shed + s->met.failed;
 }
 
 /* One timeseries row per node. Nodes inside a decode span are brought up
@@ -134,7 +139,27 @@ void runlog_ev_sample(struct sim *s, const struct event *ev)
 		*p++ = '\n';
 		fwrite(line, 1, (size_t)(p - line), s->ts);
 	}
-	/* Keep sampling until the run is over. */
+	/* Keep sampling until the run is over; an idle cluster gets
+	 * RUNLOG_IDLE_SAMPLES rows in a row, then sampling waits for work, so
+	 * that the file grows with the work done, not with the horizon (one
+	 * request a year over ten years). */
+	s->idle_samples = runlog_idle(s) ? s->idle_samples + 1 : 0;
+	if (s->idle_samples >= RUNLOG_IDLE_SAMPLES) {
+		s->sample_paused = 1;
+		return;
+	}
 	if (!evq_push(&s->q, s->now + s->sample_ns, EV_SAMPLE, -1, NULL))
+		sim_fail(s, "out of memory");
+}
+
+void runlog_sample_resume(struct sim *s)
+{
+	if (runlog_idle(s))
+		return;
+	/* The next point of the sampling grid, as if it had gone on. */
+	int64_t next = (s->now / s->sample_ns + 1) * s->sample_ns;
+	s->sample_paused = 0;
+	s->idle_samples = 0;
+	if (!evq_push(&s->q, next, EV_SAMPLE, -1, NULL))
 		sim_fail(s, "out of memory");
 }

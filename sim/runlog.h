@@ -15,14 +15,21 @@ void runlog_trace_event(struct sim *s, const char *name, char ph, int pid, int t
 			int64_t dur_ns, const char *args);
 /* The iterations of node i's step that is ending now. */
 void runlog_trace_step(struct sim *s, uint32_t i);
-/* Opens opts->trace_events (its header, the tracks' names); closes it
- * (its trailer) and renames it into place. 0, or -1 with err. */
+/* Opens opts->trace_events (its header, the tracks' names). 0, or -1 with
+ * err. runlog_trace_end writes its trailer; sim_run then adds the file to
+ * the run's result set. */
 int runlog_trace_open(struct sim *s, char *err, size_t errlen);
-int runlog_trace_close(struct sim *s, char *err, size_t errlen);
+void runlog_trace_end(struct sim *s);
 /* Opens path as timeseries.csv and schedules the first sample. 0, or -1
  * with err. */
 int runlog_timeseries_open(struct sim *s, const char *path, char *err, size_t errlen);
+/* Rows in a row that an idle cluster (no request in the system) gets
+ * before sampling pauses; it resumes on the grid when work comes. */
+#define RUNLOG_IDLE_SAMPLES 1000
 void runlog_ev_sample(struct sim *s, const struct event *ev);
+/* After an event, while sampling is paused: resumes it when a request is
+ * in the system again. */
+void runlog_sample_resume(struct sim *s);
 /* The progress line on stderr. */
 void runlog_progress(const struct sim *s, double started);
 

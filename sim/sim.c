@@ -1,11 +1,13 @@
 /* sim: the event loop and its handler table, the pools, set-up, tear-down, sim_run. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -429,6 +431,65 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	return 0;
 }
 
+/* The signal caught (SIGINT, SIGTERM), or 0. The one global of the
+ * library: a signal handler can only leave a flag, and the loop polls it. */
+static volatile sig_atomic_t sim_caught;
+
+static void sim_on_signal(int sig)
+{
+	sim_caught = sig;
+}
+
+void sim_catch_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = sim_on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: a process waiting (sweep's pool) wakes with EINTR. A
+	 * signal ignored from the start stays ignored (nohup, a background job
+	 * of a script). */
+	static const int sigs[] = {SIGINT, SIGTERM};
+	for (int i = 0; i < 2; i++) {
+		struct sigaction was;
+		if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+int sim_signal_caught(void)
+{
+	return sim_caught;
+}
+
+/* 128 + the signal caught, with err saying which. */
+static int sim_interrupted(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "interrupted by %s", sim_caught == SIGINT ? "SIGINT" : "SIGTERM");
+	return 128 + sim_caught;
+}
+
+/* The run's files, written and flushed, into the set; summary.json last. */
+static int sim_write_results(struct sim *s, struct afile *csv, const struct met_summary *out,
+			     struct afile_set *set, char *err, size_t errlen)
+{
+	char path[4200];
+	if (csv->f && (afile_set_add(set, csv, err, errlen) ||
+		       afile_set_add(set, &s->ts_file, err, errlen)))
+		return -1;
+	if (s->te_file.f && afile_set_add(set, &s->te_file, err, errlen))
+		return -1;
+	if (!s->opts->out_dir)
+		return 0;
+	cJSON *j = res_summary_json(out);
+	snprintf(path, sizeof path, "%s/summary.json", s->opts->out_dir);
+	int rc = !j ? -1 : res_write_json_in(set, path, j, err, errlen);
+	if (!j)
+		snprintf(err, errlen, "%s: out of memory", path);
+	cJSON_Delete(j);
+	return rc;
+}
+
 int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summary *out,
 	    char *err, size_t errlen)
 {
@@ -448,8 +509,12 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	hmap_init(&s.sessions);
 	double started = runlog_wall_now();
 	struct afile csv = {0};
+	struct afile_set own = {0}, *set = s.opts->result_set ? s.opts->result_set : &own;
 	char path[4200];
-	int rc = build_modules(&s, err, errlen);
+	struct stat st;
+	/* A folder this run makes goes again if the run fails. */
+	int made_dir = s.opts->out_dir && stat(s.opts->out_dir, &st) != 0;
+	int rc = sim_caught ? sim_interrupted(err, errlen) : build_modules(&s, err, errlen);
 	if (rc)
 		goto done;
 	s.per_epoch = s.wl->epochs && !s.opts->keep_epochs;
@@ -485,7 +550,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	int show = s.opts->progress && isatty(2), truncated = 0;
 	double last_draw = started;
 	struct event ev;
-	while (!s.error && evq_pop(&s.q, &ev)) {
+	while (!s.error && !sim_caught && evq_pop(&s.q, &ev)) {
 		const struct sim_ev_kind *k = &sim_ev_kinds[ev.kind];
 		if (k->stale && k->stale(&s, &ev)) {
 			s.q.popped--;
@@ -500,6 +565,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		s.now = ev.time_ns;
 		router_prefetch_arrival(&s);
 		k->handle(&s, &ev);
+		if (s.sample_paused)
+			runlog_sample_resume(&s);
 		if (s.n_dirty)
 			links_flush_write_downs(&s);
 		if (s.opts->audit && !s.error)
@@ -522,6 +589,10 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		rc = s.error;
 		goto done;
 	}
+	if (sim_caught) {
+		rc = sim_interrupted(err, errlen);
+		goto done;
+	}
 
 	if (s.opts->audit && !truncated &&
 	    s.met.arrived != s.met.completed + s.met.shed + s.met.failed) {
@@ -536,26 +607,19 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		rc = 3;
 		goto done;
 	}
-	if (s.te && runlog_trace_close(&s, err, errlen)) {
+	if (s.te)
+		runlog_trace_end(&s);
+	s.ts = NULL;
+	if (sim_write_results(&s, &csv, out, set, err, errlen) ||
+	    (set == &own && afile_set_commit(&own, err, errlen)))
 		rc = 3;
-		goto done;
-	}
-	if (csv.f) {
-		s.ts = NULL;
-		if (afile_commit(&csv, err, errlen) || afile_commit(&s.ts_file, err, errlen)) {
-			rc = 3;
-			goto done;
-		}
-		cJSON *j = res_summary_json(out);
-		snprintf(path, sizeof path, "%s/summary.json", s.opts->out_dir);
-		if (!j || res_write_json(path, j, err, errlen))
-			rc = 3;
-		cJSON_Delete(j);
-	}
 done:
 	afile_discard(&csv);
 	afile_discard(&s.ts_file);
 	afile_discard(&s.te_file);
+	afile_set_discard(&own);
+	if (rc && made_dir)
+		rmdir(s.opts->out_dir);
 	teardown(&s);
 	if (rc)
 		met_summary_free(out);

@@ -237,6 +237,8 @@ struct sim {
 	FILE *te;               /* te_file's stream while open, or NULL */
 	uint64_t te_count;      /* events written; capped at TE_MAX */
 	int64_t sample_ns;      /* its interval */
+	uint32_t idle_samples;  /* samples in a row that found no request in the system */
+	int sample_paused;      /* sampling waits for work (runlog_sample_resume) */
 	int error; /* 3 after an internal failure */
 	char *err;
 	size_t errlen;

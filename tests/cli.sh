@@ -508,5 +508,119 @@ grep -q '"search":	"workload.rate_per_s"' "$T/plan4/plan.json" && ok || bad "pla
 expect 0 "searching workload.sessions_per_s" plan "$T/small.json" --slo=ttft_p99=100 --search=rate --max=4 --out="$T/plan5"
 expect 2 "a mix workload has no rate key; give --rate-key PATH" plan workloads/scenarios/mix.json --slo ttft_p99=1 --search rate
 
+# --- rB: special files and links, whole result sets, interrupts, stdout, bounded outputs
+# An output that is a symbolic link is written at its target (the link stays);
+# a device or a FIFO is written in place, never replaced.
+ln -s gen_target.jsonl "$T/gen_link"
+expect 0 "" trace gen "$T/small.json" --out "$T/gen_link" --quiet
+[ -L "$T/gen_link" ] && [ -s "$T/gen_target.jsonl" ] && ok ||
+	bad "trace gen replaced the symbolic link instead of writing its target"
+ln -s "$T/te_target.json" "$T/te_link"
+expect 0 "" run "$T/small.json" --out "$T/linked" --trace-events "$T/te_link" --quiet
+[ -L "$T/te_link" ] && [ -s "$T/te_target.json" ] && ok || bad "--trace-events replaced a symbolic link"
+mkdir -p "$T/linked2"
+ln -s ../summary_target.json "$T/linked2/summary.json"
+expect 0 "" run "$T/small.json" --out "$T/linked2" --quiet
+[ -L "$T/linked2/summary.json" ] && grep -q '"arrived"' "$T/summary_target.json" && ok ||
+	bad "run replaced a symbolic link summary.json instead of writing its target"
+if [ "$(id -u)" = 0 ]; then # a device of our own: never put the system's at risk
+	mknod "$T/null" c 1 3 && dev=$T/null
+else
+	dev=/dev/null
+fi
+expect 0 "" trace gen "$T/small.json" --out "$dev" --quiet
+[ -c "$dev" ] && ok || bad "trace gen --out $dev replaced the device"
+expect 0 "" run "$T/small.json" --out "$T/devrun" --trace-events "$dev" --quiet
+[ -c "$dev" ] && ok || bad "--trace-events $dev replaced the device"
+mkfifo "$T/fifo"
+timeout 20 cat "$T/fifo" >"$T/fifo.out" &
+expect 0 "" trace gen "$T/small.json" --out "$T/fifo" --quiet
+wait
+[ -p "$T/fifo" ] && [ -s "$T/fifo.out" ] && ok || bad "trace gen replaced a FIFO instead of writing into it"
+mkdir -p "$T/adir"
+expect 3 "$T/adir: Is a directory" trace gen "$T/small.json" --out "$T/adir"
+ls "$T" | grep -q 'tmp\.' && bad "temporaries left in $T" || ok
+
+# A result set appears whole or not at all: a write that fails (a file-size
+# limit; SIGXFSZ is ignored so the write reports EFBIG) leaves the folder as
+# it was, with the reason.
+"$KVSIM" run "$T/small.json" --out "$T/whole" --quiet
+cp -r "$T/whole" "$T/whole.before"
+(ulimit -f 10 && exec "$KVSIM" run "$T/small.json" --seed 7 --out "$T/whole" --quiet) 2>"$T/whole.err"
+rc=$?
+[ $rc = 3 ] && grep -q "File too large" "$T/whole.err" && ok ||
+	bad "a run over the file-size limit: exit $rc, $(cat "$T/whole.err")"
+diff -r "$T/whole.before" "$T/whole" >/dev/null && ok || bad "a failed run changed the result set in $T/whole"
+(ulimit -f 10 && exec "$KVSIM" run "$T/small.json" --out "$T/fresh" --quiet) 2>/dev/null
+[ ! -e "$T/fresh" ] && ok || bad "a failed run left $(ls "$T/fresh") in a fresh folder"
+(ulimit -f 10 && exec "$KVSIM" compare "$T/small.json" --policies round_robin,least_loaded --out "$T/cmpfail" --quiet) 2>"$T/cmp.err"
+rc=$?
+[ $rc = 3 ] && grep -q "File too large" "$T/cmp.err" && [ ! -e "$T/cmpfail" ] && ok ||
+	bad "a failed compare: exit $rc, left: $(find "$T/cmpfail" 2>/dev/null | head -5)"
+
+# Interrupts: SIGINT or SIGTERM stops a run with exit 128 + the signal, one
+# line, and no temporaries; a sweep's workers go down with it.
+cat >"$T/long.json" <<'JSON'
+{"name": "long", "duration_s": 100000, "cluster": {"nodes": 2},
+ "workload": {"kind": "chat", "sessions_per_s": 20, "max_sessions": 100000000}}
+JSON
+# until a file named FRAGMENT exists under DIR (at most 20 s)
+wait_for() {
+	i=0
+	while [ $i -lt 200 ] && ! find "$1" -name "$2" 2>/dev/null | grep -q .; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+for sig in INT TERM; do
+	# a script's background job starts with SIGINT ignored, and kvsim keeps
+	# an ignored signal ignored: give it the default
+	env --default-signal=INT "$KVSIM" run "$T/long.json" --out "$T/intr$sig" --quiet 2>"$T/intr.err" &
+	pid=$!
+	wait_for "$T/intr$sig" '*.tmp.*'
+	kill -$sig $pid
+	wait $pid
+	rc=$?
+	want=130
+	[ $sig = TERM ] && want=143
+	[ $rc = $want ] && [ "$(cat "$T/intr.err")" = "kvsim: interrupted by SIG$sig" ] && ok ||
+		bad "SIG$sig: exit $rc (expected $want), stderr: $(cat "$T/intr.err")"
+	[ ! -e "$T/intr$sig" ] && ok || bad "SIG$sig left $(ls "$T/intr$sig")"
+done
+"$KVSIM" sweep "$T/long.json" --vary cluster.nodes=1,2 -j 2 --out "$T/swintr" --quiet 2>"$T/intr.err" &
+pid=$!
+wait_for "$T/swintr/points" '*.tmp.*'
+kill -TERM $pid
+wait $pid
+rc=$?
+sleep 0.5
+[ $rc = 143 ] && ok || bad "sweep after SIGTERM: exit $rc, $(cat "$T/intr.err")"
+pgrep -f "$T/swintr" >/dev/null && bad "sweep workers outlived their parent" || ok
+find "$T/swintr" -name '*.tmp.*' | grep -q . && bad "a killed sweep left temporaries" || ok
+pkill -f "$T/swintr" 2>/dev/null # the old code's orphans
+
+# Output lost on stdout is exit 3 with the reason.
+"$KVSIM" trace gen "$T/small.json" --out "$T/small.jsonl" --quiet
+for args in "run $T/small.json --out $T/full" "list policies" "version" "cost --gpu H100-SXM --model Llama-3-8B --prefill 4096 --json" \
+	"trace stats $T/small.jsonl --format kvsim"; do
+	# shellcheck disable=SC2086
+	"$KVSIM" $args >/dev/full 2>"$T/full.err"
+	rc=$?
+	[ $rc = 3 ] && [ "$(cat "$T/full.err")" = "kvsim: write error on standard output: No space left on device" ] &&
+		ok || bad "kvsim $args >/dev/full: exit $rc, $(cat "$T/full.err")"
+done
+
+# Outputs grow with the work done, not the horizon: one request in 10^9 s.
+cat >"$T/sparse.json" <<'JSON'
+{"name": "sparse", "duration_s": 1e9, "cluster": {"nodes": 1},
+ "workload": {"kind": "chat", "sessions_per_s": 1e-9, "max_sessions": 1,
+              "turns": {"dist": "constant", "value": 1}}}
+JSON
+timeout 60 "$KVSIM" run "$T/sparse.json" --out "$T/sparse" --quiet
+rc=$?
+rows=$(wc -l <"$T/sparse/timeseries.csv" 2>/dev/null)
+[ $rc = 0 ] && [ "${rows:-0}" -gt 1000 ] && [ "$rows" -lt 5000 ] && ok ||
+	bad "a sparse run: exit $rc, ${rows:-no} timeseries rows"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
