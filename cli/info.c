@@ -1,4 +1,5 @@
 /* info: `kvsim list`, `kvsim diff`, `kvsim plot` and `kvsim version`. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,7 @@ static int cmd_diff(const struct cli_ctx *cx, int argc, char **argv)
 {
 	const char *v, *metrics[256];
 	char buf[4096];
-	struct diff_opts o = {5.0, NULL};
+	struct diff_opts o = {.tolerance_pct = 5.0};
 	struct cli_args a;
 	int id, list = 0;
 	cli_begin(&a, cx, argc, argv);
@@ -178,13 +179,33 @@ static int cmd_diff(const struct cli_ctx *cx, int argc, char **argv)
 		return CLI_USAGE;
 	struct diff_counts c;
 	char err[1024];
-	int rc = res_diff(j[0], j[1], &o, stdout, &c, err, sizeof err);
+	o.base_name = files[0];
+	o.new_name = files[1];
+	/* The table is held until the whole diff succeeded: bad input prints
+	 * only its error. */
+	char *table = NULL;
+	size_t table_len = 0;
+	FILE *tf = open_memstream(&table, &table_len);
+	if (!tf) {
+		fprintf(stderr, "kvsim: diff: %s\n", strerror(errno));
+		cJSON_Delete(j[0]);
+		cJSON_Delete(j[1]);
+		return CLI_INTERNAL;
+	}
+	int rc = res_diff(j[0], j[1], &o, tf, &c, err, sizeof err);
 	cJSON_Delete(j[0]);
 	cJSON_Delete(j[1]);
+	if (fclose(tf) && !rc) {
+		snprintf(err, sizeof err, "%s", strerror(errno));
+		rc = -1;
+	}
 	if (rc) {
+		free(table);
 		fprintf(stderr, "kvsim: diff %s %s: %s\n", files[0], files[1], err);
 		return CLI_USAGE;
 	}
+	fwrite(table, 1, table_len, stdout);
+	free(table);
 	printf("%zu metrics compared: %zu regressions (%zu missing), %zu improvements, tolerance "
 	       "%g%%\n",
 	       c.compared, c.regressions, c.missing, c.improvements, o.tolerance_pct);
