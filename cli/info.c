@@ -229,10 +229,11 @@ static int cmd_plot(const struct cli_ctx *cx, int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		list[i] = names[i];
 	struct report_figs *figs = malloc(sizeof *figs);
-	if (!figs || res_plot(dir, list, (size_t)n, figs, err, sizeof err)) {
+	int rc = figs ? res_plot(dir, list, (size_t)n, figs, err, sizeof err) : 3;
+	if (rc) {
 		fprintf(stderr, "kvsim: %s\n", figs ? err : "out of memory");
 		free(figs);
-		return CLI_INTERNAL;
+		return rc == 2 ? CLI_USAGE : CLI_INTERNAL;
 	}
 	printf("wrote %zu figures (PNG and SVG) to %s/plots/\n", figs->n, dir);
 	free(figs);
