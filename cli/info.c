@@ -273,7 +273,9 @@ const struct cli_cmd cli_diff_cmd = {
 	     "Prints the metrics that changed and marks regressions: worse by more than PCT\n"
 	     "percent (simulated figures are deterministic, so 0 is meaningful). A metric or\n"
 	     "policy that the base has and the new one lacks is a regression. perf.* figures\n"
-	     "(wall time, speed, memory) are compared only when --metrics names them.\n"
+	     "(wall time, speed, memory) are compared only when --metrics names them. A base\n"
+	     "with none of the metrics compared, or a compared figure that is not a finite\n"
+	     "number >= 0, is bad input: a check of nothing does not pass.\n"
 	     "Exit 0: no regression; 1: a regression; 2: bad input.\n",
     .pos_complete = "@file",
 };
@@ -287,7 +289,8 @@ const struct cli_cmd cli_plot_cmd = {
 	     "SVG with gnuplot: TTFT and TPOT CDFs per policy, prompt-token sources, migration\n"
 	     "and shed counts, and per policy KV utilisation and queue length per node over\n"
 	     "time. The scripts are plot/*.gp (built into kvsim; runnable by hand, see their\n"
-	     "headers).\n",
+	     "headers). A figure with nothing to draw says so; a missing or damaged CSV file\n"
+	     "is exit 2 naming it, with no figure drawn.\n",
     .pos_complete = "@dir",
 };
 
