@@ -159,7 +159,6 @@ bad rD_plot_no_column "$T/rD_cmp/comparison.csv:1: no column \"tokens_fresh\" in
 bad rD_vary_empty "--vary cluster.nodes=1,,2: an empty value" sweep "$T/rD_small.json" --vary cluster.nodes=1,,2 --out "$T/out_rD_vary_empty"
 bad rD_vary_open_string "--vary name=\"a,b: a string is not closed" sweep "$T/rD_small.json" --vary 'name="a,b' --out "$T/out_rD_vary_open_string"
 # a damaged sweep.spec.json: exit 2 naming the JSON path, nothing merged
-mkdir -p "$T/out_rD_spec"
 printf '{"vary": [{"path": "x", "values": ["1"]}], "points": [{"point": 0, "dir": "points/p000001", "values": "x=1", "seed": 1}]}' >"$T/rD_spec.json"
 mkdir -p "$T/rD_spec" && cp "$T/rD_spec.json" "$T/rD_spec/sweep.spec.json"
 bad rD_spec_point "$T/rD_spec/sweep.spec.json: points[0]: expected {\"point\": 0, \"dir\": \"points/p000000\"" sweep --merge "$T/rD_spec"
