@@ -136,12 +136,13 @@ check-valgrind: deps
 	CK_FORK=no valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/check_kvsim
 	KVSIM=tests/valgrind-kvsim.sh sh tests/bad_inputs.sh
 
-# libFuzzer harnesses (clang) for the scenario parser and each trace reader,
+# libFuzzer harnesses (clang) for the scenario parser, each trace reader and
+# the --set/--vary argument parsers,
 # FUZZ_SECONDS each, from the seed corpus in tests/fuzz/corpus (new inputs go
 # to build/fuzz/corpus). A crash leaves its input in build/fuzz/.
 FUZZ_SECONDS ?= 30
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZERS := scenario mooncake azure kvsim
+FUZZERS := scenario mooncake azure kvsim set
 deps-fuzz:
 	@if echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
 	    clang -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then \
@@ -165,7 +166,7 @@ fuzz: deps deps-fuzz
 		if [ -n "$$found" ]; then echo "fuzz: FINDING: $$found"; exit 1; fi; \
 	done; echo "fuzz: no findings"
 
-fuzzers: $(B)/fuzz_scenario $(B)/fuzz_mooncake $(B)/fuzz_azure $(B)/fuzz_kvsim
+fuzzers: $(B)/fuzz_scenario $(B)/fuzz_mooncake $(B)/fuzz_azure $(B)/fuzz_kvsim $(B)/fuzz_set
 $(B)/fuzz_scenario: tests/fuzz/fuzz_scenario.c $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 $(B)/fuzz_mooncake: tests/fuzz/fuzz_trace.c $(LIB_OBJ)
@@ -174,6 +175,8 @@ $(B)/fuzz_azure: tests/fuzz/fuzz_trace.c $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -DFUZZ_FORMAT=TRACE_AZURE -DFUZZ_NO_STATS -fsanitize=fuzzer -o $@ $^ $(LIBS)
 $(B)/fuzz_kvsim: tests/fuzz/fuzz_trace.c $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -DFUZZ_FORMAT=TRACE_KVSIM -fsanitize=fuzzer -o $@ $^ $(LIBS)
+$(B)/fuzz_set: tests/fuzz/fuzz_set.c $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
 # CI regression benchmarks: every scenario under every policy against the
 # committed results/baselines/ (zero tolerance); rebaseline rewrites them.

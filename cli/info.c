@@ -1,4 +1,5 @@
 /* info: `kvsim list`, `kvsim diff`, `kvsim plot` and `kvsim version`. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,7 @@ static int cmd_diff(const struct cli_ctx *cx, int argc, char **argv)
 {
 	const char *v, *metrics[256];
 	char buf[4096];
-	struct diff_opts o = {5.0, NULL};
+	struct diff_opts o = {.tolerance_pct = 5.0};
 	struct cli_args a;
 	int id, list = 0;
 	cli_begin(&a, cx, argc, argv);
@@ -178,13 +179,33 @@ static int cmd_diff(const struct cli_ctx *cx, int argc, char **argv)
 		return CLI_USAGE;
 	struct diff_counts c;
 	char err[1024];
-	int rc = res_diff(j[0], j[1], &o, stdout, &c, err, sizeof err);
+	o.base_name = files[0];
+	o.new_name = files[1];
+	/* The table is held until the whole diff succeeded: bad input prints
+	 * only its error. */
+	char *table = NULL;
+	size_t table_len = 0;
+	FILE *tf = open_memstream(&table, &table_len);
+	if (!tf) {
+		fprintf(stderr, "kvsim: diff: %s\n", strerror(errno));
+		cJSON_Delete(j[0]);
+		cJSON_Delete(j[1]);
+		return CLI_INTERNAL;
+	}
+	int rc = res_diff(j[0], j[1], &o, tf, &c, err, sizeof err);
 	cJSON_Delete(j[0]);
 	cJSON_Delete(j[1]);
+	if (fclose(tf) && !rc) {
+		snprintf(err, sizeof err, "%s", strerror(errno));
+		rc = -1;
+	}
 	if (rc) {
+		free(table);
 		fprintf(stderr, "kvsim: diff %s %s: %s\n", files[0], files[1], err);
 		return CLI_USAGE;
 	}
+	fwrite(table, 1, table_len, stdout);
+	free(table);
 	printf("%zu metrics compared: %zu regressions (%zu missing), %zu improvements, tolerance "
 	       "%g%%\n",
 	       c.compared, c.regressions, c.missing, c.improvements, o.tolerance_pct);
@@ -208,10 +229,11 @@ static int cmd_plot(const struct cli_ctx *cx, int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		list[i] = names[i];
 	struct report_figs *figs = malloc(sizeof *figs);
-	if (!figs || res_plot(dir, list, (size_t)n, figs, err, sizeof err)) {
+	int rc = figs ? res_plot(dir, list, (size_t)n, figs, err, sizeof err) : 3;
+	if (rc) {
 		fprintf(stderr, "kvsim: %s\n", figs ? err : "out of memory");
 		free(figs);
-		return CLI_INTERNAL;
+		return rc == 2 ? CLI_USAGE : CLI_INTERNAL;
 	}
 	printf("wrote %zu figures (PNG and SVG) to %s/plots/\n", figs->n, dir);
 	free(figs);
@@ -251,7 +273,9 @@ const struct cli_cmd cli_diff_cmd = {
 	     "Prints the metrics that changed and marks regressions: worse by more than PCT\n"
 	     "percent (simulated figures are deterministic, so 0 is meaningful). A metric or\n"
 	     "policy that the base has and the new one lacks is a regression. perf.* figures\n"
-	     "(wall time, speed, memory) are compared only when --metrics names them.\n"
+	     "(wall time, speed, memory) are compared only when --metrics names them. A base\n"
+	     "with none of the metrics compared, or a compared figure that is not a finite\n"
+	     "number >= 0, is bad input: a check of nothing does not pass.\n"
 	     "Exit 0: no regression; 1: a regression; 2: bad input.\n",
     .pos_complete = "@file",
 };
@@ -265,7 +289,8 @@ const struct cli_cmd cli_plot_cmd = {
 	     "SVG with gnuplot: TTFT and TPOT CDFs per policy, prompt-token sources, migration\n"
 	     "and shed counts, and per policy KV utilisation and queue length per node over\n"
 	     "time. The scripts are plot/*.gp (built into kvsim; runnable by hand, see their\n"
-	     "headers).\n",
+	     "headers). A figure with nothing to draw says so; a missing or damaged CSV file\n"
+	     "is exit 2 naming it, with no figure drawn.\n",
     .pos_complete = "@dir",
 };
 

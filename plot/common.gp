@@ -12,3 +12,8 @@ set datafile columnheaders
 set grid lc rgb "#dddddd"
 set key outside right top box opaque
 set border lc rgb "#444444"
+# A figure with nothing to draw (every request shed, no second token, no
+# samples) says so rather than failing: kvsim sets `nodata` to the reason
+# and the script runs `eval no_data_figure` in place of its plot.
+if (!exists("nodata")) nodata = ""
+no_data_figure = "unset logscale; unset y2tics; unset y2label; set xrange [0:1]; set yrange [0:1]; unset xtics; unset ytics; unset key; set label 99 nodata at graph 0.5, 0.5 center; plot NaN notitle"

@@ -10,7 +10,11 @@ set style fill solid 0.85 border rgb "#333333"
 set xtics noenhanced
 nz(c) = column(c) > 0 ? column(c) : 1e-9
 w = 0.18
-plot csv using ($0 - 1.5 * w):(nz("migrations")):(w):xtic(1) with boxes title "migrations" lc rgb "#e9c46a", \
-     '' using ($0 - 0.5 * w):(nz("shed")):(w) with boxes title "shed" lc rgb "#e76f51", \
-     '' using ($0 + 0.5 * w):(nz("failed")):(w) with boxes title "failed" lc rgb "#9b2226", \
-     '' using ($0 + 1.5 * w):(nz("preemptions")):(w) with boxes title "preemptions" lc rgb "#577590"
+if (nodata ne "") {
+    eval no_data_figure
+} else {
+    plot csv using ($0 - 1.5 * w):(nz("migrations")):(w):xtic(1) with boxes title "migrations" lc rgb "#e9c46a", \
+         '' using ($0 - 0.5 * w):(nz("shed")):(w) with boxes title "shed" lc rgb "#e76f51", \
+         '' using ($0 + 0.5 * w):(nz("failed")):(w) with boxes title "failed" lc rgb "#9b2226", \
+         '' using ($0 + 1.5 * w):(nz("preemptions")):(w) with boxes title "preemptions" lc rgb "#577590"
+}

@@ -14,5 +14,9 @@ set ytics nomirror
 set y2tics
 set yrange [0:*]
 set y2range [0:*]
-plot csv using xc:(column("ttft_p99_s")) with linespoints lw 2 pt 7 title "TTFT p99", \
-     '' using xc:(column("tpot_p99_s")) axes x1y2 with linespoints lw 2 pt 5 title "TPOT p99"
+if (nodata ne "") {
+    eval no_data_figure
+} else {
+    plot csv using xc:(column("ttft_p99_s")) with linespoints lw 2 pt 7 title "TTFT p99", \
+         '' using xc:(column("tpot_p99_s")) axes x1y2 with linespoints lw 2 pt 5 title "TPOT p99"
+}

@@ -8,15 +8,20 @@ label = what eq "kv_util" ? "KV cache utilisation" : what eq "queued" ? "queued 
 # Rows come in blocks of one row per node (time, then node), so node k is
 # every nodes-th row from row k: lines stay unbroken. stats goes before the
 # ranges, which it obeys.
-stats ts using (column("node")) nooutput
-nodes = int(STATS_max) + 1
-stats ts using (column(what)) nooutput
-top = STATS_max
-set title sprintf("%s per node over time%s", label, name eq "" ? "" : " (".name.")")
-set xlabel "simulated time (s)"
-set ylabel what eq "kv_util" ? "referenced KV blocks / all blocks" : "requests"
-set yrange [0:*]
-if (what ne "kv_util" && top <= 10) { set ytics 1; set yrange [0:top < 1 ? 1 : top + 1] }
-if (nodes > 12) { unset key; set title sprintf("%s per node over time%s, %d nodes", label, name eq "" ? "" : " (".name.")", nodes) }
-plot for [k=0:nodes-1] ts every nodes::k using (column("time_s")):(column(what)) \
-     with lines lw 1.5 title sprintf("node %d", k)
+if (nodata ne "") {
+    set title sprintf("%s per node over time%s", label, name eq "" ? "" : " (".name.")")
+    eval no_data_figure
+} else {
+    stats ts using (column("node")) nooutput
+    nodes = int(STATS_max) + 1
+    stats ts using (column(what)) nooutput
+    top = STATS_max
+    set title sprintf("%s per node over time%s", label, name eq "" ? "" : " (".name.")")
+    set xlabel "simulated time (s)"
+    set ylabel what eq "kv_util" ? "referenced KV blocks / all blocks" : "requests"
+    set yrange [0:*]
+    if (what ne "kv_util" && top <= 10) { set ytics 1; set yrange [0:top < 1 ? 1 : top + 1] }
+    if (nodes > 12) { unset key; set title sprintf("%s per node over time%s, %d nodes", label, name eq "" ? "" : " (".name.")", nodes) }
+    plot for [k=0:nodes-1] ts every nodes::k using (column("time_s")):(column(what)) \
+         with lines lw 1.5 title sprintf("node %d", k)
+}

@@ -9,9 +9,13 @@ set style histogram rowstacked
 set style fill solid 0.85 border rgb "#333333"
 set boxwidth 0.6
 set xtics noenhanced
-share(c) = column(c) / column("tokens_input")
-plot csv using (share("tokens_cached")):xtic(1) title "cached (HBM hit)" lc rgb "#2a9d8f", \
-     '' using (share("tokens_reloaded")) title "reloaded (DRAM/NVMe)" lc rgb "#8ab17d", \
-     '' using (share("tokens_migrated")) title "migrated (other GPU)" lc rgb "#e9c46a", \
-     '' using (share("tokens_recomputed")) title "recomputed" lc rgb "#e76f51", \
-     '' using (share("tokens_fresh")) title "fresh (first time)" lc rgb "#577590"
+share(c) = column("tokens_input") > 0 ? column(c) / column("tokens_input") : 0
+if (nodata ne "") {
+    eval no_data_figure
+} else {
+    plot csv using (share("tokens_cached")):xtic(1) title "cached (HBM hit)" lc rgb "#2a9d8f", \
+         '' using (share("tokens_reloaded")) title "reloaded (DRAM/NVMe)" lc rgb "#8ab17d", \
+         '' using (share("tokens_migrated")) title "migrated (other GPU)" lc rgb "#e9c46a", \
+         '' using (share("tokens_recomputed")) title "recomputed" lc rgb "#e76f51", \
+         '' using (share("tokens_fresh")) title "fresh (first time)" lc rgb "#577590"
+}

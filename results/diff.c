@@ -23,21 +23,47 @@ void res_diff_list(FILE *out)
 	res_diff_list_with(out, NULL);
 }
 
-static void compare_one(const char *label, const cJSON *b, const cJSON *n,
-			const struct res_metric *m, double tol, FILE *out, struct diff_counts *c)
+/* The figure at m's path in o (of the file named who): 0 when absent, 1
+ * with *v when a finite number >= 0 (every metric is a count, ratio, rate
+ * or time), else -1 with err: a corrupted figure must not count as better. */
+static int metric_value(const cJSON *o, const struct res_metric *m, const char *who,
+			const char *label, double *v, char *err, size_t errlen)
 {
-	const cJSON *bv = res_json_at(b, m->path), *nv = res_json_at(n, m->path);
-	if (!bv)
-		return; /* not in the baseline: nothing to hold it to */
+	const cJSON *it = res_json_item_at(o, m->path);
+	if (!it)
+		return 0;
+	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0) {
+		char *text = cJSON_PrintUnformatted(it);
+		snprintf(err, errlen, "%s: %s (policy %s): expected a finite number >= 0, got %.40s",
+			 who, m->path, label, text ? text : "?");
+		free(text);
+		return -1;
+	}
+	*v = it->valuedouble;
+	return 1;
+}
+
+/* Compares m in b and n; 0, or -1 with err on a corrupted figure. */
+static int compare_one(const char *label, const cJSON *b, const cJSON *n,
+		       const struct res_metric *m, const struct diff_opts *o, FILE *out,
+		       struct diff_counts *c, char *err, size_t errlen)
+{
+	double base = 0, now = 0;
+	int has_b = metric_value(b, m, o->base_name ? o->base_name : "base", label, &base, err, errlen);
+	if (has_b <= 0)
+		return has_b; /* not in the baseline: nothing to hold it to */
+	int has_n = metric_value(n, m, o->new_name ? o->new_name : "new", label, &now, err, errlen);
+	if (has_n < 0)
+		return -1;
 	c->compared++;
-	if (!nv) {
+	if (!has_n) {
 		c->missing++;
 		c->regressions++;
 		fprintf(out, "%-18s %-32s %14.6g %14s %9s  REGRESSION (missing)\n", label, m->path,
-			bv->valuedouble, "-", "");
-		return;
+			base, "-", "");
+		return 0;
 	}
-	double base = bv->valuedouble, now = nv->valuedouble, delta = now - base;
+	double tol = o->tolerance_pct, delta = now - base;
 	int worse = m->better == RES_BETTER_HIGHER ? delta < 0 : delta > 0;
 	double rel = base != 0 ? fabs(delta) / fabs(base) * 100 : (delta != 0 ? INFINITY : 0);
 	const char *status = "same";
@@ -60,6 +86,7 @@ static void compare_one(const char *label, const cJSON *b, const cJSON *n,
 	if (delta != 0)
 		fprintf(out, "%-18s %-32s %14.6g %14.6g %9s  %s\n", label, m->path, base, now, change,
 			status);
+	return 0;
 }
 
 static int compare_summaries(const char *label, const cJSON *b, const cJSON *n,
@@ -69,7 +96,8 @@ static int compare_summaries(const char *label, const cJSON *b, const cJSON *n,
 	if (!o->metrics) {
 		size_t it = 0;
 		for (const struct res_metric *m; (m = res_metric_next(t, RES_LIST_DIFF, &it));)
-			compare_one(label, b, n, m, o->tolerance_pct, out, c);
+			if (compare_one(label, b, n, m, o, out, c, err, errlen))
+				return -1;
 		return 0;
 	}
 	char *list = strdup(o->metrics); /* any length: never cut */
@@ -94,7 +122,7 @@ static int compare_summaries(const char *label, const cJSON *b, const cJSON *n,
 					      "shows them)", name);
 			rc = -1;
 		} else {
-			compare_one(label, b, n, m, o->tolerance_pct, out, c);
+			rc = compare_one(label, b, n, m, o, out, c, err, errlen);
 		}
 	}
 	free(list);
@@ -111,11 +139,10 @@ static int is_summary(const cJSON *o)
 	       cJSON_GetObjectItemCaseSensitive(o, "requests");
 }
 
-int res_diff_with(const cJSON *base, const cJSON *new_, const struct diff_opts *o,
-		  const struct res_metrics *t, FILE *out, struct diff_counts *c, char *err,
-		  size_t errlen)
+static int diff_all(const cJSON *base, const cJSON *new_, const struct diff_opts *o,
+		    const struct res_metrics *t, FILE *out, struct diff_counts *c, char *err,
+		    size_t errlen)
 {
-	memset(c, 0, sizeof *c);
 	fprintf(out, "%-18s %-32s %14s %14s %9s  %s\n", "policy", "metric", "base", "new", "change",
 		"status");
 	if (is_summary(base) && is_summary(new_)) {
@@ -149,6 +176,23 @@ int res_diff_with(const cJSON *base, const cJSON *new_, const struct diff_opts *
 		}
 		if (compare_summaries(bp->valuestring, b, match, o, t, out, c, err, errlen))
 			return -1;
+	}
+	return 0;
+}
+
+int res_diff_with(const cJSON *base, const cJSON *new_, const struct diff_opts *o,
+		  const struct res_metrics *t, FILE *out, struct diff_counts *c, char *err,
+		  size_t errlen)
+{
+	memset(c, 0, sizeof *c);
+	if (diff_all(base, new_, o, t, out, c, err, errlen))
+		return -1;
+	/* A check that held nothing to account must not pass. */
+	if (c->compared == 0 && c->missing == 0) {
+		snprintf(err, errlen, "%s: none of the metrics compared is in it (expected a kvsim "
+				      "summary.json or comparison.json with results)",
+			 o->base_name ? o->base_name : "base");
+		return -1;
 	}
 	return 0;
 }

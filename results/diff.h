@@ -13,6 +13,8 @@ struct diff_opts {
 	/* comma-separated metric paths (blanks around each ignored; at least
 	 * one), or NULL for the default set */
 	const char *metrics;
+	/* the files' names for messages, or NULL for "base" and "new" */
+	const char *base_name, *new_name;
 };
 
 struct diff_counts {
@@ -22,7 +24,9 @@ struct diff_counts {
 /* Compares two summary.json objects, or two comparison.json arrays (entries
  * matched by "policy"). Prints a table to out. A metric (or policy) in base
  * but not in new counts as a regression: the contract shrank. Returns 0, or
- * -1 with err on input that is not a kvsim summary. perf.* figures are only
+ * -1 with err on input that is not a kvsim summary, a compared figure that
+ * is not a finite number >= 0 (err names the file and path), or a base that
+ * holds none of the metrics compared (a check of nothing must not pass). perf.* figures are only
  * compared when named in metrics. */
 int res_diff(const struct cJSON *base, const struct cJSON *new_, const struct diff_opts *o,
 	     FILE *out, struct diff_counts *c, char *err, size_t errlen);

@@ -180,12 +180,18 @@ void res_metric_csv_cell(const struct res_metric *m, const struct met_summary *s
 		snprintf(buf, len, "%.9g", *(const double *)field(m, s));
 }
 
-const cJSON *res_json_at(const cJSON *o, const char *path)
+const cJSON *res_json_item_at(const cJSON *o, const char *path)
 {
 	char buf[128];
 	snprintf(buf, sizeof buf, "%s", path);
 	char *save = NULL;
 	for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save))
 		o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, t) : NULL;
+	return o;
+}
+
+const cJSON *res_json_at(const cJSON *o, const char *path)
+{
+	o = res_json_item_at(o, path);
 	return o && cJSON_IsNumber(o) ? o : NULL;
 }

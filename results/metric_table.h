@@ -81,5 +81,8 @@ void res_metric_csv_cell(const struct res_metric *m, const struct met_summary *s
 /* The number at a dotted path of a JSON object (objects only along the
  * way), or NULL. */
 const struct cJSON *res_json_at(const struct cJSON *o, const char *path);
+/* The item of any type at a dotted path (objects only along the way), or
+ * NULL. */
+const struct cJSON *res_json_item_at(const struct cJSON *o, const char *path);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,16 +27,68 @@ static void put_quoted(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
+/* The last non-blank line of what gnuplot said on fd (its error), trimmed
+ * into buf. */
+static void last_words(int fd, char *buf, size_t len)
+{
+	char text[4096];
+	buf[0] = 0;
+	off_t size = lseek(fd, 0, SEEK_END);
+	off_t from = size > (off_t)sizeof text - 1 ? size - (off_t)sizeof text + 1 : 0;
+	ssize_t n = pread(fd, text, sizeof text - 1, from);
+	if (n <= 0)
+		return;
+	text[n] = 0;
+	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' ' || text[n - 1] == '\r'))
+		text[--n] = 0;
+	char *line = strrchr(text, '\n');
+	line = line ? line + 1 : text;
+	line += strspn(line, " \t^");
+	snprintf(buf, len, ": %.200s", line);
+}
+
 /* Runs gnuplot on common.gp + script with the variables in vars (pairs of
- * name, value; values quoted as strings), writing out. */
+ * name, value; values quoted as strings), drawing out through a temporary
+ * name: out appears whole or not at all. What gnuplot prints goes to a
+ * scratch file, never to kvsim's stdout; its last line is the message when
+ * it fails. 0, or 3 with err. */
 static int gnuplot(const char *script, const char *const *vars, const char *out, const char *fmt,
 		   char *err, size_t errlen)
 {
-	FILE *g = popen("gnuplot 2>&1", "w");
+	char tmp[4500], said[256] = "", log_path[] = "/tmp/kvsim-gnuplot-XXXXXX";
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+	int log = mkstemp(log_path), in[2] = {-1, -1};
+	if (log < 0 || pipe(in)) {
+		snprintf(err, errlen, "cannot run gnuplot: %s", strerror(errno));
+		if (log >= 0) {
+			unlink(log_path);
+			close(log);
+		}
+		return 3;
+	}
+	unlink(log_path);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(log, 1);
+		dup2(log, 2);
+		close(in[0]);
+		close(in[1]);
+		close(log);
+		execlp("gnuplot", "gnuplot", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	FILE *g = pid > 0 ? fdopen(in[1], "w") : NULL;
 	if (!g) {
-		snprintf(err, errlen, "cannot run gnuplot: %s (make deps installs it)",
-			 strerror(errno));
-		return -1;
+		snprintf(err, errlen, "cannot run gnuplot: %s", strerror(errno));
+		close(in[1]);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		close(log);
+		return 3;
 	}
 	for (; vars && vars[0]; vars += 2) {
 		fprintf(g, "%s = ", vars[0]);
@@ -45,20 +98,118 @@ static int gnuplot(const char *script, const char *const *vars, const char *out,
 	fputs("fmt = ", g);
 	put_quoted(g, fmt);
 	fputs("\nout = ", g);
-	put_quoted(g, out);
+	put_quoted(g, tmp);
 	fputc('\n', g);
 	fputs(kv_plot_common, g);
 	fputs(script, g);
 	fputs("\nunset output\n", g);
-	int st = pclose(g);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	fclose(g);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!ok)
+		last_words(log, said, sizeof said);
+	close(log);
+	if (ok && rename(tmp, out) != 0) {
+		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		unlink(tmp);
+		return 3;
+	}
+	if (!ok) {
+		unlink(tmp);
 		snprintf(err, errlen, "gnuplot failed drawing %s%s", out,
-			 WIFEXITED(st) && WEXITSTATUS(st) == 127 ? " (gnuplot not found; make deps "
-								    "installs it)"
-								  : "");
-		return -1;
+			 WIFEXITED(st) && WEXITSTATUS(st) == 127
+			     ? " (gnuplot not found; make deps installs it)"
+			     : said);
+		return 3;
 	}
 	return 0;
+}
+
+/* Scans the CSV file path: its header must name every column of cols (n of
+ * them), and each of their cells be empty or a number. *rows gets the data
+ * rows, *positive those with a number > 0 in one of cols. 0, or 2 with err
+ * naming the file (and line) when it is missing or damaged. O(file). */
+static int csv_scan(const char *path, const char *const *cols, int n, long *rows, long *positive,
+		    char *err, size_t errlen)
+{
+	enum { MAX_COLS = 8, MAX_FIELDS = 64 };
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s (expected a 'kvsim compare' output folder)", path,
+			 strerror(errno));
+		return 2;
+	}
+	char *line = NULL, *field[MAX_FIELDS];
+	size_t cap = 0;
+	int at[MAX_COLS], rc = 2;
+	long lineno = 1;
+	*rows = *positive = 0;
+	if (getline(&line, &cap, f) < 0) {
+		snprintf(err, errlen, "%s: empty (expected a CSV header)", path);
+		goto out;
+	}
+	for (int pass = 0;; pass++) {
+		line[strcspn(line, "\r\n")] = 0;
+		int nf = 0;
+		for (char *p = line; nf < MAX_FIELDS; p++) {
+			field[nf++] = p;
+			p = strchr(p, ',');
+			if (!p)
+				break;
+			*p = 0;
+		}
+		if (pass == 0) {
+			for (int c = 0; c < n; c++) {
+				at[c] = -1;
+				for (int k = 0; k < nf && at[c] < 0; k++)
+					if (!strcmp(field[k], cols[c]))
+						at[c] = k;
+				if (at[c] < 0) {
+					snprintf(err, errlen, "%s:1: no column \"%s\" in the header",
+						 path, cols[c]);
+					goto out;
+				}
+			}
+		} else {
+			int any = 0;
+			for (int c = 0; c < n; c++) {
+				char *end;
+				if (at[c] >= nf) {
+					snprintf(err, errlen, "%s:%ld: expected a \"%s\" field (column "
+							      "%d), found %d fields",
+						 path, lineno, cols[c], at[c] + 1, nf);
+					goto out;
+				}
+				const char *v = field[at[c]];
+				if (!*v)
+					continue;
+				double x = strtod(v, &end);
+				if (*end || end == v) {
+					snprintf(err, errlen, "%s:%ld: %s: expected a number, got "
+							      "\"%.40s\"",
+						 path, lineno, cols[c], v);
+					goto out;
+				}
+				any |= x > 0;
+			}
+			(*rows)++;
+			*positive += any;
+		}
+		if (getline(&line, &cap, f) < 0)
+			break;
+		lineno++;
+	}
+	rc = 0;
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rc = 3;
+	}
+out:
+	free(line);
+	fclose(f);
+	return rc;
 }
 
 static int figure(struct report_figs *figs, const char *dir, const char *name,
@@ -69,8 +220,9 @@ static int figure(struct report_figs *figs, const char *dir, const char *name,
 	for (int i = 0; i < 2; i++) {
 		char out[4400];
 		snprintf(out, sizeof out, "%s/plots/%s.%s", dir, name, fmts[i]);
-		if (gnuplot(script, vars, out, fmts[i], err, errlen))
-			return -1;
+		int rc = gnuplot(script, vars, out, fmts[i], err, errlen);
+		if (rc)
+			return rc;
 	}
 	if (figs->n < REPORT_MAX_FIGS) {
 		snprintf(figs->name[figs->n], sizeof figs->name[0], "%s", name);
@@ -117,55 +269,135 @@ int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, s
 	snprintf(plots, sizeof plots, "%s/plots", dir);
 	snprintf(csv, sizeof csv, "%s/sweep.csv", dir);
 	snprintf(col, sizeof col, "%d", xcol);
+	static const char *const need[] = {"ttft_p99_s", "tpot_p99_s"};
+	long rows, positive;
+	int rc = csv_scan(csv, need, 2, &rows, &positive, err, errlen);
+	if (rc)
+		return rc;
 	if (res_mkdirs(plots, err, errlen))
-		return -1;
-	const char *vars[] = {"csv", csv, "x", x, "xcol", col, NULL};
+		return 3;
+	const char *vars[] = {"csv", csv, "x", x, "xcol", col, "nodata",
+			      rows ? "" : "no point of the sweep finished", NULL};
 	struct report_figs figs = {0};
 	return figure(&figs, dir, "latency_load", "Tail latency against load.",
 		      kv_plot_latency_load, vars, err, errlen);
 }
 
+/* What each policy's files hold, scanned before anything is drawn: damaged
+ * input stops the figures before the first is written. */
+struct plot_data {
+	long ttft, tpot; /* requests with a TTFT, a TPOT > 0 */
+	long samples;    /* timeseries rows */
+};
+
+/* The policies' requests.csv and timeseries.csv into d[0..n). 0, 2 or 3. */
+static int scan_policies(const char *dir, const char *const *policies, size_t n,
+			 struct plot_data *d, char *err, size_t errlen)
+{
+	static const char *const ttft[] = {"ttft_s"}, *const tpot[] = {"tpot_s"};
+	static const char *const ts_cols[] = {"kv_util", "queued", "node", "time_s"};
+	char path[4200];
+	long rows, unused;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		snprintf(path, sizeof path, "%s/%s/requests.csv", dir, policies[i]);
+		rc = csv_scan(path, ttft, 1, &rows, &d[i].ttft, err, errlen);
+		if (!rc)
+			rc = csv_scan(path, tpot, 1, &rows, &d[i].tpot, err, errlen);
+		snprintf(path, sizeof path, "%s/%s/timeseries.csv", dir, policies[i]);
+		if (!rc)
+			rc = csv_scan(path, ts_cols, 4, &d[i].samples, &unused, err, errlen);
+	}
+	return rc;
+}
+
+/* The CDF of metric over the policies: those with a value > 0 drawn, the
+ * others named in the title; a note alone when none has one. 0 or 3. */
+static int latency_cdf(struct report_figs *figs, const char *dir, const char *const *policies,
+		       size_t n, const struct plot_data *d, int tpot, const char *none, char *err,
+		       size_t errlen)
+{
+	char drawn[4096] = "", empty[4096] = "";
+	for (size_t i = 0; i < n; i++) {
+		char *list = (tpot ? d[i].tpot : d[i].ttft) ? drawn : empty;
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof drawn - len, "%s%s", len ? " " : "", policies[i]);
+	}
+	const char *vars[] = {"dir",   dir,   "policies", drawn, "metric", tpot ? "tpot_s" : "ttft_s",
+			      "empty", empty, "nodata",   drawn[0] ? "" : none, NULL};
+	return figure(figs, dir, tpot ? "tpot_cdf" : "ttft_cdf",
+		      tpot ? "Time per output token, CDF per policy (log scale)."
+			   : "Time to first token, CDF per policy (log scale).",
+		      kv_plot_latency_cdf, vars, err, errlen);
+}
+
 int res_plot(const char *dir, const char *const *policies, size_t n, struct report_figs *figs,
 	     char *err, size_t errlen)
 {
-	char plots[4200], csv[4200], list[4096] = "";
+	char plots[4200], csv[4200];
 	snprintf(plots, sizeof plots, "%s/plots", dir);
-	if (res_mkdirs(plots, err, errlen))
-		return -1;
 	snprintf(csv, sizeof csv, "%s/comparison.csv", dir);
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(list);
-		snprintf(list + len, sizeof list - len, "%s%s", i ? " " : "", policies[i]);
+	static const char *const tokens_cols[] = {"tokens_input",      "tokens_cached",
+						  "tokens_reloaded",   "tokens_migrated",
+						  "tokens_recomputed", "tokens_fresh"};
+	static const char *const counts_cols[] = {"migrations", "shed", "failed", "preemptions"};
+	long rows, with_tokens, counted;
+	struct plot_data *d = calloc(n ? n : 1, sizeof *d);
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return 3;
+	}
+	int rc = csv_scan(csv, tokens_cols, 6, &rows, &with_tokens, err, errlen);
+	if (!rc)
+		rc = csv_scan(csv, counts_cols, 4, &rows, &counted, err, errlen);
+	if (!rc)
+		rc = scan_policies(dir, policies, n, d, err, errlen);
+	if (!rc && res_mkdirs(plots, err, errlen))
+		rc = 3;
+	if (rc) {
+		free(d);
+		return rc;
 	}
 	figs->n = 0;
-	const char *cdf_ttft[] = {"dir", dir, "policies", list, "metric", "ttft_s", NULL};
-	const char *cdf_tpot[] = {"dir", dir, "policies", list, "metric", "tpot_s", NULL};
-	const char *by_csv[] = {"csv", csv, NULL};
-	if (figure(figs, dir, "ttft_cdf", "Time to first token, CDF per policy (log scale).",
-		   kv_plot_latency_cdf, cdf_ttft, err, errlen) ||
-	    figure(figs, dir, "tpot_cdf", "Time per output token, CDF per policy (log scale).",
-		   kv_plot_latency_cdf, cdf_tpot, err, errlen) ||
-	    figure(figs, dir, "tokens",
-		   "Where prompt tokens came from: cached, reloaded, migrated, recomputed, fresh.",
-		   kv_plot_tokens, by_csv, err, errlen) ||
-	    figure(figs, dir, "counts", "KV migrations, shed and failed requests, preemptions.",
-		   kv_plot_counts, by_csv, err, errlen))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
+	const char *tokens_vars[] = {"csv", csv, "nodata",
+				     with_tokens ? "" : "no prompt tokens: no request was served",
+				     NULL};
+	const char *counts_vars[] = {"csv", csv, "nodata",
+				     counted ? "" : "no migrations, shed or failed requests, preemptions",
+				     NULL};
+	if ((rc = latency_cdf(figs, dir, policies, n, d, 0,
+			      "no request got a first token (all shed or failed)", err, errlen)) ||
+	    (rc = latency_cdf(figs, dir, policies, n, d, 1,
+			      "no request got a second token: no time per output token", err,
+			      errlen)) ||
+	    (rc = figure(figs, dir, "tokens",
+			 "Where prompt tokens came from: cached, reloaded, migrated, recomputed, "
+			 "fresh.",
+			 kv_plot_tokens, tokens_vars, err, errlen)) ||
+	    (rc = figure(figs, dir, "counts",
+			 "KV migrations, shed and failed requests, preemptions.", kv_plot_counts,
+			 counts_vars, err, errlen))) {
+		free(d);
+		return rc;
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
 		char ts[4200], name[96], cap[160];
 		snprintf(ts, sizeof ts, "%s/%s/timeseries.csv", dir, policies[i]);
-		const char *kv[] = {"ts", ts, "what", "kv_util", "name", policies[i], NULL};
-		const char *q[] = {"ts", ts, "what", "queued", "name", policies[i], NULL};
+		const char *none = d[i].samples ? "" : "no samples";
+		const char *kv[] = {"ts", ts, "what", "kv_util", "name", policies[i], "nodata", none,
+				    NULL};
+		const char *q[] = {"ts", ts, "what", "queued", "name", policies[i], "nodata", none,
+				   NULL};
 		snprintf(name, sizeof name, "kv_util_%s", policies[i]);
 		snprintf(cap, sizeof cap, "KV cache utilisation per node over time, %s.", policies[i]);
-		if (figure(figs, dir, name, cap, kv_plot_node_timeline, kv, err, errlen))
-			return -1;
+		rc = figure(figs, dir, name, cap, kv_plot_node_timeline, kv, err, errlen);
 		snprintf(name, sizeof name, "queue_%s", policies[i]);
 		snprintf(cap, sizeof cap, "Queued requests per node over time, %s.", policies[i]);
-		if (figure(figs, dir, name, cap, kv_plot_node_timeline, q, err, errlen))
-			return -1;
+		if (!rc)
+			rc = figure(figs, dir, name, cap, kv_plot_node_timeline, q, err, errlen);
 	}
-	return 0;
+	free(d);
+	return rc;
 }
 
 static void base64(FILE *out, const unsigned char *p, size_t n)

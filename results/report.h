@@ -17,11 +17,17 @@ struct report_figs {
 /* Draws every figure of a `kvsim compare` folder into DIR/plots/ as PNG and
  * SVG: TTFT and TPOT CDFs, prompt-token sources, migration/shed counts, and
  * per policy KV utilisation and queue length over time. Runs gnuplot with
- * the scripts built into kvsim (those of plot/). Returns 0, or -1 with err. */
+ * the scripts built into kvsim (those of plot/). A figure with nothing to
+ * draw (no request completed, none got a second token, no samples) is
+ * drawn with a note saying so. Each file appears whole or not at all, and
+ * gnuplot's own output never reaches stdout. Returns 0; 2 with err naming
+ * the file (and line) when the folder's CSV files are missing or damaged;
+ * 3 with err when drawing or writing failed. */
 int res_plot(const char *dir, const char *const *policies, size_t n, struct report_figs *figs,
 	     char *err, size_t errlen);
 /* Draws DIR/plots/latency_load.{png,svg} from DIR/sweep.csv, the load in
- * column xcol (1-based) named x. */
+ * column xcol (1-based) named x; a note when no point finished. 0, 2 or 3
+ * as res_plot. */
 int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, size_t errlen);
 /* Reads the policy names from DIR/comparison.csv. Returns the count, or -1. */
 int res_read_policies(const char *dir, char names[][48], size_t max, char *err, size_t errlen);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,74 @@
 #include "sim/config.h"
 #include "sim/rng.h"
 #include "sim/sim.h"
+
+static void free_axis(struct swp_axis *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->values[i]);
+	free(a->values);
+	a->values = NULL;
+	a->n = 0;
+}
+
+/* Appends the value v[0..len) (blanks around it dropped) to a. 0, or -1
+ * with err. */
+static int add_value(struct swp_axis *a, const char *arg, const char *v, size_t len, char *err,
+		     size_t errlen)
+{
+	while (len && (*v == ' ' || *v == '\t'))
+		v++, len--;
+	while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+		len--;
+	if (!len) {
+		snprintf(err, errlen, "--vary %s: an empty value (expected PATH=v1,v2,...)", arg);
+		return -1;
+	}
+	char **nv = realloc(a->values, (size_t)(a->n + 1) * sizeof *nv);
+	if (nv)
+		a->values = nv;
+	if (!nv || !(nv[a->n] = strndup(v, len))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	a->n++;
+	return 0;
+}
+
+/* Splits list at its top-level commas: those outside brackets, braces and
+ * double-quoted strings, so that a JSON value ([1,2] or {"a":1,"b":2}) is
+ * one value. 0, or -1 with err (an unbalanced bracket or quote, an empty
+ * value). */
+static int split_values(struct swp_axis *a, const char *arg, const char *list, char *err,
+			size_t errlen)
+{
+	const char *start = list;
+	int depth = 0, quoted = 0;
+	for (const char *p = list;; p++) {
+		if (quoted) {
+			if (!*p)
+				break;
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				quoted = 0;
+		} else if (*p == '"') {
+			quoted = 1;
+		} else if (*p == '[' || *p == '{') {
+			depth++;
+		} else if ((*p == ']' || *p == '}') && depth > 0) {
+			depth--;
+		} else if ((*p == ',' && depth == 0) || !*p) {
+			if (add_value(a, arg, start, (size_t)(p - start), err, errlen))
+				return -1;
+			if (!*p)
+				return 0;
+			start = p + 1;
+		}
+	}
+	snprintf(err, errlen, "--vary %s: a string is not closed (expected PATH=v1,v2,...)", arg);
+	return -1;
+}
 
 int swp_add_axis(struct swp *s, const char *arg, char *err, size_t errlen)
 {
@@ -45,31 +114,13 @@ int swp_add_axis(struct swp *s, const char *arg, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	char *list = strdup(eq + 1), *save = NULL;
-	if (!list) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
 	a->n = 0;
 	a->values = NULL;
-	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char **nv = realloc(a->values, (size_t)(a->n + 1) * sizeof *nv);
-		if (!nv || !(nv[a->n] = strdup(t))) {
-			free(list);
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		a->values = nv;
-		a->n++;
-	}
-	free(list);
-	if (a->n == 0) {
-		snprintf(err, errlen, "--vary %s: no values", arg);
-		return -1;
-	}
 	long total = s->n_axes ? s->n_points : 1;
-	if (total > 10000000 / a->n) {
-		snprintf(err, errlen, "--vary: more than 10,000,000 points");
+	if (split_values(a, arg, eq + 1, err, errlen) || total > 10000000 / a->n) {
+		if (a->n && total > 10000000 / a->n)
+			snprintf(err, errlen, "--vary: more than 10,000,000 points");
+		free_axis(a);
 		return -1;
 	}
 	s->n_points = total * a->n;
@@ -79,11 +130,8 @@ int swp_add_axis(struct swp *s, const char *arg, char *err, size_t errlen)
 
 void swp_free(struct swp *s)
 {
-	for (int k = 0; k < s->n_axes; k++) {
-		for (int i = 0; i < s->ax[k].n; i++)
-			free(s->ax[k].values[i]);
-		free(s->ax[k].values);
-	}
+	for (int k = 0; k < s->n_axes; k++)
+		free_axis(&s->ax[k]);
 	s->n_axes = 0;
 }
 
@@ -170,6 +218,35 @@ static void record_error(const char *pdir, const char *msg)
 		res_write_atomic(path, text, err, sizeof err);
 }
 
+/* The content of point.json: {"point", "values", "seed"}. Caller frees
+ * with cJSON_Delete; NULL when out of memory. */
+static cJSON *point_identity(long i, const char *canon, uint64_t seed)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!cJSON_AddNumberToObject(o, "point", (double)i) ||
+	    !cJSON_AddStringToObject(o, "values", canon) ||
+	    !cJSON_AddNumberToObject(o, "seed", (double)seed)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* pdir/point.json: which point of the sweep the folder's results are (merge
+ * holds them to it). 0, or 3 with err. */
+static int write_identity(const char *pdir, long i, const char *canon, uint64_t seed, char *err,
+			  size_t errlen)
+{
+	char path[4300];
+	cJSON *o = point_identity(i, canon, seed);
+	snprintf(path, sizeof path, "%.4200s/point.json", pdir);
+	int rc = !o || res_write_json(path, o, err, errlen) ? 3 : 0;
+	if (!o)
+		snprintf(err, errlen, "out of memory");
+	cJSON_Delete(o);
+	return rc;
+}
+
 int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_t errlen)
 {
 	char pdir[4200], canon[4096], set[4300];
@@ -178,6 +255,12 @@ int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_
 	cJSON *root = NULL;
 	struct scenario sc;
 	int rc = 2, loaded = 0;
+	/* What an earlier run left here is not this run's result. */
+	static const char *const stale[] = {"point.json", "error.txt", "summary.json"};
+	for (size_t k = 0; k < sizeof stale / sizeof *stale; k++) {
+		snprintf(set, sizeof set, "%.4200s/%s", pdir, stale[k]);
+		unlink(set);
+	}
 	if (cfg_read_json(s->scenario, &root, err, errlen))
 		goto out;
 	for (int k = 0; k < s->n_sets; k++)
@@ -199,8 +282,10 @@ int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_
 	struct sim_opts o = {.out_dir = pdir};
 	struct met_summary m;
 	rc = sim_run(&sc, &o, &m, err, errlen);
-	if (rc == 0)
+	if (rc == 0) {
 		met_summary_free(&m);
+		rc = write_identity(pdir, i, canon, swp_point_seed(s->seed, canon), err, errlen);
+	}
 out:
 	if (rc) {
 		char msg[1100];
@@ -236,6 +321,19 @@ int swp_write_jobs(const struct swp *s, const char *exe, const char *dir, FILE *
 		return -1;
 	}
 	for (long i = 0; i < s->n_points; i++) {
+		char pdir[PATH_MAX + 32], file[PATH_MAX + 64];
+		point_dir(abs_dir, i, pdir, sizeof pdir);
+		swp_point_canon(s, i, canon, sizeof canon);
+		uint64_t seed = swp_point_seed(s->seed, canon);
+		/* What an earlier run left is not this job's; once the run is
+		 * done, point.json says which point the folder holds. */
+		fputs("rm -f ", f);
+		snprintf(file, sizeof file, "%s/point.json", pdir);
+		put_shell_quoted(f, file);
+		fputc(' ', f);
+		snprintf(file, sizeof file, "%s/error.txt", pdir);
+		put_shell_quoted(f, file);
+		fputs(" && ", f);
 		put_shell_quoted(f, exe);
 		fputs(" run", f);
 		if (s->scenario) {
@@ -256,14 +354,176 @@ int swp_write_jobs(const struct swp *s, const char *exe, const char *dir, FILE *
 			fputs(" --set ", f);
 			put_shell_quoted(f, set);
 		}
-		swp_point_canon(s, i, canon, sizeof canon);
-		char pdir[PATH_MAX + 32];
-		point_dir(abs_dir, i, pdir, sizeof pdir);
-		fprintf(f, " --seed %llu --out ", (unsigned long long)swp_point_seed(s->seed, canon));
+		fprintf(f, " --seed %llu --out ", (unsigned long long)seed);
 		put_shell_quoted(f, pdir);
-		fputs(" --quiet\n", f);
+		fputs(" --quiet && printf '%s\\n' ", f);
+		cJSON *id = point_identity(i, canon, seed);
+		char *text = id ? cJSON_PrintUnformatted(id) : NULL;
+		cJSON_Delete(id);
+		if (!text) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		put_shell_quoted(f, text);
+		free(text);
+		snprintf(file, sizeof file, "%s/point.json", pdir);
+		fputs(" > ", f);
+		put_shell_quoted(f, file);
+		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;
+}
+
+/* The grid of a sweep.spec.json (path names it) into g: its axes, and
+ * n_points checked against the points listed, each of which must be the
+ * point its index says (dir, values). Caller frees with swp_free. 0, or -1
+ * with err naming the JSON path. */
+static int spec_grid(const cJSON *spec, const char *path, struct swp *g, char *err,
+		     size_t errlen)
+{
+	const cJSON *vary = cJSON_GetObjectItemCaseSensitive(spec, "vary");
+	const cJSON *pts = cJSON_GetObjectItemCaseSensitive(spec, "points");
+	if (!cJSON_IsArray(vary) || !cJSON_IsArray(pts)) {
+		snprintf(err, errlen, "%s: not a sweep spec (no vary/points)", path);
+		return -1;
+	}
+	g->n_points = 1;
+	int k = 0;
+	for (const cJSON *a = vary->child; a; a = a->next, k++) {
+		const cJSON *ap = cJSON_GetObjectItemCaseSensitive(a, "path");
+		const cJSON *vals = cJSON_GetObjectItemCaseSensitive(a, "values");
+		int n = cJSON_IsArray(vals) ? cJSON_GetArraySize(vals) : 0;
+		if (k == SWP_MAX_AXES || !cJSON_IsString(ap) || !ap->valuestring[0] ||
+		    strlen(ap->valuestring) >= sizeof g->ax[0].path || n < 1 ||
+		    g->n_points > 10000000 / n) {
+			snprintf(err, errlen, "%s: vary[%d]: expected {\"path\": a key, \"values\": a "
+					      "list of 1 or more strings} (at most %d axes, 10,000,000 "
+					      "points)", path, k, SWP_MAX_AXES);
+			return -1;
+		}
+		struct swp_axis *x = &g->ax[g->n_axes++];
+		snprintf(x->path, sizeof x->path, "%s", ap->valuestring);
+		x->values = calloc((size_t)n, sizeof *x->values);
+		if (!x->values) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		for (const cJSON *v = vals->child; v; v = v->next, x->n++) {
+			if (!cJSON_IsString(v)) {
+				snprintf(err, errlen, "%s: vary[%d].values[%d]: expected a string", path,
+					 k, x->n);
+				return -1;
+			}
+			if (!(x->values[x->n] = strdup(v->valuestring))) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+		}
+		g->n_points *= n;
+	}
+	if (cJSON_GetArraySize(pts) != g->n_points) {
+		snprintf(err, errlen, "%s: points: expected %ld (the product of the varied values' "
+				      "counts), found %d", path, g->n_points, cJSON_GetArraySize(pts));
+		return -1;
+	}
+	long i = 0;
+	char canon[4096], dir[64];
+	for (const cJSON *p = pts->child; p; p = p->next, i++) {
+		const cJSON *pi = cJSON_GetObjectItemCaseSensitive(p, "point");
+		const cJSON *pd = cJSON_GetObjectItemCaseSensitive(p, "dir");
+		const cJSON *pv = cJSON_GetObjectItemCaseSensitive(p, "values");
+		const cJSON *ps = cJSON_GetObjectItemCaseSensitive(p, "seed");
+		swp_point_canon(g, i, canon, sizeof canon);
+		snprintf(dir, sizeof dir, "points/p%06ld", i);
+		if (!cJSON_IsNumber(pi) || pi->valuedouble != (double)i || !cJSON_IsString(pd) ||
+		    strcmp(pd->valuestring, dir) || !cJSON_IsString(pv) ||
+		    strcmp(pv->valuestring, canon) || !cJSON_IsNumber(ps) ||
+		    !(ps->valuedouble >= 0 && ps->valuedouble < 9007199254740992.0)) {
+			snprintf(err, errlen, "%s: points[%ld]: expected {\"point\": %ld, \"dir\": "
+					      "\"%s\", \"values\": \"%.200s\", \"seed\": a number}",
+				 path, i, i, dir, canon);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Why the results in point folder pdir are not point i's (values canon,
+ * seed), or are hollow: 0 when they are whole and its own, else -1 with
+ * why. The summary's seed is the point's own record of what it ran (it is
+ * a hash of the base seed and the values); point.json, written by a point
+ * run here, records the values too. */
+static int point_check(const char *pdir, const cJSON *sum, const char *canon, double seed,
+		       const struct res_metrics *table, char *why, size_t len)
+{
+	const cJSON *ss = cJSON_GetObjectItemCaseSensitive(sum, "seed");
+	if (!cJSON_IsNumber(ss)) {
+		snprintf(why, len, "%.600s/summary.json: seed: expected a number", pdir);
+		return -1;
+	}
+	if (ss->valuedouble != seed) {
+		snprintf(why, len, "%.600s/summary.json: seed %.0f is not the point's %.0f: a result of "
+				   "another sweep (run the point again)", pdir, ss->valuedouble, seed);
+		return -1;
+	}
+	char path[4400], inner[512];
+	struct stat st;
+	snprintf(path, sizeof path, "%.4300s/point.json", pdir);
+	if (stat(path, &st) == 0) {
+		cJSON *id = NULL;
+		if (cfg_read_json(path, &id, inner, sizeof inner)) {
+			snprintf(why, len, "%.500s", inner);
+			return -1;
+		}
+		const cJSON *iv = cJSON_GetObjectItemCaseSensitive(id, "values");
+		const cJSON *is = cJSON_GetObjectItemCaseSensitive(id, "seed");
+		int same = cJSON_IsString(iv) && !strcmp(iv->valuestring, canon) &&
+			   cJSON_IsNumber(is) && is->valuedouble == seed;
+		if (!same)
+			snprintf(why, len, "%.600s: values \"%.200s\" and seed %.0f are not the point's "
+					   "\"%.200s\" and %.0f: a result of another sweep (run the "
+					   "point again)", path, cJSON_IsString(iv) ? iv->valuestring : "?",
+				 cJSON_IsNumber(is) ? is->valuedouble : -1.0, canon, seed);
+		cJSON_Delete(id);
+		if (!same)
+			return -1;
+	}
+	size_t it = 0;
+	for (const struct res_metric *m; (m = res_metric_next(table, RES_LIST_SWEEP, &it));) {
+		const cJSON *v = res_json_item_at(sum, m->path);
+		if (!v || !cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
+			snprintf(why, len, "%.600s/summary.json: %s: expected a finite number >= 0%s", pdir,
+				 m->path, v ? "" : ", found none");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* s as one RFC 4180 CSV field: quoted when it holds a comma, quote, CR or
+ * LF, quotes doubled. Caller frees. NULL when out of memory. */
+static char *csv_field(const char *s)
+{
+	size_t n = strlen(s), q = 0;
+	for (const char *p = s; *p; p++)
+		q += *p == '"';
+	char *f = malloc(n + q + 3);
+	if (!f)
+		return NULL;
+	if (!strpbrk(s, ",\"\r\n")) {
+		memcpy(f, s, n + 1);
+		return f;
+	}
+	char *o = f;
+	*o++ = '"';
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			*o++ = '"';
+		*o++ = *p;
+	}
+	*o++ = '"';
+	*o = 0;
+	return f;
 }
 
 int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, long *missing,
@@ -272,17 +532,18 @@ int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, 
 	char path[4300];
 	snprintf(path, sizeof path, "%s/sweep.spec.json", dir);
 	cJSON *spec = NULL;
+	struct swp g;
+	memset(&g, 0, sizeof g);
 	if (cfg_read_json(path, &spec, err, errlen))
 		return -1;
-	const cJSON *vary = cJSON_GetObjectItemCaseSensitive(spec, "vary");
-	const cJSON *pts = cJSON_GetObjectItemCaseSensitive(spec, "points");
-	if (!cJSON_IsArray(vary) || !cJSON_IsArray(pts)) {
-		snprintf(err, errlen, "%s: not a sweep spec (no vary/points)", path);
+	if (spec_grid(spec, path, &g, err, errlen)) {
+		swp_free(&g);
 		cJSON_Delete(spec);
 		return -1;
 	}
+	const cJSON *pts = cJSON_GetObjectItemCaseSensitive(spec, "points");
 	size_t cap = 1 << 16, len = 0;
-	char *csv = malloc(cap);
+	char *csv = malloc(cap), *field = NULL;
 	cJSON *res = cJSON_CreateObject();
 	cJSON *rows = cJSON_AddArrayToObject(res, "points");
 	cJSON *miss = cJSON_AddArrayToObject(res, "missing");
@@ -302,39 +563,55 @@ int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, 
 		}                                                                                  \
 		len += (size_t)need;                                                               \
 	} while (0)
+/* One CSV field and a comma, escaped. */
+#define CSV_FIELD(s)                                                                               \
+	do {                                                                                       \
+		if (!(field = csv_field(s)))                                                       \
+			goto oom;                                                                  \
+		CSV("%s,", field);                                                                 \
+		free(field);                                                                       \
+		field = NULL;                                                                      \
+	} while (0)
 	if (!csv)
 		goto oom;
-	for (const cJSON *a = vary->child; a; a = a->next)
-		CSV("%s,", cJSON_GetObjectItemCaseSensitive(a, "path")->valuestring);
+	for (int k = 0; k < g.n_axes; k++) {
+		/* A varied seed (replicates) is its own column beside the seed the
+		 * point ran with: one name, one column. */
+		int clash = !strcmp(g.ax[k].path, "seed") || !strcmp(g.ax[k].path, "point");
+		snprintf(path, sizeof path, "%s%s", clash ? "vary." : "", g.ax[k].path);
+		CSV_FIELD(path);
+	}
 	CSV("point,seed");
 	size_t it = 0;
 	for (const struct res_metric *m; (m = res_metric_next(table, RES_LIST_SWEEP, &it));)
 		CSV(",%s", m->csv);
 	CSV("\n");
-	for (const cJSON *p = pts->child; p; p = p->next) {
-		long i = (long)cJSON_GetObjectItemCaseSensitive(p, "point")->valuedouble;
-		const char *pd = cJSON_GetObjectItemCaseSensitive(p, "dir")->valuestring;
-		const char *canon = cJSON_GetObjectItemCaseSensitive(p, "values")->valuestring;
+	long i = 0;
+	for (const cJSON *p = pts->child; p; p = p->next, i++) {
+		char canon[4096];
+		swp_point_canon(&g, i, canon, sizeof canon);
 		double seed = cJSON_GetObjectItemCaseSensitive(p, "seed")->valuedouble;
-		char sum[4400], errf[4400], inner[512];
-		snprintf(sum, sizeof sum, "%s/%s/summary.json", dir, pd);
-		snprintf(errf, sizeof errf, "%s/%s/error.txt", dir, pd);
+		char pdir[4400], sum[4400], errf[4400], inner[512], why[1200];
+		point_dir(dir, i, pdir, sizeof pdir);
+		snprintf(sum, sizeof sum, "%.4300s/summary.json", pdir);
+		snprintf(errf, sizeof errf, "%.4300s/error.txt", pdir);
 		cJSON *s = NULL;
 		struct stat st;
-		if (stat(sum, &st) == 0 && cfg_read_json(sum, &s, inner, sizeof inner) == 0) {
+		int have = stat(sum, &st) == 0;
+		if (have && cfg_read_json(sum, &s, why, sizeof why) == 0)
 			cJSON_DeleteItemFromObjectCaseSensitive(s, "perf");
-			char buf[4096];
-			snprintf(buf, sizeof buf, "%s", canon);
-			char *save = NULL;
-			for (char *t = strtok_r(buf, ";", &save); t; t = strtok_r(NULL, ";", &save))
-				CSV("%s,", strchr(t, '=') + 1);
+		if (s && point_check(pdir, s, canon, seed, table, why, sizeof why)) {
+			cJSON_Delete(s);
+			s = NULL;
+		}
+		if (s) {
+			for (int k = 0; k < g.n_axes; k++)
+				CSV_FIELD(g.ax[k].values[value_index(&g, i, k)]);
 			CSV("%ld,%.0f", i, seed);
 			it = 0;
 			for (const struct res_metric *m;
-			     (m = res_metric_next(table, RES_LIST_SWEEP, &it));) {
-				const cJSON *v = res_json_at(s, m->path);
-				CSV(",%.9g", v ? v->valuedouble : 0);
-			}
+			     (m = res_metric_next(table, RES_LIST_SWEEP, &it));)
+				CSV(",%.9g", res_json_at(s, m->path)->valuedouble);
 			CSV("\n");
 			cJSON *row = cJSON_CreateObject();
 			cJSON_AddNumberToObject(row, "point", (double)i);
@@ -342,12 +619,16 @@ int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, 
 			cJSON_AddNumberToObject(row, "seed", seed);
 			cJSON_AddItemToObject(row, "summary", s);
 			cJSON_AddItemToArray(rows, row);
+		} else if (have) {
+			(*failed)++;
+			fprintf(out, "sweep: point %ld (%s) failed: %s\n", i, canon, why);
+			cJSON_AddItemToArray(bad, cJSON_CreateNumber((double)i));
 		} else if (stat(errf, &st) == 0) {
 			(*failed)++;
-			char *why = cfg_slurp(errf, NULL, inner, sizeof inner);
-			fprintf(out, "sweep: point %ld failed: %s", i, why ? why : "(unreadable error)\n");
+			char *text = cfg_slurp(errf, NULL, inner, sizeof inner);
+			fprintf(out, "sweep: point %ld failed: %s", i, text ? text : "(unreadable error)\n");
 			cJSON_AddItemToArray(bad, cJSON_CreateNumber((double)i));
-			free(why);
+			free(text);
 		} else {
 			(*missing)++;
 			fprintf(out, "sweep: point %ld (%s) missing: no %s\n", i, canon, sum);
@@ -362,13 +643,17 @@ int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, 
 	free(csv);
 	cJSON_Delete(res);
 	cJSON_Delete(spec);
+	swp_free(&g);
 	return rc;
 oom:
+	free(field);
 	free(csv);
 	cJSON_Delete(res);
 	cJSON_Delete(spec);
+	swp_free(&g);
 	snprintf(err, errlen, "out of memory");
 	return -1;
+#undef CSV_FIELD
 #undef CSV
 }
 

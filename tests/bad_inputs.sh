@@ -132,5 +132,39 @@ bad trace_missing "$T/absent.json: workload.path: $T/absent.trace: No such file 
 : >"$T/empty.trace"
 bad trace_empty "$T/empty.trace: no requests in the trace (empty file?)" trace stats "$T/empty.trace" --format mooncake
 
+# --- rD: diff that would check nothing or trust a corrupted figure; damaged figure input; sweep specs and --vary
+printf '[]' >"$T/rD_empty_arr.json"
+bad rD_diff_empty_base "$T/rD_empty_arr.json: none of the metrics compared is in it" diff "$T/rD_empty_arr.json" "$T/rD_empty_arr.json"
+printf '{"policy": "rr", "requests": {}}' >"$T/rD_hollow.json"
+bad rD_diff_hollow_base "$T/rD_hollow.json: none of the metrics compared is in it" diff "$T/rD_hollow.json" "$T/rD_hollow.json"
+printf '{"duration_s": 5, "cluster": {"nodes": 1}}' >"$T/rD_small.json"
+"$KVSIM" compare "$T/rD_small.json" --policies round_robin,least_loaded --out "$T/rD_cmp" --quiet >/dev/null 2>&1
+sed 's/"p99":[[:space:]]*[0-9.e-]*/"p99":-1/' "$T/rD_cmp/round_robin/summary.json" >"$T/rD_neg.json"
+bad rD_diff_negative "$T/rD_neg.json: ttft_s.p99 (policy round_robin): expected a finite number >= 0, got -1" diff "$T/rD_cmp/round_robin/summary.json" "$T/rD_neg.json"
+sed 's/"p50":[[:space:]]*[0-9.e-]*/"p50":1e999/' "$T/rD_cmp/round_robin/summary.json" >"$T/rD_inf.json"
+bad rD_diff_infinite "$T/rD_inf.json: ttft_s.p50 (policy round_robin): expected a finite number >= 0" diff "$T/rD_inf.json" "$T/rD_cmp/round_robin/summary.json"
+sed 's/"completed":[[:space:]]*[0-9]*/"completed":"many"/' "$T/rD_cmp/round_robin/summary.json" >"$T/rD_str.json"
+bad rD_diff_string "$T/rD_str.json: requests.completed (policy round_robin): expected a finite number >= 0, got \"many\"" diff "$T/rD_cmp/round_robin/summary.json" "$T/rD_str.json"
+# kvsim plot on a damaged folder: exit 2 naming the file and line, no figure
+awk -F, 'BEGIN { OFS = "," } NR == 2 { $10 = "zz" } { print }' "$T/rD_cmp/round_robin/requests.csv" >"$T/rD_req.csv"
+mv "$T/rD_req.csv" "$T/rD_cmp/round_robin/requests.csv"
+bad rD_plot_damaged_cell "$T/rD_cmp/round_robin/requests.csv:2: ttft_s: expected a number, got \"zz\"" plot "$T/rD_cmp"
+[ ! -e "$T/rD_cmp/plots" ] || { fail=$((fail + 1)); echo "FAIL rD_plot_damaged_cell: figures drawn from a damaged folder"; }
+: >"$T/rD_cmp/least_loaded/timeseries.csv"
+sed -i 's/,zz,/,0.5,/' "$T/rD_cmp/round_robin/requests.csv"
+bad rD_plot_empty_file "$T/rD_cmp/least_loaded/timeseries.csv: empty (expected a CSV header)" plot "$T/rD_cmp"
+sed -i '1s/tokens_fresh/tokens_frsh/' "$T/rD_cmp/comparison.csv"
+bad rD_plot_no_column "$T/rD_cmp/comparison.csv:1: no column \"tokens_fresh\" in the header" plot "$T/rD_cmp"
+# --vary values: split only at top-level commas; an empty one is an error
+bad rD_vary_empty "--vary cluster.nodes=1,,2: an empty value" sweep "$T/rD_small.json" --vary cluster.nodes=1,,2 --out "$T/out_rD_vary_empty"
+bad rD_vary_open_string "--vary name=\"a,b: a string is not closed" sweep "$T/rD_small.json" --vary 'name="a,b' --out "$T/out_rD_vary_open_string"
+# a damaged sweep.spec.json: exit 2 naming the JSON path, nothing merged
+printf '{"vary": [{"path": "x", "values": ["1"]}], "points": [{"point": 0, "dir": "points/p000001", "values": "x=1", "seed": 1}]}' >"$T/rD_spec.json"
+mkdir -p "$T/rD_spec" && cp "$T/rD_spec.json" "$T/rD_spec/sweep.spec.json"
+bad rD_spec_point "$T/rD_spec/sweep.spec.json: points[0]: expected {\"point\": 0, \"dir\": \"points/p000000\"" sweep --merge "$T/rD_spec"
+[ ! -e "$T/rD_spec/sweep.csv" ] || { fail=$((fail + 1)); echo "FAIL rD_spec_point: sweep.csv written"; }
+printf '{"vary": [{"path": "x"}], "points": []}' >"$T/rD_spec/sweep.spec.json"
+bad rD_spec_axis "$T/rD_spec/sweep.spec.json: vary[0]: expected {\"path\": a key, \"values\": a list of 1 or more strings}" sweep --merge "$T/rD_spec"
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

@@ -222,7 +222,7 @@ START_TEST(one_row_is_diffed)
 	struct res_metrics t = with_extra_row();
 	cJSON *base = summary_with_route_ns(100), *worse = summary_with_route_ns(150),
 	      *better = summary_with_route_ns(50);
-	struct diff_opts o = {5.0, NULL};
+	struct diff_opts o = {.tolerance_pct = 5.0};
 	struct diff_counts c;
 
 	/* The built-in table does not know it: only completed is compared. */
@@ -268,13 +268,19 @@ START_TEST(one_row_is_a_sweep_column)
 	char err[512];
 	mkdir(DIR, 0777);
 	mkdir(DIR "/sweep", 0777);
-	mkdir(DIR "/sweep/p0", 0777);
+	mkdir(DIR "/sweep/points", 0777);
+	mkdir(DIR "/sweep/points/p000000", 0777);
 	write_file(DIR "/sweep/sweep.spec.json",
-		   "{\"vary\": [{\"path\": \"x\"}], \"points\": [{\"point\": 0, \"dir\": \"p0\","
-		   " \"values\": \"x=1\", \"seed\": 5}]}");
-	write_file(DIR "/sweep/p0/summary.json",
-		   "{\"policy\": \"rr\", \"requests\": {\"arrived\": 7}, \"router\":"
-		   " {\"route_ns\": 123456789}, \"slo\": {\"attainment\": 0.5}}");
+		   "{\"vary\": [{\"path\": \"x\", \"values\": [\"1\"]}], \"points\": [{\"point\": 0,"
+		   " \"dir\": \"points/p000000\", \"values\": \"x=1\", \"seed\": 5}]}");
+	/* Every figure a sweep row takes is there (merge holds a point to that). */
+	write_file(DIR "/sweep/points/p000000/summary.json",
+		   "{\"policy\": \"rr\", \"seed\": 5, \"requests\": {\"arrived\": 7, \"completed\": 0,"
+		   " \"shed\": 0, \"failed\": 0}, \"ttft_s\": {\"p50\": 0, \"p99\": 0}, \"tpot_s\":"
+		   " {\"p50\": 0, \"p99\": 0}, \"e2e_s\": {\"p99\": 0}, \"prefix_hit_ratio\": 0,"
+		   " \"recompute_ratio\": 0, \"migration\": {\"count\": 0}, \"throughput\":"
+		   " {\"requests_per_s\": 0, \"output_tokens_per_s\": 0}, \"router\":"
+		   " {\"route_ns\": 123456789}, \"slo\": {\"attainment\": 0.5, \"goodput_rps\": 0}}");
 	long missing, failed;
 	ck_assert_int_eq(swp_merge_with(DIR "/sweep", NULL, stderr, &missing, &failed, err,
 					sizeof err),

@@ -1,10 +1,20 @@
 /* check_sweep: sweep points, their order and their seeds. */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "results/metric_table.h"
 #include "sim/hmap.h"
 #include "sim/sweep.h"
+#include "tests/helpers.h"
 #include "tests/suites.h"
+
+#define DIR "/tmp/kvsim_check_sweep"
 
 START_TEST(points_and_seeds)
 {
@@ -51,11 +61,149 @@ START_TEST(points_and_seeds)
 }
 END_TEST
 
+/* A JSON value given to --vary is one value: only top-level commas split. */
+START_TEST(values_split_at_top_level_commas)
+{
+	struct swp a;
+	char err[256];
+	memset(&a, 0, sizeof a);
+	ck_assert_int_eq(swp_add_axis(&a, "x=[1,2],[3,4]", err, sizeof err), 0);
+	ck_assert_int_eq(swp_add_axis(&a, "y={\"a\":1,\"b\":[2,3]}, \"c,]d\\\",e\" ,7", err,
+				       sizeof err),
+			 0);
+	ck_assert_int_eq(a.ax[0].n, 2);
+	ck_assert_str_eq(a.ax[0].values[0], "[1,2]");
+	ck_assert_str_eq(a.ax[0].values[1], "[3,4]");
+	ck_assert_int_eq(a.ax[1].n, 3);
+	ck_assert_str_eq(a.ax[1].values[0], "{\"a\":1,\"b\":[2,3]}");
+	ck_assert_str_eq(a.ax[1].values[1], "\"c,]d\\\",e\"");
+	ck_assert_str_eq(a.ax[1].values[2], "7");
+	ck_assert_int_eq(a.n_points, 6);
+	ck_assert_int_eq(swp_add_axis(&a, "z=1,,2", err, sizeof err), -1);
+	ck_assert_str_eq(err, "--vary z=1,,2: an empty value (expected PATH=v1,v2,...)");
+	ck_assert_int_eq(swp_add_axis(&a, "z=1,", err, sizeof err), -1);
+	ck_assert_int_eq(swp_add_axis(&a, "z=\"a,b", err, sizeof err), -1);
+	ck_assert_str_eq(err, "--vary z=\"a,b: a string is not closed (expected PATH=v1,v2,...)");
+	ck_assert_int_eq(a.n_axes, 2);
+	swp_free(&a);
+}
+END_TEST
+
+/* A summary.json for a point of the given seed, every sweep figure 1. */
+static void write_summary(const char *path, double seed)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "seed", seed);
+	size_t it = 0;
+	for (const struct res_metric *m; (m = res_metric_next(NULL, RES_LIST_SWEEP, &it));) {
+		char key[128], *dot;
+		cJSON *at = o;
+		snprintf(key, sizeof key, "%s", m->path);
+		char *k = key;
+		while ((dot = strchr(k, '.'))) {
+			*dot = 0;
+			cJSON *next = cJSON_GetObjectItemCaseSensitive(at, k);
+			at = next ? next : cJSON_AddObjectToObject(at, k);
+			k = dot + 1;
+		}
+		cJSON_AddNumberToObject(at, k, 1);
+	}
+	char *text = cJSON_Print(o);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	free(text);
+	cJSON_Delete(o);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Merges DIR; returns the failed count, checks none is missing. */
+static long merged(void)
+{
+	long missing = -1, failed = -1;
+	char err[512];
+	FILE *devnull = fopen("/dev/null", "w");
+	ck_assert_int_eq(swp_merge(DIR, devnull, &missing, &failed, err, sizeof err), 0);
+	fclose(devnull);
+	ck_assert_int_eq(missing, 0);
+	return failed;
+}
+
+/* merge holds each point to the spec: a summary of another sweep (its seed,
+ * its point.json) or without the figures a row needs is a failed point, not
+ * a row; values with commas or quotes are CSV-quoted; a varied seed is a
+ * column of its own. */
+START_TEST(merge_takes_only_whole_points_of_this_sweep)
+{
+	struct swp s;
+	char err[512], canon[256], path[256];
+	memset(&s, 0, sizeof s);
+	s.seed = 42;
+	ck_assert_int_eq(swp_add_axis(&s, "name=\"a,b\",\"c\"", err, sizeof err), 0);
+	ck_assert_int_eq(swp_add_axis(&s, "seed=1", err, sizeof err), 0);
+	ck_assert_int_eq(system("rm -rf " DIR), 0);
+	ck_assert_int_eq(swp_write_spec(&s, DIR, err, sizeof err), 0);
+	mkdir(DIR "/points", 0777);
+	mkdir(DIR "/points/p000000", 0777);
+	mkdir(DIR "/points/p000001", 0777);
+	swp_point_canon(&s, 0, canon, sizeof canon);
+	double seed0 = (double)swp_point_seed(s.seed, canon);
+	write_summary(DIR "/points/p000000/summary.json", seed0);
+	swp_point_canon(&s, 1, canon, sizeof canon);
+	double seed1 = (double)swp_point_seed(s.seed, canon);
+	write_text(DIR "/points/p000001/summary.json", "{\"arrived\": \"x\"}");
+	ck_assert_int_eq(merged(), 1);
+	char *csv = th_slurp(DIR "/sweep.csv"), head[64];
+	snprintf(head, sizeof head, "name,vary.seed,point,seed,arrived,");
+	ck_assert_msg(!strncmp(csv, head, strlen(head)), "%s", csv);
+	snprintf(head, sizeof head, "\n\"\"\"a,b\"\"\",1,0,%.0f,1,", seed0);
+	ck_assert_msg(strstr(csv, head) != NULL, "%s", csv);
+	ck_assert_ptr_null(strstr(csv, "\n\"\"\"c\"\"\","));
+	free(csv);
+
+	/* Whole, and of this point: a row. */
+	write_summary(DIR "/points/p000001/summary.json", seed1);
+	ck_assert_int_eq(merged(), 0);
+	/* A summary with a figure missing, or not a number, is hollow. */
+	snprintf(path, sizeof path, "%s", DIR "/points/p000001/summary.json");
+	write_text(path, "{\"seed\": 1, \"requests\": {\"arrived\": \"x\"}}");
+	ck_assert_int_eq(merged(), 1);
+	write_summary(path, seed1);
+	/* point.json of other values: a result of another sweep. */
+	write_text(DIR "/points/p000001/point.json",
+		   "{\"point\": 1, \"values\": \"name=\\\"d\\\";seed=1\", \"seed\": 7}");
+	ck_assert_int_eq(merged(), 1);
+	unlink(DIR "/points/p000001/point.json");
+	ck_assert_int_eq(merged(), 0);
+	swp_free(&s);
+
+	/* The same folder re-emitted with other values: the old results carry
+	 * the old points' seeds and are not taken for the new points. */
+	memset(&s, 0, sizeof s);
+	s.seed = 42;
+	ck_assert_int_eq(swp_add_axis(&s, "name=\"e\",\"f\"", err, sizeof err), 0);
+	ck_assert_int_eq(swp_add_axis(&s, "seed=1", err, sizeof err), 0);
+	ck_assert_int_eq(swp_write_spec(&s, DIR, err, sizeof err), 0);
+	ck_assert_int_eq(merged(), 2);
+	swp_free(&s);
+}
+END_TEST
+
 Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, points_and_seeds);
+	tcase_add_test(tc, values_split_at_top_level_commas);
+	tcase_add_test(tc, merge_takes_only_whole_points_of_this_sweep);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -622,5 +622,36 @@ rows=$(wc -l <"$T/sparse/timeseries.csv" 2>/dev/null)
 [ $rc = 0 ] && [ "${rows:-0}" -gt 1000 ] && [ "$rows" -lt 5000 ] && ok ||
 	bad "a sparse run: exit $rc, ${rows:-no} timeseries rows"
 
+# --- rD: figures of results with nothing to draw; sweep points held to their spec
+# A policy that completed nothing (its only node crashes at once), and
+# outputs of one token (no TPOT): the figures say "no data" and the run
+# succeeds; gnuplot's own words never reach stdout.
+printf '{"duration_s": 5, "cluster": {"nodes": 1}, "faults": [{"kind": "crash", "node": 0, "at_s": 0.001}]}' >"$T/rD_crash.json"
+expect 0 "figures:" compare "$T/rD_crash.json" --policies round_robin,least_loaded --out "$T/rD_crash" --plot --report
+[ -s "$T/rD_crash/plots/ttft_cdf.png" ] && [ -s "$T/rD_crash/report.html" ] && ok || bad "no TTFT figure when nothing completed"
+printf '{"duration_s": 5, "cluster": {"nodes": 1}, "workload": {"kind": "open", "rate_per_s": 3, "output_tokens": {"dist": "constant", "value": 1}}}' >"$T/rD_one.json"
+expect 0 "figures:" compare "$T/rD_one.json" --policies round_robin,least_loaded --out "$T/rD_one" --plot
+[ -s "$T/rD_one/plots/tpot_cdf.svg" ] && grep -q "no request got a second token" "$T/rD_one/plots/tpot_cdf.svg" && ok || bad "no 'no data' TPOT figure for one-token outputs"
+[ -z "$(find "$T/rD_one" "$T/rD_crash" -name '*.tmp.*')" ] && ok || bad "temporary figure files left"
+"$KVSIM" plot "$T/rD_one" >"$T/rD_plot.out" 2>&1 && [ "$(cat "$T/rD_plot.out")" = "wrote 8 figures (PNG and SVG) to $T/rD_one/plots/" ] && ok ||
+	bad "kvsim plot printed more than its line: $(head -c 300 "$T/rD_plot.out")"
+# sweep --merge: a summary of another sweep (the folder re-emitted with other
+# values) or a hollow one is a failed point, never a row.
+expect 0 "" sweep "$T/small.json" --vary cluster.nodes=1,2 --out "$T/rD_sw" --quiet
+expect 0 "wrote 2 jobs" sweep "$T/small.json" --vary cluster.nodes=3,4 --out "$T/rD_sw" --emit-jobs "$T/rD_sw/jobs.txt"
+expect 2 "point 0 (cluster.nodes=3) failed: $T/rD_sw/points/p000000/summary.json: seed" sweep --merge "$T/rD_sw"
+[ "$(wc -l <"$T/rD_sw/sweep.csv")" -eq 1 ] && ok || bad "merge took stale results as rows"
+sh "$T/rD_sw/jobs.txt" && ok || bad "the emitted jobs failed"
+expect 0 "wrote" sweep --merge "$T/rD_sw"
+printf '{"arrived": "x"}' >"$T/rD_sw/points/p000001/summary.json"
+expect 2 "point 1 (cluster.nodes=4) failed: $T/rD_sw/points/p000001/summary.json: seed: expected a number" sweep --merge "$T/rD_sw"
+[ "$(wc -l <"$T/rD_sw/sweep.csv")" -eq 2 ] && ok || bad "merge made a row of a hollow summary"
+# --vary splits at top-level commas only; sweep.csv quotes as RFC 4180; a
+# varied seed is a column of its own.
+expect 0 "" sweep "$T/small.json" --vary 'faults=[],[{"kind":"crash","node":0,"at_s":1}]' --vary seed=1,2 --out "$T/rD_sw2" --quiet
+head -1 "$T/rD_sw2/sweep.csv" | grep -q '^faults,vary.seed,point,seed,arrived,' && ok || bad "sweep.csv header: $(head -1 "$T/rD_sw2/sweep.csv")"
+grep -q '^"\[{""kind"":""crash"",""node"":0,""at_s"":1}\]",2,3,' "$T/rD_sw2/sweep.csv" && [ "$(wc -l <"$T/rD_sw2/sweep.csv")" -eq 5 ] && ok ||
+	bad "a JSON value with commas was split or not quoted: $(cat "$T/rD_sw2/sweep.csv")"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
