@@ -60,6 +60,8 @@ static void teardown(struct sim *s)
 	free(s->swq_head);
 	free(s->swq_tail);
 	free(s->crashes);
+	free(s->fault_head);
+	free(s->fault_next);
 	free(s->swapping_in);
 	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
 		node_free(&s->nodes[i]);
