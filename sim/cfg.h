@@ -8,6 +8,12 @@
 struct cJSON;
 struct dist;
 
+/* Fails on an object anywhere in v (the tree at path, "" at the top) that
+ * gives one key twice: cJSON keeps both and lookups see the first, so the
+ * second would be silently ignored. err names the key's JSON path.
+ * O(keys log keys) per object. 0, or -1 with err. */
+int cfg_check_unique_keys(const struct cJSON *v, const char *path, char *err, size_t errlen);
+
 /* Every reader below leaves *out untouched when the key is absent (so the
  * caller's default stands) and returns 0; on a present but bad value it
  * writes "PATH.KEY: expected ..., got ..." into err and returns -1. */
@@ -36,11 +42,6 @@ int cfg_enum(const struct cJSON *obj, const char *path, const char *key, const c
 int cfg_dist(const struct cJSON *obj, const char *path, const char *key, int token_count,
 	     struct dist *out, char *err, size_t errlen);
 /* Joins path and key into buf ("a.b" + "c" -> "a.b.c"); returns buf. */
-/* Fails on an object anywhere in v (the tree at path, "" at the top) that
- * gives one key twice: cJSON keeps both and lookups see the first, so the
- * second would be silently ignored. err names the key's JSON path.
- * O(keys log keys) per object. 0, or -1 with err. */
-int cfg_check_unique_keys(const struct cJSON *v, const char *path, char *err, size_t errlen);
 /* Reads a whole file into a NUL-terminated buffer, or NULL with err
  * ("FILE: why"); caller frees. *len gets the length when len is not NULL. */
 char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen);
