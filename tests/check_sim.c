@@ -857,6 +857,35 @@ START_TEST(overlapping_faults_compose)
 }
 END_TEST
 
+/* Hand-traced: one request (16 prompt tokens, 1000 output tokens) on one
+ * node whose every iteration costs 10 ms at full speed, under slow-downs
+ * of 0.25 for 0-30 s and 0.5 for 5-6 s. Iterations take 40 ms until 5 s
+ * (125), 80 ms from there (13, the last ending at 6.04 s), 40 ms until
+ * 30 s (599) and 10 ms after (the other 263): 32.63 s in all, the first
+ * token after 40 ms. */
+START_TEST(two_slow_faults_multiply)
+{
+	const char *json =
+	    "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1,"
+	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 10, \"per_token_ms\": 0}},"
+	    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0},"
+	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 1e9, \"max_requests\": 1,"
+	    "  \"input_tokens\": {\"dist\": \"constant\", \"value\": 16},"
+	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 1000}},"
+	    " \"faults\": [{\"kind\": \"slow\", \"node\": 0, \"at_s\": 0, \"duration_s\": 30,"
+	    "  \"factor\": 0.25}, {\"kind\": \"slow\", \"node\": 0, \"at_s\": 5, \"duration_s\": 1,"
+	    "  \"factor\": 0.5}]}";
+	struct met_summary m;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	run(json, NULL, NULL, &m, &t);
+	ck_assert_uint_eq(m.completed, 1);
+	ck_assert_double_eq_tol(m.ttft.mean, 0.04, 1e-9);
+	ck_assert_double_eq_tol(m.e2e.mean, 32.63, 1e-9);
+	met_summary_free(&m);
+}
+END_TEST
+
 START_TEST(queueing_oracle_md1)
 {
 	const char *json =
@@ -1002,6 +1031,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);
 	tcase_add_test(tc, migration_recompute_and_auto);
 	tcase_add_loop_test(tc, overlapping_faults_compose, 0, 4);
+	tcase_add_test(tc, two_slow_faults_multiply);
 	tcase_add_test(tc, queueing_oracle_md1);
 	tcase_add_test(tc, shedding_when_every_node_is_full);
 	tcase_add_test(tc, long_runs_keep_percentiles_in_flat_memory);
