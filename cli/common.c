@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "policies/policy.h"
 #include "sim/config.h"
 #include "sim/sim.h"
 
@@ -421,6 +422,13 @@ int cli_scenario_arg(const struct cli_ctx *cx, const struct cli_args *a, struct 
 
 int cli_select_policy(cJSON *root, const char *name, char *err, size_t errlen)
 {
+	if (!pol_find(name)) {
+		char known[512];
+		pol_names(known, sizeof known);
+		snprintf(err, errlen, "--policy: unknown policy \"%s\" (expected one of: %s)", name,
+			 known);
+		return -1;
+	}
 	cJSON *router = cJSON_GetObjectItemCaseSensitive(root, "router");
 	if (router && !cJSON_IsObject(router)) {
 		snprintf(err, errlen, "router: expected an object");
@@ -430,12 +438,26 @@ int cli_select_policy(cJSON *root, const char *name, char *err, size_t errlen)
 		router = cJSON_AddObjectToObject(root, "router");
 	const cJSON *cur = cJSON_GetObjectItemCaseSensitive(router, "policy");
 	const char *own = cJSON_IsString(cur) ? cur->valuestring : "session_affinity";
-	if (strcmp(own, name) != 0) {
-		cJSON_DeleteItemFromObjectCaseSensitive(router, "params");
-		const cJSON *pp = cJSON_GetObjectItemCaseSensitive(router, "policy_params");
-		const cJSON *mine = pp ? cJSON_GetObjectItemCaseSensitive(pp, name) : NULL;
-		if (mine)
-			cJSON_AddItemToObject(router, "params", cJSON_Duplicate(mine, 1));
+	/* router.params is router.policy_params.<router.policy> (whose own
+	 * keys win): moved there, it is still checked, and P's parameters
+	 * come from router.policy_params.P (the loader applies them). */
+	cJSON *params = strcmp(own, name) ? cJSON_DetachItemFromObjectCaseSensitive(router, "params")
+					  : NULL;
+	if (params) {
+		cJSON *pp = cJSON_GetObjectItemCaseSensitive(router, "policy_params");
+		if (!pp)
+			pp = cJSON_AddObjectToObject(router, "policy_params");
+		cJSON *mine = cJSON_IsObject(pp) ? cJSON_GetObjectItemCaseSensitive(pp, own) : NULL;
+		if (!cJSON_IsObject(pp) || (mine && !cJSON_IsObject(mine)) || !cJSON_IsObject(params)) {
+			cJSON_Delete(params); /* the loader reports the wrong type */
+		} else if (!mine) {
+			cJSON_AddItemToObject(pp, own, params);
+		} else {
+			for (cJSON *c = params->child; c; c = c->next)
+				if (!cJSON_GetObjectItemCaseSensitive(mine, c->string))
+					cJSON_AddItemToObject(mine, c->string, cJSON_Duplicate(c, 1));
+			cJSON_Delete(params);
+		}
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(router, "policy");
 	cJSON_AddStringToObject(router, "policy", name);

@@ -133,6 +133,14 @@ static int policy_names(const struct cli_cmd *cmd, const char *arg, char *list, 
 				names[i], known);
 			return -1;
 		}
+		for (int j = 0; j < i; j++) {
+			if (!strcmp(names[j], names[i])) {
+				fprintf(stderr, "kvsim compare: --policies: \"%s\" given twice (each "
+						"policy runs once, into DIR/%s)\n",
+					names[i], names[i]);
+				return -1;
+			}
+		}
 	}
 	return n;
 }
@@ -321,8 +329,8 @@ const struct cli_cmd cli_compare_cmd = {
 	     "table with the policies as columns. Writes DIR/<policy>/{summary.json,\n"
 	     "requests.csv,timeseries.csv}, DIR/comparison.json and DIR/comparison.csv\n"
 	     "(default DIR: out). Policy parameters come from\n"
-	     "router.policy_params.<policy>; the scenario's own policy also takes\n"
-	     "router.params.\n",
+	     "router.policy_params.<policy>; router.params counts as\n"
+	     "router.policy_params.<router.policy>. Each policy is named once.\n",
     .pos_complete = "@file",
 };
 

@@ -193,5 +193,10 @@ const struct pol_ops *pol_find(const char *name);
 const struct pol_ops *const *pol_all(size_t *n);
 /* "a, b, c": the registered names. */
 void pol_names(char *out, size_t outlen);
+/* Checks each entry of router.policy_params (may be NULL): it names a
+ * policy, which accepts it (created and destroyed). 0, or -1 with err
+ * naming the path. */
+int pol_check_params(const struct cJSON *policy_params, const struct pol_env *env, char *err,
+		     size_t errlen);
 
 #endif

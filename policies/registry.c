@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "policies/registry.h"
 
 static const struct pol_ops *const all[] = {
@@ -31,4 +33,27 @@ void pol_names(char *out, size_t outlen)
 		size_t len = strlen(out);
 		snprintf(out + len, outlen - len, "%s%s", i ? ", " : "", all[i]->name);
 	}
+}
+
+int pol_check_params(const struct cJSON *policy_params, const struct pol_env *env, char *err,
+		     size_t errlen)
+{
+	for (const cJSON *c = policy_params ? policy_params->child : NULL; c; c = c->next) {
+		char path[256];
+		snprintf(path, sizeof path, "router.policy_params.%s", c->string);
+		const struct pol_ops *ops = pol_find(c->string);
+		if (!ops) {
+			char names[512];
+			pol_names(names, sizeof names);
+			snprintf(err, errlen, "%s: unknown policy \"%s\" (expected one of: %s)", path,
+				 c->string, names);
+			return -1;
+		}
+		void *st = ops->create(c, path, env, err, errlen);
+		if (!st)
+			return -1;
+		if (ops->destroy)
+			ops->destroy(st);
+	}
+	return 0;
 }

@@ -81,7 +81,7 @@ void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, stru
 	if (best < 0) {
 		d->action = POL_SHED;
 		d->node = -1;
-		d->reason = "capacity";
+		d->reason = any < 0 ? "no_node_up" : "capacity"; /* any: the least loaded up */
 		return;
 	}
 	d->action = POL_ROUTE;

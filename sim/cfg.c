@@ -47,6 +47,73 @@ int cfg_expect_object(const cJSON *obj, const char *path, char *err, size_t errl
 	return -1;
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first key given twice among obj's members, or NULL; *oom set when
+ * the sort's scratch could not be had. */
+static const char *duplicate_key(const cJSON *obj, int *oom)
+{
+	size_t n = 0;
+	for (const cJSON *c = obj->child; c; c = c->next)
+		n++;
+	if (n < 2)
+		return NULL;
+	if (n <= 16) { /* the common case: a pass over pairs */
+		for (const cJSON *a = obj->child; a; a = a->next)
+			for (const cJSON *b = a->next; b; b = b->next)
+				if (!strcmp(a->string, b->string))
+					return a->string;
+		return NULL;
+	}
+	const char **keys = malloc(n * sizeof *keys);
+	if (!keys) {
+		*oom = 1;
+		return NULL;
+	}
+	size_t k = 0;
+	for (const cJSON *c = obj->child; c; c = c->next)
+		keys[k++] = c->string;
+	qsort(keys, n, sizeof *keys, key_cmp);
+	const char *dup = NULL;
+	for (k = 1; k < n && !dup; k++)
+		if (!strcmp(keys[k - 1], keys[k]))
+			dup = keys[k];
+	free(keys);
+	return dup;
+}
+
+int cfg_check_unique_keys(const cJSON *v, const char *path, char *err, size_t errlen)
+{
+	char p[512];
+	if (cJSON_IsObject(v)) {
+		int oom = 0;
+		const char *dup = duplicate_key(v, &oom);
+		if (oom) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (dup) {
+			snprintf(err, errlen, "%s: duplicate key (given more than once; expected once)",
+				 cfg_join(p, sizeof p, path, dup));
+			return -1;
+		}
+		for (const cJSON *c = v->child; c; c = c->next)
+			if (cfg_check_unique_keys(c, cfg_join(p, sizeof p, path, c->string), err, errlen))
+				return -1;
+	} else if (cJSON_IsArray(v)) {
+		int i = 0;
+		for (const cJSON *c = v->child; c; c = c->next, i++) {
+			snprintf(p, sizeof p, "%s[%d]", path, i);
+			if (cfg_check_unique_keys(c, p, err, errlen))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 int cfg_check_keys(const cJSON *obj, const char *path, const char *const *allowed, char *err,
 		   size_t errlen)
 {
@@ -69,8 +136,11 @@ int cfg_check_keys(const cJSON *obj, const char *path, const char *const *allowe
 			strcat(list, list[0] ? ", " : "");
 			strcat(list, *a);
 		}
-		snprintf(err, errlen, "%s: unknown key (expected one of: %s)",
-			 cfg_join(p, sizeof p, path, c->string), list);
+		cfg_join(p, sizeof p, path, c->string);
+		if (!allowed[0])
+			snprintf(err, errlen, "%s: unknown key (%s takes no keys)", p, path);
+		else
+			snprintf(err, errlen, "%s: unknown key (expected one of: %s)", p, list);
 		return -1;
 	}
 	return 0;

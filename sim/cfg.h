@@ -8,6 +8,12 @@
 struct cJSON;
 struct dist;
 
+/* Fails on an object anywhere in v (the tree at path, "" at the top) that
+ * gives one key twice: cJSON keeps both and lookups see the first, so the
+ * second would be silently ignored. err names the key's JSON path.
+ * O(keys log keys) per object. 0, or -1 with err. */
+int cfg_check_unique_keys(const struct cJSON *v, const char *path, char *err, size_t errlen);
+
 /* Every reader below leaves *out untouched when the key is absent (so the
  * caller's default stands) and returns 0; on a present but bad value it
  * writes "PATH.KEY: expected ..., got ..." into err and returns -1. */

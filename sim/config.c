@@ -57,6 +57,12 @@ int cfg_read_json(const char *file, cJSON **out, char *err, size_t errlen)
 		cJSON_Delete(root);
 		return -1;
 	}
+	char inner[768];
+	if (cfg_check_unique_keys(root, "", inner, sizeof inner)) {
+		snprintf(err, errlen, "%s: %s", label, inner);
+		cJSON_Delete(root);
+		return -1;
+	}
 	*out = root;
 	return 0;
 }
@@ -82,6 +88,12 @@ int cfg_apply_set(cJSON *root, const char *assignment, char *err, size_t errlen)
 		val = cJSON_CreateString(eq + 1);
 	if (!val) {
 		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	char inner[768];
+	if (cfg_check_unique_keys(val, path, inner, sizeof inner)) {
+		snprintf(err, errlen, "--set %s: %s", assignment, inner);
+		cJSON_Delete(val);
 		return -1;
 	}
 	cJSON *obj = root;
@@ -129,6 +141,32 @@ static int pick_link(const struct catalog *cat, const cJSON *links, const char *
 		catalog_names(cat, "links", names, sizeof names);
 		snprintf(err, errlen, "cluster.links.%s: unknown link \"%s\" (known: %s)", key, name,
 			 names);
+		return -1;
+	}
+	return 0;
+}
+
+/* Fails on a cost_model key that the model of kind (the index in
+ * roofline, fixed, profile) does not read: it would be silently ignored. */
+static int cost_keys_used(const cJSON *cm, int kind, const char *kind_name, char *err,
+			  size_t errlen)
+{
+	static const char *const used[3][7] = {
+	    {"kind", "mfu", "mbu", "knee", "op_overhead_us", "overhead_ms", NULL},
+	    {"kind", "base_ms", "per_token_ms", NULL},
+	    {"kind", "profiles", "overhead_ms", "mfu", "mbu", "knee", NULL}};
+	for (const cJSON *c = cm ? cm->child : NULL; c; c = c->next) {
+		int ok = c->string[0] == '_';
+		for (int k = 0; used[kind][k] && !ok; k++)
+			ok = !strcmp(used[kind][k], c->string);
+		if (ok)
+			continue;
+		char list[128] = "";
+		for (int k = 1; used[kind][k]; k++)
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k > 1 ? ", " : "",
+				 used[kind][k]);
+		snprintf(err, errlen, "cluster.cost_model.%s: not read by the %s cost model (it reads %s)",
+			 c->string, kind_name, list);
 		return -1;
 	}
 	return 0;
@@ -310,6 +348,8 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 		       errlen))
 		return -1;
 	co->kind = (enum cost_kind)kind;
+	if (cost_keys_used(cm, kind, cost_kinds[kind], err, errlen))
+		return -1;
 	if (co->kind == COST_PROFILE && cost_profile_load(s, err, errlen))
 		return -1;
 	if (co->kind == COST_FIXED && co->base_ms + co->per_token_ms <= 0) {
@@ -386,6 +426,42 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	return 0;
 }
 
+/* router.policy_params kept (the simulator checks every entry against its
+ * policy), and the entry of the policy in use applied: its keys over
+ * router.params, so that neither is ignored. 0, or -1 (no memory). */
+static int own_policy_params(struct router_cfg *rc, const cJSON *pp, char *err, size_t errlen)
+{
+	snprintf(rc->params_path, sizeof rc->params_path, "router.params");
+	if (!pp)
+		return 0;
+	rc->policy_params = cJSON_Duplicate(pp, 1);
+	if (!rc->policy_params)
+		goto oom;
+	const cJSON *mine = cJSON_GetObjectItemCaseSensitive(pp, rc->policy);
+	if (!mine)
+		return 0;
+	if (!rc->params) {
+		snprintf(rc->params_path, sizeof rc->params_path, "router.policy_params.%s",
+			 rc->policy);
+		if (!(rc->params = cJSON_CreateObject()))
+			goto oom;
+	}
+	for (const cJSON *c = mine->child; c; c = c->next) {
+		cJSON *v = cJSON_Duplicate(c, 1);
+		if (!v)
+			goto oom;
+		cJSON_DeleteItemFromObjectCaseSensitive(rc->params, c->string);
+		if (!cJSON_AddItemToObject(rc->params, c->string, v)) {
+			cJSON_Delete(v);
+			goto oom;
+		}
+	}
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
 static int load_router(struct scenario *s, const cJSON *r, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"policy",     "params",
@@ -427,6 +503,8 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 		if (cfg_expect_object(c, p, err, errlen))
 			return -1;
 	}
+	if (own_policy_params(rc, pp, err, errlen))
+		return -1;
 	static const char *const stores[] = {"local", "redis", "etcd", NULL};
 	/* Typical figures: a Redis GET/SET in the same data centre ~0.2 ms;
 	 * an etcd linearizable read ~1 ms, a write (raft commit) ~2 ms. */
@@ -611,6 +689,8 @@ void cfg_scenario_free(struct scenario *s)
 	}
 	catalog_free(&s->cat);
 	cJSON_Delete(s->router.params);
+	cJSON_Delete(s->router.policy_params);
+	s->router.policy_params = NULL;
 	cJSON_Delete(s->workload);
 	free(s->faults);
 	s->faults = NULL;

@@ -75,7 +75,11 @@ enum store_kind { STORE_LOCAL, STORE_REDIS, STORE_ETCD };
 
 struct router_cfg {
 	char policy[48];
-	struct cJSON *params; /* the policy's own params object (owned), or NULL */
+	/* The policy's params (owned), or NULL: router.params with the keys of
+	 * router.policy_params.<policy> over them. */
+	struct cJSON *params;
+	char params_path[80]; /* where params come from, for messages */
+	struct cJSON *policy_params; /* router.policy_params (owned), or NULL */
 	enum migration_mode migration;
 	int max_queue_per_node;
 	double new_session_queue_frac; /* new sessions are shed at this share of the bound */

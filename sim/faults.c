@@ -1,6 +1,7 @@
 /* faults: the fault schedule: crashes and recoveries, slow-downs, links, cooling. */
 #include "sim/faults.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,13 @@ static void crash(struct sim *s, uint32_t i)
 int faults_schedule(struct sim *s)
 {
 	const struct scenario *sc = s->sc;
+	size_t heads = (size_t)4 * s->n_nodes;
+	s->fault_head = malloc(heads * sizeof *s->fault_head);
+	s->fault_next = malloc((sc->n_faults > 0 ? (size_t)sc->n_faults : 1) * sizeof *s->fault_next);
+	if (!s->fault_head || !s->fault_next)
+		return -1;
+	for (size_t k = 0; k < heads; k++)
+		s->fault_head[k] = -1;
 	for (int f = 0; f < sc->n_faults; f++) {
 		const struct fault_cfg *fc = &sc->faults[f];
 		int64_t at = (int64_t)llround(fc->at_s * 1e9);
@@ -67,6 +75,40 @@ int faults_schedule(struct sim *s)
 	return 0;
 }
 
+/* Puts fault f in force on its (kind, target), or takes it out; returns
+ * the list head of the faults then in force there (-1: none). A fault's
+ * end always follows its start (at + duration, pushed after it). */
+static int32_t in_force(struct sim *s, int32_t f, int end)
+{
+	const struct fault_cfg *fc = &s->sc->faults[f];
+	int32_t *head = &s->fault_head[(size_t)fc->kind * s->n_nodes + (uint32_t)fc->target];
+	if (!end) {
+		s->fault_next[f] = *head;
+		*head = f;
+		return *head;
+	}
+	int32_t *p = head;
+	while (*p != f) {
+		assert(*p >= 0);
+		p = &s->fault_next[*p];
+	}
+	*p = s->fault_next[f];
+	return *head;
+}
+
+/* The product of the factors of the faults in a list (1: none). */
+static double factor_product(const struct sim *s, int32_t head)
+{
+	double x = 1.0;
+	for (int32_t f = head; f >= 0; f = s->fault_next[f])
+		x *= s->sc->faults[f].factor;
+	return x;
+}
+
+/* Overlapping faults compose: a node stays down while any crash of it is
+ * in force (its last recovery brings it back; a permanent crash never
+ * ends); slow-down and link factors multiply while they hold; a server's
+ * inlet is the hottest of its cooling faults in force. */
 void faults_ev_fault(struct sim *s, const struct event *ev)
 {
 	const struct fault_cfg *f = &s->sc->faults[ev->id];
@@ -78,31 +120,36 @@ void faults_ev_fault(struct sim *s, const struct event *ev)
 		snprintf(args, sizeof args, "\"target\":%u,\"phase\":\"%s\"", t, end ? "end" : "start");
 		runlog_trace_event(s, names[f->kind], 'i', 0, 0, s->now, 0, args);
 	}
+	int32_t head = in_force(s, (int32_t)ev->id, end);
 	switch (f->kind) {
 	case FAULT_CRASH:
-		if (end) {
-			if (!s->views[0][t].up) {
-				views_set_up(s, t, 1);
-				views_refresh(s, t);
-			}
-		} else {
-			crash(s, t);
+		if (!end)
+			crash(s, t); /* nothing if already down */
+		else if (head < 0 && !s->views[0][t].up) {
+			views_set_up(s, t, 1);
+			views_refresh(s, t);
 		}
 		break;
 	case FAULT_SLOW:
 		thermal_advance(s, t);
-		s->hl[t].slow = end ? 1.0 : f->factor;
+		s->hl[t].slow = factor_product(s, head);
 		break;
 	case FAULT_LINK:
-		links_scale_server(s, t, end ? 1.0 : f->factor);
+		links_scale_server(s, t, factor_product(s, head));
 		break;
-	case FAULT_COOLING:
+	case FAULT_COOLING: {
+		double ambient = s->sc->cluster.thermal.ambient_c;
+		if (head >= 0)
+			ambient = s->sc->faults[head].ambient_c;
+		for (int32_t k = head; k >= 0; k = s->fault_next[k])
+			ambient = fmax(ambient, s->sc->faults[k].ambient_c);
 		for (uint32_t i = 0; i < s->n_nodes; i++) {
 			if ((uint32_t)s->nodes[i].server != t)
 				continue;
 			thermal_advance(s, i);
-			s->hl[i].ambient_c = end ? s->sc->cluster.thermal.ambient_c : f->ambient_c;
+			s->hl[i].ambient_c = ambient;
 		}
 		break;
+	}
 	}
 }

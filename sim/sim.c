@@ -62,6 +62,8 @@ static void teardown(struct sim *s)
 	free(s->swq_head);
 	free(s->swq_tail);
 	free(s->crashes);
+	free(s->fault_head);
+	free(s->fault_next);
 	free(s->swapping_in);
 	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
 		node_free(&s->nodes[i]);
@@ -160,8 +162,11 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return 3;
 	}
+	if (pol_check_params(sc->router.policy_params, &penv, err, errlen))
+		return 2;
 	for (uint32_t k = 0; k < s->n_pol_st; k++) {
-		s->pol_sts[k] = s->pol->create(sc->router.params, "router.params", &penv, err, errlen);
+		s->pol_sts[k] = s->pol->create(sc->router.params, sc->router.params_path, &penv, err,
+					       errlen);
 		if (!s->pol_sts[k])
 			return 2;
 	}

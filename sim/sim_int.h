@@ -188,6 +188,10 @@ struct sim {
 	size_t evac_cap;
 	struct request **swq_head, **swq_tail; /* per node: swapped out, waiting for room */
 	uint32_t *crashes; /* per node: crashes so far (a pin holds while it stays) */
+	/* Faults in force, so that overlapping ones compose: per (kind,
+	 * target), at fault_head[kind * n_nodes + target], a list of the
+	 * faults started and not ended, linked through fault_next (-1 ends). */
+	int32_t *fault_head, *fault_next;
 	uint32_t *swapping_in; /* per node: swap-in reloads in flight */
 	int in_swap_in;
 	gsl_rng *r_route;

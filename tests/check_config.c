@@ -1,11 +1,14 @@
 /* check_config: defaults, validation messages with JSON paths, --set. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "sim/cfg.h"
 #include "sim/config.h"
+#include "sim/sim.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
 
@@ -43,6 +46,104 @@ static void expect_error(const char *json, const char *fragment)
 	ck_assert_int_eq(th_scenario_err(json, &s, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, fragment) != NULL, "error \"%s\" lacks \"%s\"", err, fragment);
 }
+
+/* A key given twice anywhere in a tree is an error naming its path, in
+ * small objects (a pass over pairs) and large ones (sorted keys). */
+START_TEST(duplicate_keys_are_errors)
+{
+	static const char *const cases[][2] = {
+	    {"{\"cluster\": {\"nodes\": 2, \"nodes\": 3}}", "cluster.nodes: duplicate key"},
+	    {"{\"faults\": [{}, {\"at_s\": 1, \"kind\": \"crash\", \"at_s\": 2}]}",
+	     "faults[1].at_s: duplicate key"},
+	    {"{\"a\": {\"k0\": 0, \"k1\": 1, \"k2\": 2, \"k3\": 3, \"k4\": 4, \"k5\": 5, \"k6\": 6, "
+	     "\"k7\": 7, \"k8\": 8, \"k9\": 9, \"k10\": 10, \"k11\": 11, \"k12\": 12, \"k13\": 13, "
+	     "\"k14\": 14, \"k15\": 15, \"k16\": 16, \"k7\": 17}}",
+	     "a.k7: duplicate key"}};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char err[512] = "";
+		cJSON *j = cJSON_Parse(cases[i][0]);
+		ck_assert_ptr_nonnull(j);
+		ck_assert_int_eq(cfg_check_unique_keys(j, "", err, sizeof err), -1);
+		ck_assert_msg(strstr(err, cases[i][1]) == err, "%s", err);
+		cJSON_Delete(j);
+	}
+	cJSON *j = cJSON_Parse("{\"a\": {\"k0\": 0, \"k1\": 1, \"k2\": 2, \"k3\": 3, \"k4\": 4, "
+			       "\"k5\": 5, \"k6\": 6, \"k7\": 7, \"k8\": 8, \"k9\": 9, \"k10\": 10, "
+			       "\"k11\": 11, \"k12\": 12, \"k13\": 13, \"k14\": 14, \"k15\": 15, "
+			       "\"k16\": 16}, \"b\": [{\"k0\": 1}, {\"k0\": 2}]}");
+	char err[512] = "";
+	ck_assert_int_eq(cfg_check_unique_keys(j, "", err, sizeof err), 0);
+	ck_assert_int_eq(cfg_apply_set(j, "b={\"x\": 1, \"y\": {\"x\": 2, \"x\": 3}}", err, sizeof err),
+			 -1);
+	ck_assert_str_eq(err, "--set b={\"x\": 1, \"y\": {\"x\": 2, \"x\": 3}}: b.y.x: duplicate key "
+			      "(given more than once; expected once)");
+	cJSON_Delete(j);
+	const char *path = "/tmp/kvsim_check_dup.json";
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"seed\": 1,\n \"seed\": 2}", f);
+	fclose(f);
+	cJSON *root = NULL;
+	ck_assert_int_eq(cfg_read_json(path, &root, err, sizeof err), -1);
+	ck_assert_str_eq(err, "/tmp/kvsim_check_dup.json: seed: duplicate key (given more than "
+			      "once; expected once)");
+	ck_assert_ptr_null(root);
+	remove(path);
+}
+END_TEST
+
+/* router.params is router.policy_params.<router.policy>: the entry's keys
+ * win, the others stay; a policy with only an entry takes it. Keys a
+ * model does not read are errors. */
+START_TEST(policy_params_apply_and_unread_keys_fail)
+{
+	struct scenario s;
+	const char *both =
+	    "{\"router\": {\"params\": {\"threshold\": 10, \"when_full\": \"least_loaded\"},"
+	    " \"policy_params\": {\"session_affinity\": {\"threshold\": 3}, \"kv_cost\": {}}}}";
+	th_scenario(both, NULL, &s);
+	char *p = cJSON_PrintUnformatted(s.router.params);
+	ck_assert_str_eq(p, "{\"when_full\":\"least_loaded\",\"threshold\":3}");
+	ck_assert_str_eq(s.router.params_path, "router.params");
+	ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(s.router.policy_params, "kv_cost"));
+	free(p);
+	cfg_scenario_free(&s);
+	th_scenario("{\"router\": {\"policy\": \"kv_cost\", \"policy_params\": {\"kv_cost\": "
+		    "{\"candidates\": 2}}}}",
+		    NULL, &s);
+	p = cJSON_PrintUnformatted(s.router.params);
+	ck_assert_str_eq(p, "{\"candidates\":2}");
+	ck_assert_str_eq(s.router.params_path, "router.policy_params.kv_cost");
+	free(p);
+	cfg_scenario_free(&s);
+	expect_error("{\"cluster\": {\"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 2, "
+		     "\"mfu\": 0.5}}}",
+		     "cluster.cost_model.mfu: not read by the fixed cost model (it reads base_ms, "
+		     "per_token_ms)");
+	expect_error("{\"cluster\": {\"cost_model\": {\"per_token_ms\": 1}}}",
+		     "cluster.cost_model.per_token_ms: not read by the roofline cost model");
+	/* workloads are read when the simulator is built */
+	static const char *const wl[][2] = {
+	    {"{\"workload\": {\"kind\": \"rag\", \"cv\": 2}}",
+	     "workload.cv: takes \"arrival\": \"gamma\" (Poisson arrivals have cv 1)"},
+	    {"{\"workload\": {\"kind\": \"mix\", \"parts\": [{\"workload\": {\"kind\": \"open\", "
+	     "\"arrival\": \"poisson\", \"cv\": 1}}]}}",
+	     "workload.parts[0].workload.cv: takes \"arrival\": \"gamma\""},
+	    {"{\"workload\": {\"kind\": \"open\", \"arrival\": \"gamma\", \"cv\": 2}}", NULL}};
+	for (size_t i = 0; i < sizeof wl / sizeof *wl; i++) {
+		char err[512] = "";
+		th_scenario(wl[i][0], NULL, &s);
+		int rc = sim_validate(&s, err, sizeof err);
+		cfg_scenario_free(&s);
+		if (!wl[i][1]) {
+			ck_assert_msg(rc == 0, "%s", err);
+			continue;
+		}
+		ck_assert_int_ne(rc, 0);
+		ck_assert_msg(strstr(err, wl[i][1]) == err, "%s", err);
+	}
+}
+END_TEST
 
 START_TEST(errors_name_the_json_path)
 {
@@ -132,6 +233,8 @@ Suite *config_suite(void)
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, empty_object_equals_embedded_default);
+	tcase_add_test(tc, duplicate_keys_are_errors);
+	tcase_add_test(tc, policy_params_apply_and_unread_keys_fail);
 	tcase_add_test(tc, errors_name_the_json_path);
 	tcase_add_test(tc, set_overrides_and_catalog_additions);
 	tcase_add_test(tc, syntax_errors_give_line_and_column);

@@ -822,6 +822,58 @@ START_TEST(bad_params_name_the_path)
 }
 END_TEST
 
+/* With every node down each policy sheds, for one reason: no_node_up
+ * (not capacity, which means nodes are up but full). */
+START_TEST(every_policy_says_no_node_up)
+{
+	gsl_rng *rg = rng_stream(1, 7);
+	struct pol_env env = {3, 16, rg};
+	size_t n;
+	const struct pol_ops *const *all = pol_all(&n);
+	for (size_t k = 0; k < n; k++) {
+		const struct pol_ops *ops;
+		void *st = make(all[k]->name, NULL, &env, &ops);
+		struct pol_node_view nodes[3] = {{.up = 0}, {.up = 0}, {.up = 0}};
+		struct pol_decision d = {POL_ROUTE, 0, MIG_DEFAULT, NULL, 0, 0, 0};
+		ck_assert_int_eq(route_one(ops, st, nodes, 3, 1, &d), -1);
+		ck_assert_msg(d.reason && !strcmp(d.reason, "no_node_up"), "%s: %s", ops->name,
+			      d.reason ? d.reason : "(none)");
+		ops->destroy(st);
+	}
+	gsl_rng_free(rg);
+}
+END_TEST
+
+/* Every entry of router.policy_params names a policy that accepts it;
+ * a policy that takes no parameters says so. */
+START_TEST(policy_params_are_checked_by_their_policy)
+{
+	struct pol_env env = {2, 16, NULL};
+	static const char *const cases[][2] = {
+	    {"{\"kv_cst\": {}}", "router.policy_params.kv_cst: unknown policy \"kv_cst\" "
+				  "(expected one of: round_robin, "},
+	    {"{\"kv_cost\": {\"bogus\": 0}}",
+	     "router.policy_params.kv_cost.bogus: unknown key (expected one of: overlap_weight"},
+	    {"{\"round_robin\": {\"x\": 1}}",
+	     "router.policy_params.round_robin.x: unknown key (router.policy_params.round_robin "
+	     "takes no keys)"},
+	    {"{\"kv_cost\": {\"candidates\": 2}, \"least_loaded\": {\"metric\": \"x\"}}",
+	     "router.policy_params.least_loaded.metric: expected one of"}};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char err[512] = "";
+		cJSON *pp = cJSON_Parse(cases[i][0]);
+		ck_assert_int_eq(pol_check_params(pp, &env, err, sizeof err), -1);
+		ck_assert_msg(strstr(err, cases[i][1]) == err, "%s", err);
+		cJSON_Delete(pp);
+	}
+	char err[512] = "";
+	cJSON *pp = cJSON_Parse("{\"kv_cost\": {\"candidates\": 2}, \"round_robin\": {}}");
+	ck_assert_int_eq(pol_check_params(pp, &env, err, sizeof err), 0);
+	ck_assert_int_eq(pol_check_params(NULL, &env, err, sizeof err), 0);
+	cJSON_Delete(pp);
+}
+END_TEST
+
 Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -833,6 +885,8 @@ Suite *policy_suite(void)
 	tcase_add_test(tc, random_is_uniform);
 	tcase_add_test(tc, prefix_affinity_keys_on_first_tokens);
 	tcase_add_test(tc, bad_params_name_the_path);
+	tcase_add_test(tc, every_policy_says_no_node_up);
+	tcase_add_test(tc, policy_params_are_checked_by_their_policy);
 	tcase_add_test(tc, power_of_two_picks_the_lesser_of_two);
 	tcase_add_test(tc, consistent_hash_ring_is_stable_and_bounded);
 	tcase_add_test(tc, cache_aware_follows_sglang);

@@ -800,6 +800,92 @@ END_TEST
 /* M/D/1: fixed 10 ms service (2 ms + 100 tokens * 0.08 ms), one sequence at a
  * time, one output token, Poisson arrivals split at random over 4 nodes at
  * utilisation 0.7: mean TTFT = D + rho * D / (2 (1 - rho)). */
+/* Overlapping faults compose: each pair of runs gives the same
+ * requests.csv and timeseries.csv, the first with faults that overlap,
+ * the second with the same health written as faults that do not: two
+ * slow-downs (0.25 for 0-30 s, 0.5 for 5-6 s) are 0.25, 0.125, 0.25;
+ * two link faults of 0.5 are one of 0.25; a crash that recovers, with a
+ * later crash of the same node that does not, is one permanent crash; two
+ * crashes with recoveries keep the node down until the later recovery. */
+START_TEST(overlapping_faults_compose)
+{
+	static const char *const cases[][3] = {
+	    {"router.policy=least_loaded",
+	     "faults=[{\"kind\": \"slow\", \"node\": 1, \"at_s\": 0, \"duration_s\": 30, "
+	     "\"factor\": 0.25}, {\"kind\": \"slow\", \"node\": 1, \"at_s\": 5, \"duration_s\": 1, "
+	     "\"factor\": 0.5}]",
+	     "faults=[{\"kind\": \"slow\", \"node\": 1, \"at_s\": 0, \"duration_s\": 5, "
+	     "\"factor\": 0.25}, {\"kind\": \"slow\", \"node\": 1, \"at_s\": 5, \"duration_s\": 1, "
+	     "\"factor\": 0.125}, {\"kind\": \"slow\", \"node\": 1, \"at_s\": 6, \"duration_s\": 24, "
+	     "\"factor\": 0.25}]"},
+	    {"router.migration=transfer",
+	     "faults=[{\"kind\": \"link\", \"server\": 0, \"at_s\": 0, \"duration_s\": 1000, "
+	     "\"factor\": 0.5}, {\"kind\": \"link\", \"server\": 0, \"at_s\": 0, \"duration_s\": 1000, "
+	     "\"factor\": 0.5}]",
+	     "faults=[{\"kind\": \"link\", \"server\": 0, \"at_s\": 0, \"duration_s\": 1000, "
+	     "\"factor\": 0.25}]"},
+	    {"router.policy=least_loaded",
+	     "faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 40, \"recover_after_s\": 20}, "
+	     "{\"kind\": \"crash\", \"node\": 1, \"at_s\": 50}]",
+	     "faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 40}]"},
+	    {"router.policy=least_loaded",
+	     "faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 40, \"recover_after_s\": 20}, "
+	     "{\"kind\": \"crash\", \"node\": 1, \"at_s\": 50, \"recover_after_s\": 30}]",
+	     "faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 40, \"recover_after_s\": 40}]"}};
+	const char *dirs[2] = {"/tmp/kvsim_check_faults_0", "/tmp/kvsim_check_faults_1"};
+	for (int k = 0; k < 2; k++) {
+		const char *sets[] = {"router.params={}", cases[_i][0], cases[_i][1 + k], NULL};
+		struct met_summary m;
+		struct tally t;
+		memset(&t, 0, sizeof t);
+		run(chat_small, sets, dirs[k], &m, &t);
+		assert_conservation(&m, &t);
+		if (_i == 1)
+			ck_assert_uint_gt(m.migration_count, 0);
+		met_summary_free(&m);
+	}
+	static const char *const files[] = {"requests.csv", "timeseries.csv"};
+	for (int f = 0; f < 2; f++) {
+		char pa[128], pb[128];
+		snprintf(pa, sizeof pa, "%s/%s", dirs[0], files[f]);
+		snprintf(pb, sizeof pb, "%s/%s", dirs[1], files[f]);
+		char *a = th_slurp(pa), *b = th_slurp(pb);
+		ck_assert_msg(strcmp(a, b) == 0, "case %d: %s differs", _i, files[f]);
+		free(a);
+		free(b);
+	}
+}
+END_TEST
+
+/* Hand-traced: one request (16 prompt tokens, 1000 output tokens) on one
+ * node whose every iteration costs 10 ms at full speed, under slow-downs
+ * of 0.25 for 0-30 s and 0.5 for 5-6 s. Iterations take 40 ms until 5 s
+ * (125), 80 ms from there (13, the last ending at 6.04 s), 40 ms until
+ * 30 s (599) and 10 ms after (the other 263): 32.63 s in all, the first
+ * token after 40 ms. */
+START_TEST(two_slow_faults_multiply)
+{
+	const char *json =
+	    "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1,"
+	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 10, \"per_token_ms\": 0}},"
+	    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0},"
+	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 1e9, \"max_requests\": 1,"
+	    "  \"input_tokens\": {\"dist\": \"constant\", \"value\": 16},"
+	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 1000}},"
+	    " \"faults\": [{\"kind\": \"slow\", \"node\": 0, \"at_s\": 0, \"duration_s\": 30,"
+	    "  \"factor\": 0.25}, {\"kind\": \"slow\", \"node\": 0, \"at_s\": 5, \"duration_s\": 1,"
+	    "  \"factor\": 0.5}]}";
+	struct met_summary m;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	run(json, NULL, NULL, &m, &t);
+	ck_assert_uint_eq(m.completed, 1);
+	ck_assert_double_eq_tol(m.ttft.mean, 0.04, 1e-9);
+	ck_assert_double_eq_tol(m.e2e.mean, 32.63, 1e-9);
+	met_summary_free(&m);
+}
+END_TEST
+
 START_TEST(queueing_oracle_md1)
 {
 	const char *json =
@@ -944,6 +1030,8 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, requests_csv_rows_are_exact);
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);
 	tcase_add_test(tc, migration_recompute_and_auto);
+	tcase_add_loop_test(tc, overlapping_faults_compose, 0, 4);
+	tcase_add_test(tc, two_slow_faults_multiply);
 	tcase_add_test(tc, queueing_oracle_md1);
 	tcase_add_test(tc, shedding_when_every_node_is_full);
 	tcase_add_test(tc, long_runs_keep_percentiles_in_flat_memory);

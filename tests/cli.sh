@@ -128,6 +128,16 @@ n=$(grep -o '"arrived":[^,]*' "$T/cmp/comparison.json" | sort -u | wc -l)
 [ "$n" -eq 1 ] && ok || bad "policies saw different arrival counts"
 expect 2 'unknown policy "nope"' compare "$T/small.json" --policies round_robin,nope
 expect 2 "--policies a,b,c" compare "$T/small.json"
+# a policy named twice is refused before anything runs
+expect 2 '--policies: "round_robin" given twice' compare "$T/small.json" --policies round_robin,round_robin --out "$T/twice"
+[ ! -e "$T/twice" ] && ok || bad "compare with a policy named twice created $T/twice"
+# router.policy_params.P applies to P's column, the scenario's own policy's too:
+# the same requests as router.params with the same value
+expect 0 "" run "$T/small.json" --set router.params.threshold=1 --out "$T/prec_run" --quiet
+expect 0 "" compare "$T/small.json" --policies session_affinity,round_robin --set router.policy_params.session_affinity.threshold=1 --out "$T/prec_cmp" --quiet
+cmp -s "$T/prec_run/requests.csv" "$T/prec_cmp/session_affinity/requests.csv" && ok || bad "compare ignored router.policy_params of the scenario's own policy"
+expect 0 "" run "$T/small.json" --set router.params.threshold=1 --set router.policy_params.session_affinity.threshold=1 --out "$T/prec_both" --quiet
+cmp -s "$T/prec_run/requests.csv" "$T/prec_both/requests.csv" && ok || bad "router.params and router.policy_params together differ"
 
 # every shipped scenario validates, runs and compares (trace paths resolve
 # against the scenario's folder, wherever kvsim is started)

@@ -25,6 +25,12 @@ int wl_arrivals_parse(struct wl_arrivals *a, const cJSON *obj, const char *path,
 	    cfg_number(obj, path, "cv", 1e-3, 1e3, &a->cv, err, errlen))
 		return -1;
 	a->gamma = kind == 1;
+	if (!a->gamma && cJSON_GetObjectItemCaseSensitive(obj, "cv")) {
+		char p[256];
+		snprintf(err, errlen, "%s: takes \"arrival\": \"gamma\" (Poisson arrivals have cv 1)",
+			 cfg_join(p, sizeof p, path, "cv"));
+		return -1;
+	}
 	return 0;
 }
 
