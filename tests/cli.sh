@@ -508,5 +508,11 @@ grep -q '"search":	"workload.rate_per_s"' "$T/plan4/plan.json" && ok || bad "pla
 expect 0 "searching workload.sessions_per_s" plan "$T/small.json" --slo=ttft_p99=100 --search=rate --max=4 --out="$T/plan5"
 expect 2 "a mix workload has no rate key; give --rate-key PATH" plan workloads/scenarios/mix.json --slo ttft_p99=1 --search rate
 
+# --- rA: a skip_bad replay says what it skipped (stderr) and counts it (summary.json)
+printf '{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]}\nnot json\n' >"$T/skip.trace"
+printf '{"duration_s": 10, "workload": {"kind": "trace", "format": "mooncake", "path": "skip.trace", "skip_bad": true}}' >"$T/skip.json"
+expect 0 "kvsim: skipped 1 bad trace lines (skip_bad); the first: $T/skip.trace:2: not a JSON object" run "$T/skip.json" --out "$T/skip_out" --quiet
+grep -q '"skipped_lines":	1' "$T/skip_out/summary.json" && ok || bad "summary.json lacks requests.skipped_lines 1"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
