@@ -88,6 +88,9 @@ static int run_one(const struct cli_common *o, const cJSON *root, const char *ou
 		fprintf(stderr, "kvsim: %s\n", err);
 		return rc == 2 ? CLI_USAGE : CLI_INTERNAL;
 	}
+	if (sum->skipped_lines)
+		fprintf(stderr, "kvsim: skipped %llu bad trace lines (skip_bad); the first: %s\n",
+			(unsigned long long)sum->skipped_lines, sum->skipped_first);
 	return CLI_OK;
 }
 

@@ -31,6 +31,7 @@ static const struct res_metric builtin[] = {
     {"  completed",          "requests.completed",             HI, U64(completed),                0, 1, "completed",                  TAB | CSV | DIF | SWP},
     {"  shed",               "requests.shed",                  LO, U64(shed),                     0, 1, "shed",                       TAB | CSV | DIF | SWP},
     {"  failed",             "requests.failed",                LO, U64(failed),                   0, 1, "failed",                     TAB | CSV | DIF | SWP},
+    {"  skipped lines",      "requests.skipped_lines",         NO, U64(skipped_lines),            0, 1, NULL,                         0},
     {"TTFT mean (s)",        "ttft_s.mean",                    LO, F64(ttft.mean),                3, 1, NULL,                         DIF},
     {"TTFT p50 (s)",         "ttft_s.p50",                     LO, F64(ttft.p50),                 3, 1, "ttft_p50_s",                 TAB | CSV | DIF | SWP},
     {"TTFT p90 (s)",         "ttft_s.p90",                     LO, F64(ttft.p90),                 3, 1, NULL,                         DIF},

@@ -50,6 +50,10 @@ struct met_summary {
 	char version[64];
 	double sim_time_s;
 	uint64_t arrived, completed, shed, failed;
+	/* trace lines the workload left out (skip_bad; wl_ops.skipped), and
+	 * the first one's error (not written) */
+	uint64_t skipped_lines;
+	char skipped_first[512];
 	struct met_stats ttft, tpot, e2e, queue;
 	int percentiles_exact; /* 0: some came from the histogram */
 	struct met_tokens tokens;

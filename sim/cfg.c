@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,10 @@ int cfg_int(const cJSON *obj, const char *path, const char *key, int64_t lo, int
 		return 0;
 	char p[256];
 	cfg_join(p, sizeof p, path, key);
+	if (lo < -CFG_INT_MAX)
+		lo = -CFG_INT_MAX;
+	if (hi > CFG_INT_MAX)
+		hi = CFG_INT_MAX;
 	double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
 	if (!isfinite(x) || floor(x) != x || x < (double)lo || x > (double)hi) {
 		if (cJSON_IsNumber(v))
@@ -335,8 +340,15 @@ char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", file, strerror(errno));
 		return NULL;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: is a directory, expected a file", file);
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a %s, expected a file", file,
+			 S_ISDIR(st.st_mode) ? "directory" : S_ISBLK(st.st_mode) ? "block device"
+										: "socket");
+		return NULL;
+	}
+	const char *too_big = "%s: larger than %zu MiB, the most kvsim reads of one file";
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > CFG_SLURP_MAX) {
+		snprintf(err, errlen, too_big, file, CFG_SLURP_MAX >> 20);
 		return NULL;
 	}
 	FILE *f = fopen(file, "rb");
@@ -344,9 +356,11 @@ char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", file, strerror(errno));
 		return NULL;
 	}
+	/* A FIFO or a device (/dev/zero) has no size to check first: reading
+	 * stops one byte past the limit. */
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
-	while (buf) {
+	while (buf && n <= CFG_SLURP_MAX) {
 		if (n + 1 >= cap) {
 			char *nb = realloc(buf, cap * 2);
 			if (!nb) {
@@ -357,13 +371,21 @@ char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen)
 			buf = nb;
 			cap *= 2;
 		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		size_t want = cap - n - 1;
+		if (want > CFG_SLURP_MAX + 1 - n)
+			want = CFG_SLURP_MAX + 1 - n;
+		size_t got = fread(buf + n, 1, want, f);
 		n += got;
 		if (got == 0)
 			break;
 	}
 	int bad = ferror(f);
 	fclose(f);
+	if (buf && n > CFG_SLURP_MAX) {
+		free(buf);
+		snprintf(err, errlen, too_big, file, CFG_SLURP_MAX >> 20);
+		return NULL;
+	}
 	if (!buf || bad) {
 		free(buf);
 		snprintf(err, errlen, "%s: %s", file, buf ? "read error" : "out of memory");
@@ -373,4 +395,96 @@ char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen)
 	if (len)
 		*len = n;
 	return buf;
+}
+
+/* The length of the UTF-8 sequence at s (RFC 3629), or 0 if it is not one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+		   : c >= 0xe0 && c <= 0xef ? 3
+		   : c >= 0xf0 && c <= 0xf4 ? 4
+					    : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* no overlong forms, no UTF-16 surrogates, nothing past U+10FFFF */
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) || (c == 0xf0 && s[1] < 0x90) ||
+	    (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/* The offset of the first byte of s that does not begin a UTF-8 sequence,
+ * or -1 when s is all UTF-8. */
+static long utf8_bad_at(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; p[i];) {
+		size_t n = utf8_seq(p + i);
+		if (!n)
+			return (long)i;
+		i += n;
+	}
+	return -1;
+}
+
+int cfg_check_utf8(const cJSON *v, const char *path, char *err, size_t errlen)
+{
+	const char *what = path[0] ? path : "(top level)";
+	if (cJSON_IsString(v)) {
+		long at = utf8_bad_at(v->valuestring);
+		if (at >= 0) {
+			snprintf(err, errlen, "%s: invalid UTF-8 (byte 0x%02x at offset %ld of the string); "
+					      "expected UTF-8 text",
+				 what, (unsigned char)v->valuestring[at], at);
+			return -1;
+		}
+		return 0;
+	}
+	if (!cJSON_IsArray(v) && !cJSON_IsObject(v))
+		return 0;
+	int i = 0;
+	for (const cJSON *c = v->child; c; c = c->next, i++) {
+		char p[512];
+		if (cJSON_IsObject(v)) {
+			long at = utf8_bad_at(c->string);
+			if (at >= 0) {
+				snprintf(err, errlen, "%s: a key has invalid UTF-8 (byte 0x%02x at offset "
+						      "%ld); expected UTF-8 text",
+					 what, (unsigned char)c->string[at], at);
+				return -1;
+			}
+			cfg_join(p, sizeof p, path, c->string);
+		} else {
+			snprintf(p, sizeof p, "%s[%d]", path, i);
+		}
+		if (cfg_check_utf8(c, p, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+int cfg_time_ns(double x, double ns_per_unit, int64_t *ns)
+{
+	double t = x * ns_per_unit;
+	if (!(t >= 0 && t <= (double)CFG_TIME_MAX_NS))
+		return -1;
+	*ns = (int64_t)llround(t);
+	return 0;
+}
+
+int64_t cfg_time_ns_clamp(double x, double ns_per_unit)
+{
+	int64_t ns;
+	if (cfg_time_ns(x, ns_per_unit, &ns) == 0)
+		return ns;
+	return x * ns_per_unit > 0 ? CFG_TIME_MAX_NS : 0;
+}
+
+int64_t cfg_time_add(int64_t a, int64_t b)
+{
+	return a > CFG_TIME_MAX_NS - b ? CFG_TIME_MAX_NS : a + b;
 }

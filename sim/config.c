@@ -619,7 +619,7 @@ int cfg_scenario_load(struct scenario *s, const cJSON *root, const char *catalog
 					   "router", "workload", "faults",   "slo",
 					   "output", "catalog",  NULL};
 	memset(s, 0, sizeof *s);
-	if (cfg_check_keys(root, "", keys, err, errlen))
+	if (cfg_check_keys(root, "", keys, err, errlen) || cfg_check_utf8(root, "", err, errlen))
 		return -1;
 	if (catalog_load_builtin(&s->cat, err, errlen))
 		return -1;
@@ -628,7 +628,8 @@ int cfg_scenario_load(struct scenario *s, const cJSON *root, const char *catalog
 		char inner[768];
 		if (cfg_read_json(catalog_file, &cj, err, errlen))
 			goto fail;
-		int rc = catalog_merge(&s->cat, cj, "", inner, sizeof inner);
+		int rc = cfg_check_utf8(cj, "", inner, sizeof inner) ||
+			 catalog_merge(&s->cat, cj, "", inner, sizeof inner);
 		cJSON_Delete(cj);
 		if (rc) {
 			snprintf(err, errlen, "%s: %s", catalog_file, inner);

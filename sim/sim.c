@@ -374,6 +374,8 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	snprintf(out->version, sizeof out->version, "%s", kvsim_version());
 	out->seed = sc->seed;
 	out->truncated = truncated;
+	if (s->wl->skipped)
+		out->skipped_lines = s->wl->skipped(s->wl_st, out->skipped_first, sizeof out->skipped_first);
 	/* the timed sums scaled up to every arrival and dispatch */
 	double fr = s->timed_routes ? (double)s->routed / (double)s->timed_routes : 0;
 	double fd = s->timed_dispatches ? (double)s->dispatches / (double)s->timed_dispatches : 0;

@@ -182,5 +182,36 @@ scen mfu_fixed '{"cluster": {"cost_model": {"kind": "fixed", "base_ms": 2, "mfu"
 scen base_roofline '{"cluster": {"cost_model": {"base_ms": 2}}}' 'cluster.cost_model.base_ms: not read by the roofline cost model'
 bad policy_option 'kvsim: --policy: unknown policy "nonsense" (expected one of: round_robin,' run "$T/ok.json" --policy nonsense --out "$T/out_policy_option" --quiet
 
+# --- rA: times past the ns clock, integers past 2^53, empty and skipped traces, orphan turns, huge or non-UTF-8 scenarios
+# tracex NAME FORMAT TRACE EXTRA FRAGMENT: a trace workload (EXTRA: more workload keys) run
+tracex() {
+	printf "$3" >"$T/$1.trace"
+	printf '{"workload": {"kind": "trace", "format": "%s", "path": "%s.trace"%s}}' "$2" "$1" "$4" >"$T/$1.json"
+	bad "$1" "$5" run "$T/$1.json" --out "$T/out_$1" --quiet
+}
+mc='"input_length": 10, "output_length": 1, "hash_ids": [1]}\n'
+kv='"prompt_tokens": 16, "output_tokens": 16, "block_tokens": 16, "blocks": ["1", "2"]}\n'
+tracex epoch_us mooncake '{"timestamp": 1733140000000000, '"$mc" '' "$T/epoch_us.trace:1: \"timestamp\": 1733140000000000 ms is out of range"
+tracex ts_huge mooncake '{"timestamp": 0, '"$mc"'{"timestamp": 1e300, '"$mc" '' "$T/ts_huge.trace:2: \"timestamp\": 1e+300 ms is out of range"
+tracex kv_arrival kvsim '{"session": 1, "turn": 1, "arrival_s": 1e300, '"$kv" '' "$T/kv_arrival.trace:1: \"arrival_s\": 1e+300 s is out of range"
+tracex kv_after kvsim '{"session": 1, "turn": 1, "arrival_s": 0, '"$kv"'{"session": 1, "turn": 2, "after_s": 1e300, '"$kv" '' "$T/kv_after.trace:2: \"after_s\": 1e+300 s is out of range"
+tracex azure_span azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n1900-01-01 00:00:00,5,5\n2199-01-01 00:00:00,5,5\n' '' "$T/azure_span.trace:3: arrival 9435571200 s after the trace's first is out of range"
+tracex max_requests mooncake '{"timestamp": 0, '"$mc" ', "max_requests": 9223372036854775807' 'workload.max_requests: expected an integer in [1, 9007199254740992], got 9.22337e+18'
+tracex empty_run mooncake '' '' "$T/empty_run.trace: no requests in the trace (empty file?)"
+tracex header_only azure 'TIMESTAMP,ContextTokens,GeneratedTokens\n' '' "$T/header_only.trace: no requests in the trace (empty file?)"
+tracex all_skipped mooncake 'garbage\nmore garbage\n' ', "skip_bad": true' "$T/all_skipped.trace: no requests in the trace: all 2 lines were skipped; the first: $T/all_skipped.trace:1: not a JSON object"
+tracex orphan_turn kvsim '{"session": 1, "turn": 1, "arrival_s": 0, "last_turn": true, '"$kv"'{"session": 2, "turn": 2, "after_s": 1, '"$kv" '' "$T/orphan_turn.trace:2: session 2 turn 2: no open turn 1 of the session before it"
+tracex after_last kvsim '{"session": 1, "turn": 1, "arrival_s": 0, "last_turn": true, '"$kv"'{"session": 1, "turn": 2, "after_s": 1, '"$kv" '' "$T/after_last.trace:2: session 1 turn 2: no open turn 1"
+tracex turn_gap kvsim '{"session": 1, "turn": 1, "arrival_s": 0, '"$kv"'{"session": 1, "turn": 3, "after_s": 1, '"$kv" '' "$T/turn_gap.trace:2: session 1 turn 3: expected turn 2 next"
+printf '{"session": 4, "turn": 2, "after_s": 1, '"$kv" >"$T/kv_orphan2.trace"
+bad stats_orphan "$T/kv_orphan2.trace:1: session 4 turn 2: no open turn 1" trace stats "$T/kv_orphan2.trace" --format kvsim
+bad dev_zero "/dev/zero: larger than 64 MiB, the most kvsim reads of one file" run /dev/zero --out "$T/out_dev_zero"
+truncate -s 65M "$T/huge.json"
+bad huge_file "$T/huge.json: larger than 64 MiB" run "$T/huge.json" --out "$T/out_huge_file"
+scen name_utf8 "$(printf '{"name": "a\377b"}')" 'name: invalid UTF-8 (byte 0xff at offset 1 of the string)'
+scen key_utf8 "$(printf '{"router": {"policy_params": {"x\300\257": {}}}}')" 'router.policy_params: a key has invalid UTF-8 (byte 0xc0 at offset 1)'
+scen surrogate_utf8 "$(printf '{"faults": [], "workload": {"kind": "chat"}, "name": "\355\240\200"}')" 'name: invalid UTF-8 (byte 0xed at offset 0'
+bad set_utf8 "name: invalid UTF-8" run "$T/ok.json" --set "name=$(printf 'x\377')" --out "$T/out_set_utf8"
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

@@ -1,5 +1,7 @@
 /* check_config: defaults, validation messages with JSON paths, --set. */
 #include <check.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +230,102 @@ START_TEST(syntax_errors_give_line_and_column)
 }
 END_TEST
 
+/* Integers hold exactly in a JSON number (a double) up to 2^53: a bound
+ * past it is narrowed, so the range an error gives is one that parses. */
+START_TEST(int_ranges_are_what_a_double_holds)
+{
+	cJSON *o = cJSON_Parse("{\"top\": 9223372036854775807, \"edge\": 9007199254740992}");
+	int64_t v = 5;
+	char err[256] = "";
+	ck_assert_int_eq(cfg_int(o, "w", "top", 1, INT64_MAX, &v, err, sizeof err), -1);
+	ck_assert_str_eq(err, "w.top: expected an integer in [1, 9007199254740992], got 9.22337e+18");
+	ck_assert_int_eq(v, 5);
+	ck_assert_int_eq(cfg_int(o, "w", "edge", 1, INT64_MAX, &v, err, sizeof err), 0);
+	ck_assert_int_eq(v, (int64_t)1 << 53);
+	cJSON_Delete(o);
+}
+END_TEST
+
+/* What a scenario names is echoed into JSON outputs: every string and key
+ * must be UTF-8 (RFC 3629), or loading fails naming the path. */
+START_TEST(strings_must_be_utf8)
+{
+	static const struct {
+		const char *json, *fragment;
+	} bad[] = {
+	    {"{\"name\": \"a\xff\"}", "name: invalid UTF-8 (byte 0xff at offset 1 of the string)"},
+	    /* an overlong form, a surrogate, past U+10FFFF, cut short */
+	    {"{\"name\": \"\xc0\xaf\"}", "name: invalid UTF-8 (byte 0xc0 at offset 0"},
+	    {"{\"name\": \"\xed\xa0\x80\"}", "name: invalid UTF-8 (byte 0xed at offset 0"},
+	    {"{\"name\": \"\xf4\x90\x80\x80\"}", "name: invalid UTF-8 (byte 0xf4"},
+	    {"{\"name\": \"ab\xe2\x82\"}", "name: invalid UTF-8 (byte 0xe2 at offset 2"},
+	    {"{\"faults\": [{\"kind\": \"x\xfe\"}]}", "faults[0].kind: invalid UTF-8"},
+	    {"{\"router\": {\"params\": {\"k\x80\": 1}}}", "router.params: a key has invalid UTF-8"},
+	};
+	char err[512];
+	struct scenario sc;
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		err[0] = 0;
+		ck_assert_int_eq(th_scenario_err(bad[i].json, &sc, err, sizeof err), -1);
+		ck_assert_msg(strstr(err, bad[i].fragment) != NULL, "case %zu: %s", i, err);
+	}
+	/* two-, three- and four-byte characters are names like any other */
+	ck_assert_int_eq(th_scenario_err("{\"name\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e\"}",
+					 &sc, err, sizeof err),
+			 0);
+	ck_assert_str_eq(sc.name, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e");
+	cfg_scenario_free(&sc);
+}
+END_TEST
+
+/* A file past CFG_SLURP_MAX (a sparse one: no disk used) is refused before
+ * it is read; a device without end is read to one byte past it. */
+START_TEST(slurp_has_a_limit)
+{
+	const char *p = "/tmp/kvsim_check_huge.json";
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, (long)CFG_SLURP_MAX, SEEK_SET), 0);
+	fputc('}', f);
+	fclose(f);
+	char err[512] = "";
+	ck_assert_ptr_null(cfg_slurp(p, NULL, err, sizeof err));
+	ck_assert_str_eq(err, "/tmp/kvsim_check_huge.json: larger than 64 MiB, the most kvsim reads "
+			      "of one file");
+	remove(p);
+	ck_assert_ptr_null(cfg_slurp("/dev/zero", NULL, err, sizeof err));
+	ck_assert_str_eq(err, "/dev/zero: larger than 64 MiB, the most kvsim reads of one file");
+	size_t len = 1;
+	char *empty = cfg_slurp("/dev/null", &len, err, sizeof err);
+	ck_assert_ptr_nonnull(empty);
+	ck_assert_uint_eq(len, 0);
+	free(empty);
+}
+END_TEST
+
+/* Seconds to the ns clock: in range exactly as llround, past it an error
+ * (input) or the clock's end (derived times), sums saturating. */
+START_TEST(times_convert_within_the_clock)
+{
+	int64_t ns = 7;
+	ck_assert_int_eq(cfg_time_ns(2.5, 1e9, &ns), 0);
+	ck_assert_int_eq(ns, 2500000000LL);
+	ck_assert_int_eq(cfg_time_ns(4e9, 1e9, &ns), 0);
+	ck_assert_int_eq(ns, CFG_TIME_MAX_NS);
+	ns = 7;
+	ck_assert_int_eq(cfg_time_ns(4.0000001e9, 1e9, &ns), -1);
+	ck_assert_int_eq(cfg_time_ns(1e300, 1e9, &ns), -1);
+	ck_assert_int_eq(cfg_time_ns(-1e-9, 1e9, &ns), -1);
+	ck_assert_int_eq(cfg_time_ns(NAN, 1e9, &ns), -1);
+	ck_assert_int_eq(ns, 7);
+	ck_assert_int_eq(cfg_time_ns_clamp(1e300, 1e9), CFG_TIME_MAX_NS);
+	ck_assert_int_eq(cfg_time_ns_clamp(-3, 1e9), 0);
+	ck_assert_int_eq(cfg_time_ns_clamp(1.5, 1e6), 1500000);
+	ck_assert_int_eq(cfg_time_add(CFG_TIME_MAX_NS - 1, 5), CFG_TIME_MAX_NS);
+	ck_assert_int_eq(cfg_time_add(3, 4), 7);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -238,6 +336,10 @@ Suite *config_suite(void)
 	tcase_add_test(tc, errors_name_the_json_path);
 	tcase_add_test(tc, set_overrides_and_catalog_additions);
 	tcase_add_test(tc, syntax_errors_give_line_and_column);
+	tcase_add_test(tc, int_ranges_are_what_a_double_holds);
+	tcase_add_test(tc, strings_must_be_utf8);
+	tcase_add_test(tc, slurp_has_a_limit);
+	tcase_add_test(tc, times_convert_within_the_clock);
 	suite_add_tcase(s, tc);
 	return s;
 }

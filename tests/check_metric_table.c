@@ -414,7 +414,7 @@ END_TEST
 START_TEST(rows_are_complete)
 {
 	const struct res_metrics *t = res_metrics_builtin();
-	ck_assert_uint_eq(t->n, 60);
+	ck_assert_uint_eq(t->n, 61);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct res_metric *r = &t->row[i];
 		ck_assert_msg(r->name && r->path && r->unit > 0, "row %zu", i);

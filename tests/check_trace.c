@@ -1019,6 +1019,211 @@ START_TEST(repeat_passes_forget_their_computed_blocks)
 }
 END_TEST
 
+/* A trace workload over json (a workload object); NULL with err when create fails. */
+static void *trace_wl(const char *json, const struct wl_ops **ops, char *err, size_t errlen)
+{
+	cJSON *o = cJSON_Parse(json);
+	ck_assert_ptr_nonnull(o);
+	struct wl_env env = {16, 100000, 1, NULL, 1.0};
+	void *st = wl_create(o, &env, ops, err, errlen);
+	cJSON_Delete(o);
+	return st;
+}
+
+/* Times the ns clock cannot hold: read from a trace, an error naming the
+ * line; derived from valid input (time_scale, think times), later than any
+ * horizon, never negative. Azure dates before 1970 are times like others. */
+START_TEST(times_past_the_clock)
+{
+	const char *mc = "\"input_length\": 10, \"output_length\": 1, \"hash_ids\": [1]}\n";
+	const char *kv = "\"prompt_tokens\": 16, \"output_tokens\": 16, \"block_tokens\": 16, "
+			 "\"blocks\": [\"1\", \"2\"]}\n";
+	char buf[1024];
+	snprintf(buf, sizeof buf, "{\"timestamp\": 1733140000000000, %s", mc);
+	expect_bad(TRACE_MOONCAKE, buf, ":1: \"timestamp\": 1733140000000000 ms is out of range");
+	snprintf(buf, sizeof buf, "{\"timestamp\": 0, %s{\"timestamp\": 1e300, %s", mc, mc);
+	expect_bad(TRACE_MOONCAKE, buf, ":2: \"timestamp\": 1e+300 ms is out of range");
+	snprintf(buf, sizeof buf, "{\"session\": 1, \"turn\": 1, \"arrival_s\": 1e300, %s", kv);
+	expect_bad(TRACE_KVSIM, buf, ":1: \"arrival_s\": 1e+300 s is out of range");
+	snprintf(buf, sizeof buf,
+		 "{\"session\": 1, \"turn\": 1, \"arrival_s\": 0, %s"
+		 "{\"session\": 1, \"turn\": 2, \"after_s\": 1e300, %s",
+		 kv, kv);
+	expect_bad(TRACE_KVSIM, buf, ":2: \"after_s\": 1e+300 s is out of range");
+	expect_bad(TRACE_AZURE,
+		   "TIMESTAMP,ContextTokens,GeneratedTokens\n1900-01-01 00:00:00,5,5\n"
+		   "2199-01-01 00:00:00,5,5\n",
+		   ":3: arrival 9435571200 s after the trace's first is out of range");
+
+	const char *p = write_tmp("az1969.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+						"1969-12-31 23:59:59,5,5\n"
+						"1970-01-01 00:00:01,6,5\n");
+	struct trace_reader tr;
+	struct trace_rec rec;
+	memset(&rec, 0, sizeof rec);
+	char err[512] = "";
+	ck_assert_int_eq(trace_open(&tr, p, TRACE_AZURE, 0, err, sizeof err), 0);
+	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 1);
+	ck_assert_int_eq(rec.arrival_ns, 0);
+	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 1);
+	ck_assert_int_eq(rec.arrival_ns, 2000000000LL);
+	trace_close(&tr);
+	trace_rec_free(&rec);
+
+	/* time_scale at its maximum: 10 s becomes 1e10 s, past any horizon */
+	p = write_tmp("scaled.jsonl", "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, "
+				      "\"hash_ids\": [1]}\n{\"timestamp\": 10000, \"input_length\": 10, "
+				      "\"output_length\": 1, \"hash_ids\": [1]}\n");
+	snprintf(buf, sizeof buf,
+		 "{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": \"%s\", \"time_scale\": 1e9}",
+		 p);
+	const struct wl_ops *ops;
+	void *st = trace_wl(buf, &ops, err, sizeof err);
+	ck_assert_msg(st != NULL, "%s", err);
+	struct request r[2];
+	memset(r, 0, sizeof r);
+	ck_assert_int_eq(ops->next(st, &r[0]), 1);
+	ck_assert_int_eq(ops->next(st, &r[1]), 1);
+	ck_assert_int_eq(r[0].arrival_ns, 0);
+	ck_assert_int_ge(r[1].arrival_ns, 1000000000000000000LL); /* > 1e9 s, duration_s's limit */
+	ops->destroy(st);
+
+	/* a think time of 1e15 s: the next turn comes after any horizon */
+	st = trace_wl("{\"kind\": \"chat\", \"turns\": {\"dist\": \"constant\", \"value\": 3}, "
+		      "\"think_time_s\": {\"dist\": \"constant\", \"value\": 1e15}}",
+		      &ops, err, sizeof err);
+	ck_assert_msg(st != NULL, "%s", err);
+	ck_assert_int_eq(ops->next(st, &r[0]), 1);
+	ck_assert_int_eq(ops->follow_up(st, &r[0], 1, 5000000000LL, &r[1]), 1);
+	ck_assert_int_ge(r[1].arrival_ns, 1000000000000000000LL);
+	ops->destroy(st);
+	free(r[0].hashes);
+	free(r[1].hashes);
+}
+END_TEST
+
+/* A kvsim later turn must follow its session's turn before it: one
+ * without it, past the session's last turn or out of order is an error
+ * (with skip_bad: a skipped line) in the reader, replay and stats alike. */
+START_TEST(orphan_turns_are_errors)
+{
+	const char *kv = "\"prompt_tokens\": 16, \"output_tokens\": 16, \"block_tokens\": 16, "
+			 "\"blocks\": [\"1\", \"2\"]}\n";
+	char buf[1024];
+	snprintf(buf, sizeof buf, "{\"session\": 4, \"turn\": 2, \"after_s\": 1, %s", kv);
+	expect_bad(TRACE_KVSIM, buf, ":1: session 4 turn 2: no open turn 1 of the session");
+	snprintf(buf, sizeof buf,
+		 "{\"session\": 4, \"turn\": 1, \"arrival_s\": 0, \"last_turn\": true, %s"
+		 "{\"session\": 4, \"turn\": 2, \"after_s\": 1, %s",
+		 kv, kv);
+	expect_bad(TRACE_KVSIM, buf, ":2: session 4 turn 2: no open turn 1");
+	snprintf(buf, sizeof buf,
+		 "{\"session\": 4, \"turn\": 1, \"arrival_s\": 0, %s"
+		 "{\"session\": 4, \"turn\": 3, \"after_s\": 1, %s",
+		 kv, kv);
+	expect_bad(TRACE_KVSIM, buf, ":2: session 4 turn 3: expected turn 2 next");
+	/* in order, two sessions interleaved, reads */
+	snprintf(buf, sizeof buf,
+		 "{\"session\": 4, \"turn\": 1, \"arrival_s\": 0, %s"
+		 "{\"session\": 5, \"turn\": 1, \"arrival_s\": 1, %s"
+		 "{\"session\": 4, \"turn\": 2, \"after_s\": 1, \"last_turn\": true, %s"
+		 "{\"session\": 5, \"turn\": 2, \"after_s\": 1, %s",
+		 kv, kv, kv, kv);
+	const char *p = write_tmp("turns.jsonl", buf);
+	struct trace_stats ts;
+	char err[512] = "";
+	ck_assert_msg(tstats_run(p, TRACE_KVSIM, 0, NULL, 0, &ts, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(ts.requests, 4);
+}
+END_TEST
+
+/* An empty trace, a header alone, or one whose every line was skipped is
+ * an error when replayed, as in `trace stats`. */
+START_TEST(empty_replays_are_errors)
+{
+	static const struct {
+		const char *format, *text, *extra, *fragment;
+	} cases[] = {
+	    {"mooncake", "", "", "no requests in the trace (empty file?)"},
+	    {"azure", "TIMESTAMP,ContextTokens,GeneratedTokens\n", "",
+	     "no requests in the trace (empty file?)"},
+	    {"mooncake", "junk\n\njunk\n", ", \"skip_bad\": true",
+	     "no requests in the trace: all 2 lines were skipped; the first: "
+	     "/tmp/kvsim_check_empty.txt:1: not a JSON object"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *p = write_tmp("empty.txt", cases[i].text);
+		char json[512], err[1024] = "";
+		snprintf(json, sizeof json, "{\"kind\": \"trace\", \"format\": \"%s\", \"path\": \"%s\"%s}",
+			 cases[i].format, p, cases[i].extra);
+		const struct wl_ops *ops;
+		void *st = trace_wl(json, &ops, err, sizeof err);
+		ck_assert_msg(st != NULL, "%s", err);
+		struct request r;
+		memset(&r, 0, sizeof r);
+		ck_assert_int_eq(ops->next(st, &r), -1);
+		const char *why = ops->error(st);
+		ck_assert_ptr_nonnull(why);
+		ck_assert_msg(strstr(why, cases[i].fragment) != NULL, "case %zu: %s", i, why);
+		ops->destroy(st);
+		free(r.hashes);
+	}
+	/* max_requests at its largest replays the trace */
+	const char *p = write_tmp("one.jsonl", "{\"timestamp\": 0, \"input_length\": 10, "
+					       "\"output_length\": 1, \"hash_ids\": [1]}\n");
+	char json[512], err[512] = "";
+	snprintf(json, sizeof json,
+		 "{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": \"%s\", "
+		 "\"max_requests\": 9007199254740992}",
+		 p);
+	const struct wl_ops *ops;
+	void *st = trace_wl(json, &ops, err, sizeof err);
+	ck_assert_msg(st != NULL, "%s", err);
+	struct request r;
+	memset(&r, 0, sizeof r);
+	ck_assert_int_eq(ops->next(st, &r), 1);
+	ck_assert_int_eq(ops->next(st, &r), 0);
+	ops->destroy(st);
+	free(r.hashes);
+}
+END_TEST
+
+/* skip_bad: the lines skipped, over every repeat pass, and the first one's
+ * error reach the run's summary and summary.json. */
+START_TEST(skipped_lines_reach_the_summary)
+{
+	const char *p = write_tmp("skips.jsonl",
+				  "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, "
+				  "\"hash_ids\": [1]}\nnot json\n{\"timestamp\": 100, \"input_length\": 10, "
+				  "\"output_length\": 1, \"hash_ids\": [1]}\n");
+	char set[512];
+	snprintf(set, sizeof set,
+		 "workload={\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": \"%s\", "
+		 "\"skip_bad\": true, \"repeat\": 3}",
+		 p);
+	const char *sets[] = {"duration_s=60", "cluster.nodes=2", set, NULL};
+	struct scenario sc;
+	th_scenario("{}", sets, &sc);
+	struct sim_opts o = {.out_dir = "/tmp/kvsim_check_skips"};
+	struct met_summary m;
+	char err[1024] = "";
+	int rc = sim_run(&sc, &o, &m, err, sizeof err);
+	cfg_scenario_free(&sc);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_eq(m.arrived, 6);
+	ck_assert_uint_eq(m.skipped_lines, 3);
+	ck_assert_str_eq(m.skipped_first,
+			 "/tmp/kvsim_check_skips.jsonl:2: not a JSON object (truncated line?)");
+	cJSON *j = NULL;
+	ck_assert_int_eq(cfg_read_json("/tmp/kvsim_check_skips/summary.json", &j, err, sizeof err), 0);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(j, "requests"), "skipped_lines");
+	ck_assert(cJSON_IsNumber(n) && n->valuedouble == 3);
+	cJSON_Delete(j);
+	met_summary_free(&m);
+}
+END_TEST
+
 Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -1041,6 +1246,10 @@ Suite *trace_suite(void)
 	tcase_add_test(tc, a_second_request_of_a_session_sees_a_folded_prefill);
 	tcase_add_test(tc, simultaneous_step_ends_and_arrivals_order_alike);
 	tcase_add_test(tc, repeat_passes_forget_their_computed_blocks);
+	tcase_add_test(tc, times_past_the_clock);
+	tcase_add_test(tc, orphan_turns_are_errors);
+	tcase_add_test(tc, empty_replays_are_errors);
+	tcase_add_test(tc, skipped_lines_reach_the_summary);
 	suite_add_tcase(s, tc);
 	return s;
 }

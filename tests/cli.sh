@@ -663,5 +663,11 @@ head -1 "$T/rD_sw2/sweep.csv" | grep -q '^faults,vary.seed,point,seed,arrived,' 
 grep -q '^"\[{""kind"":""crash"",""node"":0,""at_s"":1}\]",2,3,' "$T/rD_sw2/sweep.csv" && [ "$(wc -l <"$T/rD_sw2/sweep.csv")" -eq 5 ] && ok ||
 	bad "a JSON value with commas was split or not quoted: $(cat "$T/rD_sw2/sweep.csv")"
 
+# --- rA: a skip_bad replay says what it skipped (stderr) and counts it (summary.json)
+printf '{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]}\nnot json\n' >"$T/skip.trace"
+printf '{"duration_s": 10, "workload": {"kind": "trace", "format": "mooncake", "path": "skip.trace", "skip_bad": true}}' >"$T/skip.json"
+expect 0 "kvsim: skipped 1 bad trace lines (skip_bad); the first: $T/skip.trace:2: not a JSON object" run "$T/skip.json" --out "$T/skip_out" --quiet
+grep -q '"skipped_lines":	1' "$T/skip_out/summary.json" && ok || bad "summary.json lacks requests.skipped_lines 1"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

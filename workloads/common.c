@@ -43,7 +43,7 @@ int64_t wl_arrivals_next(struct wl_arrivals *a, gsl_rng *r)
 	} else {
 		gap = gsl_ran_exponential(r, mean);
 	}
-	a->t_ns += (int64_t)llround(gap * 1e9);
+	a->t_ns = cfg_time_add(a->t_ns, cfg_time_ns_clamp(gap, 1e9));
 	return a->t_ns;
 }
 

@@ -513,7 +513,7 @@ static int chat_follow_up(void *st, const struct request *done, int completed, i
 		session_end(w, s);
 		return -1;
 	}
-	return fill_request(w, s, out, now_ns + (int64_t)llround(think * 1e9), done);
+	return fill_request(w, s, out, cfg_time_add(now_ns, cfg_time_ns_clamp(think, 1e9)), done);
 }
 
 const struct wl_ops wl_chat = {

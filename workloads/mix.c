@@ -154,6 +154,17 @@ static const char *mix_error(void *p)
 	return m->ops[m->failed]->error(m->st[m->failed]);
 }
 
+static uint64_t mix_skipped(void *p, char *first, size_t firstlen)
+{
+	struct mix *m = p;
+	uint64_t n = 0;
+	char later[512]; /* the first error is the first part's that has one */
+	for (uint32_t i = 0; i < m->n; i++)
+		if (m->ops[i]->skipped)
+			n += m->ops[i]->skipped(m->st[i], n ? later : first, n ? sizeof later : firstlen);
+	return n;
+}
+
 const struct wl_ops wl_mix = {
     .name = "mix",
     .description = "several workloads at once (parts: [{weight, workload}]), each with its "
@@ -163,5 +174,6 @@ const struct wl_ops wl_mix = {
     .follow_up = mix_follow_up,
     .destroy = mix_destroy,
     .error = mix_error,
+    .skipped = mix_skipped,
     .rate_key = NULL, /* each part has its own rate */
 };

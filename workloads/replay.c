@@ -35,6 +35,10 @@ struct replay {
 	enum trace_format format;
 	int skip_bad;
 	char full[4200];
+	/* lines skipped (skip_bad) by the passes before this one, and the
+	 * first one's error */
+	uint64_t skipped_before;
+	char first_bad[512];
 	struct trace_rec cur;
 	struct held *open_head, *open_tail; /* first turns read ahead */
 	struct hmap later;                  /* session -> struct held * (its later turns, in order) */
@@ -102,7 +106,7 @@ static void *replay_create(const cJSON *json, const char *path, const struct wl_
 	    cfg_enum(json, path, "format", formats, &format, err, errlen) ||
 	    cfg_string(json, path, "path", file, sizeof file, err, errlen) ||
 	    cfg_number(json, path, "time_scale", 1e-9, 1e9, &w->time_scale, err, errlen) ||
-	    cfg_int(json, path, "max_requests", 1, INT64_MAX, &w->max_requests, err, errlen) ||
+	    cfg_int(json, path, "max_requests", 1, CFG_INT_MAX, &w->max_requests, err, errlen) ||
 	    cfg_bool(json, path, "skip_bad", &skip, err, errlen))
 		goto fail;
 	w->repeat = 1;
@@ -208,13 +212,18 @@ static int read_first_turn(struct replay *w)
 		if (w->eof)
 			return 0;
 		int got = trace_next(&w->tr, &w->cur, w->err, sizeof w->err);
+		if (got == 0 && trace_check_nonempty(&w->tr, w->err, sizeof w->err))
+			return -1;
 		if (got == 0 && w->pass + 1 < w->repeat) {
 			/* The next pass, after this one's last arrival. */
+			if (!w->skipped_before && w->tr.skipped)
+				snprintf(w->first_bad, sizeof w->first_bad, "%s", w->tr.first_bad);
+			w->skipped_before += w->tr.skipped;
 			trace_close(&w->tr);
 			if (trace_open(&w->tr, w->full, w->format, w->skip_bad, w->err, sizeof w->err))
 				return -1;
 			w->pass++;
-			w->shift_ns = w->last_ns + 1000000000LL;
+			w->shift_ns = cfg_time_add(w->last_ns, 1000000000LL);
 			continue;
 		}
 		if (got <= 0) {
@@ -230,7 +239,7 @@ static int read_first_turn(struct replay *w)
 				w->cur.session = rng_mix64(w->cur.session ^ salt) | 1;
 		}
 		if (w->cur.arrival_ns >= 0) {
-			w->cur.arrival_ns += w->shift_ns;
+			w->cur.arrival_ns = cfg_time_add(w->cur.arrival_ns, w->shift_ns);
 			if (w->cur.arrival_ns > w->last_ns)
 				w->last_ns = w->cur.arrival_ns;
 		}
@@ -274,7 +283,7 @@ static void read_ahead(struct replay *w)
 			break;
 		}
 		struct request *r = &w->ahead[n];
-		r->arrival_ns = (int64_t)llround((double)w->cur.arrival_ns * w->time_scale);
+		r->arrival_ns = cfg_time_ns_clamp((double)w->cur.arrival_ns, w->time_scale);
 		/* fill names the request by its number, counted from 1 */
 		w->made += n + 1;
 		int rc = fill(w, &w->cur, r, w->err, sizeof w->err);
@@ -328,7 +337,7 @@ static int replay_next(void *st, struct request *r)
 		rec = &w->cur;
 	}
 	w->made++;
-	r->arrival_ns = (int64_t)llround((double)rec->arrival_ns * w->time_scale);
+	r->arrival_ns = cfg_time_ns_clamp((double)rec->arrival_ns, w->time_scale);
 	int rc = fill(w, rec, r, w->err, sizeof w->err);
 	if (h) {
 		trace_rec_free(&h->rec);
@@ -390,7 +399,7 @@ static int replay_follow_up(void *st, const struct request *done, int completed,
 	else
 		hmap_del(&w->later, done->session);
 	w->made++;
-	out->arrival_ns = now_ns + (int64_t)llround((double)h->rec.after_ns * w->time_scale);
+	out->arrival_ns = cfg_time_add(now_ns, cfg_time_ns_clamp((double)h->rec.after_ns, w->time_scale));
 	int rc = fill(w, &h->rec, out, w->err, sizeof w->err);
 	trace_rec_free(&h->rec);
 	free(h);
@@ -403,6 +412,15 @@ static const char *replay_error(void *st)
 	return w->err[0] ? w->err : NULL;
 }
 
+static uint64_t replay_skipped(void *st, char *first, size_t firstlen)
+{
+	struct replay *w = st;
+	uint64_t n = w->skipped_before + w->tr.skipped;
+	if (n)
+		snprintf(first, firstlen, "%s", w->skipped_before ? w->first_bad : w->tr.first_bad);
+	return n;
+}
+
 const struct wl_ops wl_trace = {
     .name = "trace",
     .description = "replay of a trace file: mooncake JSONL, azure CSV or kvsim JSONL "
@@ -412,6 +430,7 @@ const struct wl_ops wl_trace = {
     .follow_up = replay_follow_up,
     .destroy = replay_destroy,
     .error = replay_error,
+    .skipped = replay_skipped,
     .epochs = 1,
     .rate_key = NULL, /* the trace's own arrival times (time_scale stretches them) */
 };

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "sim/cfg.h"
 #include "sim/request.h"
 #include "workloads/common.h"
 
@@ -35,6 +36,7 @@ int trace_open(struct trace_reader *tr, const char *path, enum trace_format form
 	snprintf(tr->path, sizeof tr->path, "%s", path);
 	tr->format = format;
 	tr->skip_bad = skip_bad;
+	hmap_init(&tr->open_sessions);
 	struct stat st;
 	if (stat(path, &st) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -57,6 +59,7 @@ void trace_close(struct trace_reader *tr)
 	if (tr->f)
 		fclose(tr->f);
 	free(tr->buf);
+	hmap_free(&tr->open_sessions);
 	tr->f = NULL;
 	tr->buf = NULL;
 }
@@ -355,8 +358,21 @@ static int parse_hex(const char *s, uint64_t *out)
 	return v ? 0 : -1;
 }
 
+/* A time of the trace (x units of ns_per_unit ns) as ns; -1 with err when
+ * the clock cannot hold it. */
+static int trace_time(const struct trace_reader *tr, const char *key, double x, double ns_per_unit,
+		      const char *unit, int64_t *ns, char *err, size_t errlen)
+{
+	if (cfg_time_ns(x, ns_per_unit, ns) == 0)
+		return 0;
+	return bad(err, errlen, tr,
+		   "\"%s\": %.16g %s is out of range (expected at most %.16g %s, about 126 years%s)",
+		   key, x, unit, (double)CFG_TIME_MAX_NS / ns_per_unit, unit,
+		   tr->format == TRACE_MOONCAKE ? "; Mooncake timestamps are milliseconds" : "");
+}
+
 static int parse_kvsim(struct trace_reader *tr, const cJSON *o, struct trace_rec *rec,
-		       double *arrival_s, char *err, size_t errlen)
+		       int64_t *arrival_ns, char *err, size_t errlen)
 {
 	double session = 0, turn = 0, in = 0, out = 0, bt = 0, shared = 0, after = 0;
 	if (get_int(tr, o, "session", 1, 9.0e15, 1, &session, err, errlen) ||
@@ -370,14 +386,16 @@ static int parse_kvsim(struct trace_reader *tr, const cJSON *o, struct trace_rec
 	if (lt && !cJSON_IsBool(lt))
 		return bad(err, errlen, tr, "\"last_turn\": expected true or false");
 	if (turn == 1) {
-		if (get_num(tr, o, "arrival_s", 0, arrival_s, err, errlen))
+		double arrival = 0;
+		if (get_num(tr, o, "arrival_s", 0, &arrival, err, errlen) ||
+		    trace_time(tr, "arrival_s", arrival, 1e9, "s", arrival_ns, err, errlen))
 			return -1;
 		rec->after_ns = 0;
 	} else {
-		if (get_num(tr, o, "after_s", 0, &after, err, errlen))
+		if (get_num(tr, o, "after_s", 0, &after, err, errlen) ||
+		    trace_time(tr, "after_s", after, 1e9, "s", &rec->after_ns, err, errlen))
 			return -1;
-		*arrival_s = -1;
-		rec->after_ns = (int64_t)llround(after * 1e9);
+		*arrival_ns = -1;
 	}
 	const cJSON *blocks = cJSON_GetObjectItemCaseSensitive(o, "blocks");
 	if (!blocks)
@@ -421,13 +439,15 @@ static int parse_line(struct trace_reader *tr, size_t len, struct trace_rec *rec
 	rec->turn = 1;
 	rec->last_turn = 1;
 	rec->after_ns = 0;
-	int64_t t_ns = -1;
+	int64_t t_ns = -1; /* the raw time (Azure: ns since the epoch, maybe < 0) */
+	int have_t = 1;    /* 0: a kvsim later turn */
 	int fast = 0;
 	double ts_ms = 0;
 	if (tr->format == TRACE_MOONCAKE && (fast = fast_mooncake(tr->buf, rec, &ts_ms)) != 0) {
 		if (fast < 0)
 			return bad(err, errlen, tr, "out of memory");
-		t_ns = (int64_t)llround(ts_ms * 1e6);
+		if (trace_time(tr, "timestamp", ts_ms, 1e6, "ms", &t_ns, err, errlen))
+			return -1;
 	} else if (tr->format == TRACE_AZURE) {
 		if (parse_azure(tr, tr->buf, rec, &t_ns, err, errlen))
 			return -1;
@@ -440,36 +460,83 @@ static int parse_line(struct trace_reader *tr, size_t len, struct trace_rec *rec
 				   len > 0 && tr->buf[len - 1] != '}' ? " (truncated line?)" : "");
 		}
 		int rc;
-		double t = -1;
 		if (tr->format == TRACE_MOONCAKE) {
-			rc = parse_mooncake(tr, o, rec, &t, err, errlen);
-			if (rc == 0)
-				t_ns = (int64_t)llround(t * 1e6);
+			double t = -1;
+			rc = parse_mooncake(tr, o, rec, &t, err, errlen) ||
+			     trace_time(tr, "timestamp", t, 1e6, "ms", &t_ns, err, errlen);
 		} else {
-			rc = parse_kvsim(tr, o, rec, &t, err, errlen);
-			if (rc == 0 && t >= 0)
-				t_ns = (int64_t)llround(t * 1e9);
+			rc = parse_kvsim(tr, o, rec, &t_ns, err, errlen);
+			have_t = t_ns >= 0;
 		}
 		cJSON_Delete(o);
 		if (rc)
 			return -1;
 	}
-	if (t_ns >= 0) {
-		if (tr->have_t0 && t_ns < tr->last_ns)
-			return bad(err, errlen, tr,
-				   "arrival goes backwards (%.6f s after the previous one's %.6f s); "
-				   "a trace must be in arrival order",
-				   (double)(t_ns - tr->t0_ns) * 1e-9, (double)(tr->last_ns - tr->t0_ns) * 1e-9);
-		if (!tr->have_t0) {
-			tr->t0_ns = tr->format == TRACE_KVSIM ? 0 : t_ns;
-			tr->have_t0 = 1;
-		}
-		tr->last_ns = t_ns;
-		rec->arrival_ns = t_ns - tr->t0_ns;
-	} else {
+	if (!have_t) {
 		rec->arrival_ns = -1;
+		return 0;
 	}
+	int64_t t0 = tr->have_t0 ? tr->t0_ns : tr->format == TRACE_KVSIM ? 0 : t_ns, rel;
+	if (tr->have_t0 && t_ns < tr->last_ns)
+		return bad(err, errlen, tr,
+			   "arrival goes backwards (%.6f s after the previous one's %.6f s); "
+			   "a trace must be in arrival order",
+			   ((double)t_ns - (double)t0) * 1e-9, ((double)tr->last_ns - (double)t0) * 1e-9);
+	/* Azure's raw times span centuries: their differences may not fit */
+	if (__builtin_sub_overflow(t_ns, t0, &rel) || rel > CFG_TIME_MAX_NS)
+		return bad(err, errlen, tr,
+			   "arrival %.0f s after the trace's first is out of range (expected at most "
+			   "%.0f s, about 126 years)",
+			   ((double)t_ns - (double)t0) * 1e-9, (double)CFG_TIME_MAX_NS * 1e-9);
+	tr->t0_ns = t0;
+	tr->have_t0 = 1;
+	tr->last_ns = t_ns;
+	rec->arrival_ns = rel;
 	return 0;
+}
+
+/* kvsim: a later turn must come after its session's turn before it (and
+ * that one not its last); a first turn opens its session. 0, or -1 with
+ * err. */
+static int check_turn(struct trace_reader *tr, const struct trace_rec *rec, char *err,
+		      size_t errlen)
+{
+	struct hmap *open = &tr->open_sessions;
+	uint64_t *next = hmap_get(open, rec->session);
+	if (rec->turn > 1 && (!next || *next != rec->turn)) {
+		if (next)
+			return bad(err, errlen, tr, "session %llu turn %u: expected turn %llu next",
+				   (unsigned long long)rec->session, rec->turn,
+				   (unsigned long long)*next);
+		return bad(err, errlen, tr,
+			   "session %llu turn %u: no open turn %u of the session before it (a "
+			   "session's turns follow its turn 1 in order, until the one with "
+			   "last_turn)",
+			   (unsigned long long)rec->session, rec->turn, rec->turn - 1);
+	}
+	if (rec->last_turn) {
+		hmap_del(open, rec->session);
+		return 0;
+	}
+	if (next) {
+		*next = rec->turn + 1ULL;
+		return 0;
+	}
+	return hmap_put(open, rec->session, rec->turn + 1ULL) < 0 ? bad(err, errlen, tr, "out of memory")
+								   : 0;
+}
+
+int trace_check_nonempty(const struct trace_reader *tr, char *err, size_t errlen)
+{
+	if (tr->records)
+		return 0;
+	if (tr->skipped)
+		snprintf(err, errlen, "%.900s: no requests in the trace: all %llu lines were skipped; "
+				      "the first: %.1000s",
+			 tr->path, (unsigned long long)tr->skipped, tr->first_bad);
+	else
+		snprintf(err, errlen, "%.900s: no requests in the trace (empty file?)", tr->path);
+	return -1;
 }
 
 int trace_next(struct trace_reader *tr, struct trace_rec *rec, char *err, size_t errlen)
@@ -493,6 +560,8 @@ int trace_next(struct trace_reader *tr, struct trace_rec *rec, char *err, size_t
 				 "expected the header TIMESTAMP,ContextTokens,GeneratedTokens");
 		} else {
 			rc = parse_line(tr, len, rec, err, errlen);
+			if (rc == 0 && tr->format == TRACE_KVSIM)
+				rc = check_turn(tr, rec, err, errlen);
 		}
 		if (rc == 0) {
 			tr->records++;

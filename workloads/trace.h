@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sim/hmap.h"
+
 struct request;
 
 enum trace_format { TRACE_MOONCAKE, TRACE_AZURE, TRACE_KVSIM };
@@ -39,6 +41,9 @@ struct trace_reader {
 	int64_t t0_ns, last_ns; /* first and last arrival seen (raw trace time) */
 	int have_t0;
 	char first_bad[512]; /* the first skipped line's error, for the report */
+	/* kvsim: the sessions whose later turns are still to come -> the turn
+	 * expected next (a session leaves at its last_turn) */
+	struct hmap open_sessions;
 };
 
 /* Names: "mooncake", "azure", "kvsim"; -1 if unknown. */
@@ -50,8 +55,13 @@ int trace_open(struct trace_reader *tr, const char *path, enum trace_format form
 	       char *err, size_t errlen);
 /* Reads the next record: 1, 0 at the end, -1 with err "FILE:LINE: what is
  * wrong" (malformed line, missing field, negative length, Mooncake hash_ids
- * that do not match input_length, arrivals that go backwards). */
+ * that do not match input_length, arrivals that go backwards, a time past
+ * the clock (CFG_TIME_MAX_NS from the trace's first arrival), a kvsim later
+ * turn without its session's turn before it). */
 int trace_next(struct trace_reader *tr, struct trace_rec *rec, char *err, size_t errlen);
+/* At the end of the trace: 0 when it held a request, else -1 with err
+ * ("FILE: no requests ...", saying how many lines were skipped). */
+int trace_check_nonempty(const struct trace_reader *tr, char *err, size_t errlen);
 void trace_close(struct trace_reader *tr);
 void trace_rec_free(struct trace_rec *rec);
 

@@ -235,10 +235,8 @@ int tstats_run(const char *path, enum trace_format format, int skip_bad, const u
 	}
 	if (got < 0)
 		goto done;
-	if (out->requests == 0) {
-		snprintf(err, errlen, "%s: no requests in the trace (empty file?)", path);
+	if (trace_check_nonempty(&tr, err, errlen))
 		goto done;
-	}
 	out->skipped = tr.skipped;
 	out->duration_s = (double)(last - (first < 0 ? 0 : first)) * 1e-9;
 	out->arrival_rate_per_s = out->duration_s > 0 ? (double)out->requests / out->duration_s : 0;

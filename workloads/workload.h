@@ -40,6 +40,11 @@ struct wl_ops {
 	/* After next or follow_up returned -1: what went wrong in the input
 	 * ("FILE:LINE: ..."), or NULL when memory ran out. NULL hook: memory. */
 	const char *(*error)(void *st);
+	/* Input read and left out (skip_bad: malformed lines, and a session's
+	 * turns after one left out): how many so far, with the first one's
+	 * error ("FILE:LINE: ...") written into first (firstlen bytes) when
+	 * there is one. NULL: a source that skips nothing. */
+	uint64_t (*skipped)(void *st, char *first, size_t firstlen);
 	/* 1: a request's blocks past its n_shared carry content of its own
 	 * session (no other session's request names them), so they are cached
 	 * only on nodes the session's requests ran on; the simulator then
