@@ -7,6 +7,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli/cli.h"
+#include "sim/interrupt.h"
 #include "sim/hugepages.h"
 #include "sim/sim.h"
 
@@ -96,7 +97,7 @@ static int cmd_help(const struct cli_ctx *cx, int argc, char **argv)
  * temporaries; output lost on stdout (a full disk, /dev/full) is exit 3. */
 static int main_finish(int rc)
 {
-	int sig = sim_signal_caught();
+	int sig = intr_caught();
 	if (sig) {
 		fprintf(stderr, "kvsim: interrupted by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
 		return 128 + sig;
@@ -118,7 +119,7 @@ int main(int argc, char **argv)
 	/* A file-size limit makes a write fail (EFBIG), reported like a full
 	 * disk, instead of killing the process with a half-written file. */
 	signal(SIGXFSZ, SIG_IGN);
-	sim_catch_signals();
+	intr_catch();
 	struct cli_ctx cx = {NULL, commands, sizeof commands / sizeof *commands};
 	if (argc < 2) {
 		main_usage(stderr, &cx);

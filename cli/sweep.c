@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "results/report.h"
+#include "sim/interrupt.h"
 #include "sim/config.h"
 #include "sim/sim.h"
 #include "sim/sweep.h"
@@ -167,7 +168,7 @@ static int emit(const struct sweep_args *s, const char *out)
  * yet waited for are told to stop, once; each removes its temporaries. */
 static void stop_workers(const pid_t *pids, int n, int *told)
 {
-	if (!sim_signal_caught() || *told)
+	if (!intr_caught() || *told)
 		return;
 	for (int j = 0; j < n; j++)
 		kill(pids[j], SIGTERM);
@@ -197,7 +198,7 @@ static int run_pool(const struct swp *sw, int workers, const char *out, int quie
 			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			if (getppid() != parent)
 				_exit(128 + SIGTERM);
-			for (long i = started; i < sw->n_points && !sim_signal_caught();
+			for (long i = started; i < sw->n_points && !intr_caught();
 			     i += workers) {
 				char canon[4096], perr[1024];
 				swp_point_canon(sw, i, canon, sizeof canon);
@@ -206,7 +207,7 @@ static int run_pool(const struct swp *sw, int workers, const char *out, int quie
 					fprintf(stderr, "[%ld/%ld] %s: %s\n", i + 1, sw->n_points, canon,
 						prc ? perr : "done");
 			}
-			_exit(sim_signal_caught() ? 128 + sim_signal_caught() : 0);
+			_exit(intr_caught() ? 128 + intr_caught() : 0);
 		}
 	}
 	int told = 0;
@@ -216,7 +217,7 @@ static int run_pool(const struct swp *sw, int workers, const char *out, int quie
 			stop_workers(pids + k, started - k, &told);
 		stop_workers(pids + k + 1, started - k - 1, &told);
 	}
-	return sim_signal_caught() ? -1 : rc;
+	return intr_caught() ? -1 : rc;
 }
 
 /* The latency-load figure for the first varied rate (a path ending _per_s). */
@@ -256,7 +257,7 @@ static int sweep(const struct cli_ctx *cx, struct sweep_args *s)
 	if (s->jobs || s->slurm)
 		return emit(s, out);
 	if (run_pool(&s->sw, s->workers, out, s->o.quiet))
-		return sim_signal_caught() ? 128 + sim_signal_caught() : CLI_INTERNAL;
+		return intr_caught() ? 128 + intr_caught() : CLI_INTERNAL;
 	int rc = merge_report(out, s->o.quiet);
 	plot_rate_axis(&s->sw, out, s->o.quiet);
 	return rc;

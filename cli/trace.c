@@ -182,6 +182,8 @@ static int cmd_trace_gen(const struct cli_ctx *cx, int argc, char **argv)
 	if (!rc)
 		rc = wl_trace_gen(&s, o.out, &n, err, sizeof err);
 	cfg_scenario_free(&s);
+	if (rc > CLI_INTERNAL) /* interrupted: main says so */
+		return rc;
 	if (rc) {
 		fprintf(stderr, "kvsim: %s\n", err);
 		return rc == 2 ? CLI_USAGE : CLI_INTERNAL;

@@ -11,6 +11,7 @@
 
 #include "results/metrics.h"
 #include "results/writer.h"
+#include "sim/afile.h"
 #include "sim/cfg.h"
 #include "sim/config.h"
 #include "sim/embedded.h"
@@ -431,37 +432,19 @@ static void html_escaped(FILE *f, const char *s)
 	}
 }
 
-/* Writes through a temporary name, as every kvsim output. */
-static FILE *open_tmp(const char *final, char *tmp, size_t tmplen, char *err, size_t errlen)
-{
-	snprintf(tmp, tmplen, "%s.tmp.%ld", final, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-	return f;
-}
-
-static int close_tmp(FILE *f, const char *tmp, const char *final, char *err, size_t errlen)
-{
-	int bad = ferror(f);
-	bad |= fclose(f) != 0;
-	if (bad || rename(tmp, final) != 0) {
-		unlink(tmp);
-		snprintf(err, errlen, "%s: write failed", final);
-		return -1;
-	}
-	return 0;
-}
-
 int res_report(const char *dir, const char *scenario_json, const struct met_summary *s, size_t n,
 	       const struct report_figs *figs, char *err, size_t errlen)
 {
-	char md[4200], html[4200], tmp[4300];
+	/* report.md and report.html appear together or not at all (afile). */
+	char md[4200], html[4200];
 	snprintf(md, sizeof md, "%s/report.md", dir);
 	snprintf(html, sizeof html, "%s/report.html", dir);
-	FILE *f = open_tmp(md, tmp, sizeof tmp, err, errlen);
-	if (!f)
-		return -1;
+	struct afile a = {0};
+	struct afile_set set = {0};
+	int rc = -1;
+	if (afile_open(&a, md, err, errlen))
+		goto done;
+	FILE *f = a.f;
 	fprintf(f, "# kvsim report: %s\n\n", s[0].scenario);
 	fprintf(f, "kvsim %s, seed %llu, %zu policies, %zu nodes. Files: `comparison.json`, "
 		   "`comparison.csv`, `<policy>/{summary.json,requests.csv,timeseries.csv}`.\n\n",
@@ -474,12 +457,9 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	for (size_t i = 0; i < figs->n; i++)
 		fprintf(f, "![%s](plots/%s.png)\n\n%s (SVG: `plots/%s.svg`)\n\n", figs->name[i],
 			figs->name[i], figs->caption[i], figs->name[i]);
-	if (close_tmp(f, tmp, md, err, errlen))
-		return -1;
-
-	f = open_tmp(html, tmp, sizeof tmp, err, errlen);
-	if (!f)
-		return -1;
+	if (afile_set_add(&set, &a, err, errlen) || afile_open(&a, html, err, errlen))
+		goto done;
+	f = a.f;
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kvsim report: ");
 	html_escaped(f, s[0].scenario);
 	fputs("</title>\n<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;"
@@ -503,10 +483,8 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		char inner[512];
 		char *data = cfg_slurp(png, &len, inner, sizeof inner);
 		if (!data) {
-			fclose(f);
-			unlink(tmp);
 			snprintf(err, errlen, "%s", inner);
-			return -1;
+			goto done;
 		}
 		fprintf(f, "<figure id=\"%s\"><img alt=\"%s\" src=\"data:image/png;base64,",
 			figs->name[i], figs->name[i]);
@@ -517,5 +495,11 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		free(data);
 	}
 	fputs("</body></html>\n", f);
-	return close_tmp(f, tmp, html, err, errlen);
+	if (afile_set_add(&set, &a, err, errlen) || afile_set_commit(&set, err, errlen))
+		goto done;
+	rc = 0;
+done:
+	afile_discard(&a);
+	afile_set_discard(&set);
+	return rc;
 }

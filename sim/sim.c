@@ -1,7 +1,6 @@
 /* sim: the event loop and its handler table, the pools, set-up, tear-down, sim_run. */
 #define _GNU_SOURCE
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "sim/audit.h"
 #include "sim/engine.h"
 #include "sim/faults.h"
+#include "sim/interrupt.h"
 #include "sim/ledger.h"
 #include "sim/links.h"
 #include "sim/pool.h"
@@ -438,43 +438,6 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	return 0;
 }
 
-/* The signal caught (SIGINT, SIGTERM), or 0. The one global of the
- * library: a signal handler can only leave a flag, and the loop polls it. */
-static volatile sig_atomic_t sim_caught;
-
-static void sim_on_signal(int sig)
-{
-	sim_caught = sig;
-}
-
-void sim_catch_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = sim_on_signal;
-	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: a process waiting (sweep's pool) wakes with EINTR. A
-	 * signal ignored from the start stays ignored (nohup, a background job
-	 * of a script). */
-	static const int sigs[] = {SIGINT, SIGTERM};
-	for (int i = 0; i < 2; i++) {
-		struct sigaction was;
-		if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
-	}
-}
-
-int sim_signal_caught(void)
-{
-	return sim_caught;
-}
-
-/* 128 + the signal caught, with err saying which. */
-static int sim_interrupted(char *err, size_t errlen)
-{
-	snprintf(err, errlen, "interrupted by %s", sim_caught == SIGINT ? "SIGINT" : "SIGTERM");
-	return 128 + sim_caught;
-}
 
 /* The run's files, written and flushed, into the set; summary.json last. */
 static int sim_write_results(struct sim *s, struct afile *csv, const struct met_summary *out,
@@ -521,7 +484,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	struct stat st;
 	/* A folder this run makes goes again if the run fails. */
 	int made_dir = s.opts->out_dir && stat(s.opts->out_dir, &st) != 0;
-	int rc = sim_caught ? sim_interrupted(err, errlen) : build_modules(&s, err, errlen);
+	int rc = intr_caught() ? intr_interrupted(err, errlen) : build_modules(&s, err, errlen);
 	if (rc)
 		goto done;
 	s.per_epoch = s.wl->epochs && !s.opts->keep_epochs;
@@ -557,7 +520,7 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 	int show = s.opts->progress && isatty(2), truncated = 0;
 	double last_draw = started;
 	struct event ev;
-	while (!s.error && !sim_caught && evq_pop(&s.q, &ev)) {
+	while (!s.error && !intr_caught() && evq_pop(&s.q, &ev)) {
 		const struct sim_ev_kind *k = &sim_ev_kinds[ev.kind];
 		if (k->stale && k->stale(&s, &ev)) {
 			s.q.popped--;
@@ -596,8 +559,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		rc = s.error;
 		goto done;
 	}
-	if (sim_caught) {
-		rc = sim_interrupted(err, errlen);
+	if (intr_caught()) {
+		rc = intr_interrupted(err, errlen);
 		goto done;
 	}
 

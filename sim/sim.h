@@ -18,17 +18,14 @@ struct met_summary;
  * workload runs out; then the cluster drains). Fills out (caller frees with
  * met_summary_free). Returns 0, 2 for a bad scenario or input (err says
  * which JSON path or file), 3 for an internal error (out of memory, I/O),
- * 128 + the signal when interrupted (sim_catch_signals). */
+ * 128 + the signal when interrupted (intr_catch). */
 int sim_run(const struct scenario *s, const struct sim_opts *o, struct met_summary *out, char *err,
 	    size_t errlen);
 
-/* Interrupts (SIGINT, SIGTERM): sim_catch_signals installs a handler that
- * only records the signal; a run in progress then stops at its next event
- * and returns 128 + the signal with its temporaries removed (no result
- * written), and every later sim_run returns so at once. */
-void sim_catch_signals(void);
-/* The signal caught, or 0. */
-int sim_signal_caught(void);
+/* Interrupts: after intr_catch (sim/interrupt.h), a run in progress stops
+ * at its next event on SIGINT or SIGTERM and returns 128 + the signal with
+ * its temporaries removed (no result written); every later sim_run
+ * returns so at once. */
 
 /* Validates what cfg_scenario_load leaves to the modules (policy and
  * workload parameters) by building and destroying them. 0 or 2. */

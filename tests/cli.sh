@@ -597,6 +597,16 @@ for sig in INT TERM; do
 		bad "SIG$sig: exit $rc (expected $want), stderr: $(cat "$T/intr.err")"
 	[ ! -e "$T/intr$sig" ] && ok || bad "SIG$sig left $(ls "$T/intr$sig")"
 done
+# trace gen stops between sessions too, and leaves no file
+mkdir -p "$T/gintr"
+env --default-signal=INT "$KVSIM" trace gen "$T/long.json" --out "$T/gintr/g.jsonl" --quiet 2>"$T/intr.err" &
+pid=$!
+wait_for "$T/gintr" '*.tmp.*'
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc = 130 ] && [ "$(cat "$T/intr.err")" = "kvsim: interrupted by SIGINT" ] && [ -z "$(ls "$T/gintr")" ] && ok ||
+	bad "trace gen after SIGINT: exit $rc, stderr: $(cat "$T/intr.err"), left: $(ls "$T/gintr")"
 "$KVSIM" sweep "$T/long.json" --vary cluster.nodes=1,2 -j 2 --out "$T/swintr" --quiet 2>"$T/intr.err" &
 pid=$!
 wait_for "$T/swintr/points" '*.tmp.*'

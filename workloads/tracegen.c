@@ -6,6 +6,7 @@
 
 #include "sim/afile.h"
 #include "sim/config.h"
+#include "sim/interrupt.h"
 #include "sim/request.h"
 #include "workloads/trace.h"
 #include "workloads/workload.h"
@@ -31,8 +32,9 @@ int wl_trace_gen(const struct scenario *sc, const char *path, uint64_t *written,
 	}
 	uint32_t B = (uint32_t)sc->cluster.engine.kv_block_tokens;
 	int64_t end = (int64_t)llround(sc->duration_s * 1e9);
-	int got;
-	while ((got = wl->next(st, &a)) == 1 && a.arrival_ns <= end) {
+	int got = 0;
+	/* An interrupt stops it between sessions; the file is then discarded. */
+	while (!intr_caught() && (got = wl->next(st, &a)) == 1 && a.arrival_ns <= end) {
 		trace_write_kvsim(f.f, &a, B, 0);
 		(*written)++;
 		/* The session's later turns, as if each answer came at time 0:
@@ -52,6 +54,10 @@ int wl_trace_gen(const struct scenario *sc, const char *path, uint64_t *written,
 		const char *why = wl->error ? wl->error(st) : NULL;
 		snprintf(err, errlen, "%s", why ? why : "out of memory in the workload");
 		rc = why ? 2 : 3;
+		goto done;
+	}
+	if (intr_caught()) {
+		rc = intr_interrupted(err, errlen);
 		goto done;
 	}
 	if (afile_commit(&f, err, errlen))
