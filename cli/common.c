@@ -425,7 +425,7 @@ int cli_select_policy(cJSON *root, const char *name, char *err, size_t errlen)
 	if (!pol_find(name)) {
 		char known[512];
 		pol_names(known, sizeof known);
-		snprintf(err, errlen, "--policy: unknown policy \"%s\" (expected one of: %s)", name,
+		snprintf(err, errlen, "--policy: unknown policy \"%s\" (known: %s)", name,
 			 known);
 		return -1;
 	}

@@ -45,7 +45,7 @@ int pol_check_params(const struct cJSON *policy_params, const struct pol_env *en
 		if (!ops) {
 			char names[512];
 			pol_names(names, sizeof names);
-			snprintf(err, errlen, "%s: unknown policy \"%s\" (expected one of: %s)", path,
+			snprintf(err, errlen, "%s: unknown policy \"%s\" (known: %s)", path,
 				 c->string, names);
 			return -1;
 		}

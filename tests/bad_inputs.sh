@@ -172,7 +172,7 @@ scen dup_key_array '{"faults": [{"kind": "crash", "node": 1, "at_s": 1, "at_s": 
 printf '{"gpus": {"H100-SXM": {"tdp_w": 700, "tdp_w": 600}}}' >"$T/dup_cat.json"
 bad dup_key_catalog "$T/dup_cat.json: gpus.H100-SXM.tdp_w: duplicate key" run "$T/ok.json" --catalog "$T/dup_cat.json" --out "$T/out_dup_key_catalog" --quiet
 bad dup_key_set '--set router.params={"threshold":1,"threshold":2}: router.params.threshold: duplicate key' run "$T/ok.json" --set 'router.params={"threshold":1,"threshold":2}' --out "$T/out_dup_key_set" --quiet
-scen policy_params_name '{"router": {"policy_params": {"kv_cst": {}}}}' 'router.policy_params.kv_cst: unknown policy "kv_cst" (expected one of: round_robin,'
+scen policy_params_name '{"router": {"policy_params": {"kv_cst": {}}}}' 'router.policy_params.kv_cst: unknown policy "kv_cst" (known: round_robin,'
 scen policy_params_key '{"router": {"policy_params": {"kv_cost": {"bogus": 0}}}}' 'router.policy_params.kv_cost.bogus: unknown key (expected one of: overlap_weight, temperature, candidates)'
 scen policy_params_own '{"router": {"policy": "kv_cost", "policy_params": {"kv_cost": {"candidates": -1}}}}' 'router.policy_params.kv_cost.candidates: expected an integer in [0,'
 bad policy_moved_params 'router.policy_params.session_affinity.bogus: unknown key (expected one of: threshold, when_full, max_keys)' run "$T/ok.json" --policy kv_cost --set 'router.params={"bogus":0}' --out "$T/out_policy_moved_params" --quiet
@@ -180,7 +180,7 @@ scen no_keys_policy '{"router": {"policy": "round_robin", "params": {"x": 1}}}' 
 scen cv_poisson '{"workload": {"kind": "open", "cv": 2}}' 'workload.cv: takes "arrival": "gamma" (Poisson arrivals have cv 1)'
 scen mfu_fixed '{"cluster": {"cost_model": {"kind": "fixed", "base_ms": 2, "mfu": 0.5}}}' 'cluster.cost_model.mfu: not read by the fixed cost model (it reads base_ms, per_token_ms)'
 scen base_roofline '{"cluster": {"cost_model": {"base_ms": 2}}}' 'cluster.cost_model.base_ms: not read by the roofline cost model'
-bad policy_option 'kvsim: --policy: unknown policy "nonsense" (expected one of: round_robin,' run "$T/ok.json" --policy nonsense --out "$T/out_policy_option" --quiet
+bad policy_option 'kvsim: --policy: unknown policy "nonsense" (known: round_robin,' run "$T/ok.json" --policy nonsense --out "$T/out_policy_option" --quiet
 
 # --- rA: times past the ns clock, integers past 2^53, empty and skipped traces, orphan turns, huge or non-UTF-8 scenarios
 # tracex NAME FORMAT TRACE EXTRA FRAGMENT: a trace workload (EXTRA: more workload keys) run

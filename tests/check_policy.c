@@ -851,7 +851,7 @@ START_TEST(policy_params_are_checked_by_their_policy)
 	struct pol_env env = {2, 16, NULL};
 	static const char *const cases[][2] = {
 	    {"{\"kv_cst\": {}}", "router.policy_params.kv_cst: unknown policy \"kv_cst\" "
-				  "(expected one of: round_robin, "},
+				  "(known: round_robin, "},
 	    {"{\"kv_cost\": {\"bogus\": 0}}",
 	     "router.policy_params.kv_cost.bogus: unknown key (expected one of: overlap_weight"},
 	    {"{\"round_robin\": {\"x\": 1}}",
