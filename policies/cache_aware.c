@@ -116,6 +116,8 @@ const struct pol_ops pol_cache_aware = {
     .description = "stateful (SGLang router): shortest queue when imbalanced, else the longest "
 		   "match in per-node trees of routed prompts if > cache_threshold, else the "
 		   "smallest tree",
+    .family = POL_PRODUCT,
+    .product = "SGLang router",
     .create = ca_create,
     .route = ca_route,
     .on_dispatch = ca_dispatch,

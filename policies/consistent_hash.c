@@ -147,6 +147,8 @@ const struct pol_ops pol_consistent_hash = {
     .name = "consistent_hash",
     .description = "stateless: hash ring (vnodes per node) on the session or prefix key, "
 		   "bounded loads: walk past nodes above load_factor x mean",
+    .family = POL_PRODUCT,
+    .product = "HAProxy (hash-balance-factor)",
     .create = ch_create,
     .route = ch_route,
     .destroy = ch_destroy,

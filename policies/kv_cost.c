@@ -234,6 +234,8 @@ const struct pol_ops pol_kv_cost = {
     .description = "Dynamo's KV router: min of overlap_weight x prefill blocks to compute + "
 		   "active KV blocks, from the exact cache index, over every node or over "
 		   "`candidates` sampled ones plus the session's last; optional softmax",
+    .family = POL_PRODUCT,
+    .product = "NVIDIA Dynamo",
     .create = kc_create,
     .route = kc_route,
     .on_dispatch = kc_dispatch,

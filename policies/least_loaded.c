@@ -40,6 +40,7 @@ const struct pol_ops pol_least_loaded = {
     .name = "least_loaded",
     .description = "stateless: the node with the least outstanding requests (or queued "
 		   "tokens, or KV utilisation); ties to the lowest id",
+    .family = POL_BASELINE,
     .create = pol_metric_create,
     .route = ll_route,
     .destroy = free,

@@ -7,6 +7,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "sim/mech.h"
 #include "sim/migration.h"
 
 struct cJSON;
@@ -100,12 +101,20 @@ struct pol_env {
 	uint32_t n_nodes;
 	uint32_t block_tokens;
 	gsl_rng *rng; /* the routing stream; owned by the simulator */
+	/* The engine's batch limit (cluster.engine.max_num_seqs): what a node
+	 * runs at once, the scale of load thresholds; 0: not known (256). */
+	uint32_t max_num_seqs;
 };
 
 /* A policy fills in the hooks it needs; NULL hooks do nothing. */
 struct pol_ops {
 	const char *name;
 	const char *description; /* one line, for `kvsim list policies` */
+	/* The deployment it stands for, which sets the defaults of the
+	 * router's mechanisms (sim/mech.h), and the product (NULL for a
+	 * baseline): "SGLang router", "NVIDIA Dynamo", "llm-d", ... */
+	enum pol_family family;
+	const char *product;
 	/* Reads params (router.params, may be NULL; errors name path) and returns
 	 * the policy's state, or NULL with err filled. Freed by destroy. */
 	void *(*create)(const struct cJSON *params, const char *path, const struct pol_env *env,

@@ -48,6 +48,7 @@ const struct pol_ops pol_power_of_two = {
     .name = "power_of_two",
     .description = "stateless: two distinct nodes drawn at random, the one with fewer "
 		   "outstanding requests (or metric); O(1) per request",
+    .family = POL_BASELINE,
     .create = pol_metric_create,
     .route = p2_route,
     .destroy = free,

@@ -92,6 +92,8 @@ const struct pol_ops pol_precise_prefix = {
     .name = "precise_prefix",
     .description = "oracle: the longest prefix really cached in HBM (exact cluster-wide "
 		   "index) among nodes under load_factor x mean load",
+    .family = POL_PRODUCT,
+    .product = "llm-d (precise prefix-cache scorer)",
     .create = pp_create,
     .route = pp_route,
     .destroy = free,

@@ -25,7 +25,7 @@ static void *pa_create(const struct cJSON *params, const char *path, const struc
 		return NULL;
 	}
 	int64_t k = 256;
-	if (sticky_init(&s->map, params, path, extra, err, errlen)) {
+	if (sticky_init(&s->map, params, path, extra, env, err, errlen)) {
 		free(s);
 		return NULL;
 	}
@@ -81,6 +81,7 @@ const struct pol_ops pol_prefix_affinity = {
     .name = "prefix_affinity",
     .description = "stateful: affinity on a hash of the first prefix_tokens tokens (shared "
 		   "system prompts, RAG documents), same threshold/fallback as session_affinity",
+    .family = POL_SEED,
     .create = pa_create,
     .route = pa_route,
     .on_dispatch = pa_dispatch,

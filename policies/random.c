@@ -55,6 +55,7 @@ static void rnd_route(void *st, const struct pol_view *v, const struct request *
 const struct pol_ops pol_random = {
     .name = "random",
     .description = "stateless: each request to a node drawn uniformly at random",
+    .family = POL_BASELINE,
     .create = rnd_create,
     .route = rnd_route,
     .destroy = free,

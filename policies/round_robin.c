@@ -46,6 +46,7 @@ static void rr_route(void *st, const struct pol_view *v, const struct request *r
 const struct pol_ops pol_round_robin = {
     .name = "round_robin",
     .description = "stateless: each request to the next node in turn",
+    .family = POL_BASELINE,
     .create = rr_create,
     .route = rr_route,
     .destroy = free,

@@ -10,13 +10,12 @@
 static void *sa_create(const struct cJSON *params, const char *path, const struct pol_env *env,
 		       char *err, size_t errlen)
 {
-	(void)env;
 	struct sticky *s = malloc(sizeof *s);
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (sticky_init(s, params, path, NULL, err, errlen)) {
+	if (sticky_init(s, params, path, NULL, env, err, errlen)) {
 		free(s);
 		return NULL;
 	}
@@ -56,6 +55,7 @@ const struct pol_ops pol_session_affinity = {
     .name = "session_affinity",
     .description = "stateful: a session stays on its node while load < threshold, else moves "
 		   "to the least-loaded node under threshold; none under -> shed",
+    .family = POL_SEED,
     .create = sa_create,
     .route = sa_route,
     .on_dispatch = sa_dispatch,

@@ -8,7 +8,7 @@
 #include "sim/cfg.h"
 
 int sticky_init(struct sticky *s, const struct cJSON *params, const char *path,
-		const char *const *extra, char *err, size_t errlen)
+		const char *const *extra, const struct pol_env *env, char *err, size_t errlen)
 {
 	static const char *const modes[] = {"shed", "least_loaded", NULL};
 	const char *keys[16] = {"threshold", "when_full", "max_keys"};
@@ -17,8 +17,11 @@ int sticky_init(struct sticky *s, const struct cJSON *params, const char *path,
 		keys[nk++] = *extra;
 	keys[nk] = NULL;
 	memset(s, 0, sizeof *s);
-	int64_t thr = 10, max_keys = 1 << 20;
-	int mode = 0;
+	/* A node is saturated when it holds as many requests as its engine
+	 * batches (max_num_seqs, vLLM's default 256): past that, new work
+	 * waits. The seed article's 10 is a toy cluster's figure. */
+	int64_t thr = env && env->max_num_seqs ? env->max_num_seqs : 256, max_keys = 1 << 20;
+	int mode = 1; /* least_loaded */
 	if (cfg_check_keys(params, path, keys, err, errlen) ||
 	    cfg_int(params, path, "threshold", 1, 1000000000, &thr, err, errlen) ||
 	    cfg_enum(params, path, "when_full", modes, &mode, err, errlen) ||
@@ -87,6 +90,8 @@ void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, stru
 	d->action = POL_ROUTE;
 	d->node = best;
 	d->store_writes = 1;
+	if (home >= 0 && (uint32_t)home < v->n_nodes && v->nodes[home].up)
+		d->reason = "threshold"; /* moved off its node, which is over it */
 }
 
 void sticky_prefetch(const struct sticky *s, uint64_t key)

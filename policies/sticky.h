@@ -10,12 +10,15 @@
 struct cJSON;
 struct pol_view;
 struct pol_decision;
+struct pol_env;
 
 /* The seed article's rule: keep key -> node; stay while the node's load
  * (outstanding requests) is below threshold; else move to the least-loaded
- * node under threshold (ties: lowest id); if none is under threshold, shed
- * with reason "capacity" (when_full "shed") or take the least-loaded node
- * anyway (when_full "least_loaded").
+ * node under threshold (ties: lowest id; the decision's reason then says
+ * "threshold"); if none is under threshold, take the least-loaded node
+ * anyway (when_full "least_loaded", the default: the router's admission
+ * control decides what to shed) or shed with reason "capacity" (when_full
+ * "shed").
  *
  * The map keeps at most max_keys keys in two generations (current and
  * previous): a hit in the previous generation is promoted, and when the
@@ -27,10 +30,11 @@ struct sticky {
 	struct hmap cur, prev; /* key -> node + 1 */
 };
 
-/* Reads threshold, when_full and max_keys from params (errors name path);
- * extra lists further keys the caller reads itself (NULL-terminated). */
+/* Reads threshold (default: the engine's max_num_seqs, from env),
+ * when_full and max_keys from params (errors name path); extra lists
+ * further keys the caller reads itself (NULL-terminated). */
 int sticky_init(struct sticky *s, const struct cJSON *params, const char *path,
-		const char *const *extra, char *err, size_t errlen);
+		const char *const *extra, const struct pol_env *env, char *err, size_t errlen);
 void sticky_free(struct sticky *s);
 /* Decides for key; does not change the map. */
 void sticky_route(struct sticky *s, const struct pol_view *v, uint64_t key, struct pol_decision *d);

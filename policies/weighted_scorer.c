@@ -136,6 +136,8 @@ const struct pol_ops pol_weighted_scorer = {
     .name = "weighted_scorer",
     .description = "stateful (llm-d scheduler): highest weighted sum of prefix-match (2), "
 		   "free-KV (1) and queue (1) scorers",
+    .family = POL_PRODUCT,
+    .product = "llm-d",
     .create = ws_create,
     .route = ws_route,
     .on_dispatch = ws_dispatch,

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sim/mech.h"
 #include <stdio.h>
 
 struct request;
@@ -98,6 +100,13 @@ struct met_summary {
 	 * a tree (not written). */
 	uint64_t ever_epochs_forgotten, ever_blocks_peak;
 	uint64_t migration_count;
+	uint64_t migration_by_reason[MR_N]; /* enum mig_reason */
+	/* The router's mechanisms this column ran with, its policy's family
+	 * and product (NULL: none). */
+	struct mech mech;
+	enum pol_family family;
+	const char *product;
+	enum kv_path kv_transfer;
 	double migration_bytes, migration_s;
 	double offload_bytes_out, offload_bytes_in;
 	uint64_t preemptions;

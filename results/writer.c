@@ -59,6 +59,31 @@ static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met
 	}
 }
 
+/* The router's mechanisms the column ran with (docs/policies.md). */
+static void add_mechanisms(cJSON *o, const struct met_summary *s)
+{
+	const struct mech *m = &s->mech;
+	cJSON *me = cJSON_AddObjectToObject(o, "mechanisms");
+	if (!me)
+		return;
+	cJSON_AddStringToObject(me, "family", mech_family_name(s->family));
+	if (s->product)
+		cJSON_AddStringToObject(me, "product", s->product);
+	cJSON_AddStringToObject(me, "kv_transfer", mech_path_name(s->kv_transfer));
+	cJSON_AddStringToObject(me, "migration", mech_migration_name(m->migration));
+	cJSON_AddStringToObject(me, "watermark_action", mech_wm_name(m->watermark_action));
+	cJSON_AddBoolToObject(me, "offload", m->offload);
+	cJSON_AddStringToObject(me, "shed", mech_shed_name(m->shed));
+	cJSON_AddNumberToObject(me, "shed_wait_slo_multiple", m->shed_wait_x);
+	cJSON *h = cJSON_AddObjectToObject(me, "health");
+	if (!h)
+		return;
+	cJSON_AddBoolToObject(h, "enabled", m->health);
+	cJSON_AddNumberToObject(h, "max_temperature_c", m->health_max_temp_c);
+	cJSON_AddStringToObject(h, "throttled", m->health_throttled ? "avoid" : "ignore");
+	cJSON_AddNumberToObject(h, "max_kv_util", m->health_max_kv_util);
+}
+
 cJSON *res_summary_json(const struct met_summary *s)
 {
 	return res_summary_json_with(s, NULL);
@@ -74,6 +99,7 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 		return NULL;
 	cJSON_AddStringToObject(o, "scenario", s->scenario);
 	cJSON_AddStringToObject(o, "policy", s->policy);
+	add_mechanisms(o, s);
 	add_figure(o, t, "seed", s);
 	cJSON_AddStringToObject(o, "kvsim_version", s->version);
 	add_figure(o, t, "sim_time_s", s);
@@ -95,7 +121,11 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	add_figure(o, t, "prefix_hit_ratio", s);
 	add_figure(o, t, "recompute_ratio", s);
 	add_figure(o, t, "recompute_gpu_s", s);
-	add_object(o, t, "migration", s);
+	cJSON *mig = add_object(o, t, "migration", s);
+	cJSON *why = mig ? cJSON_AddObjectToObject(mig, "by_reason") : NULL;
+	for (int k = 0; why && k < MR_N; k++)
+		cJSON_AddNumberToObject(why, mech_reason_name((enum mig_reason)k),
+					(double)s->migration_by_reason[k]);
 	add_object(o, t, "offload", s);
 	add_figure(o, t, "preemptions", s);
 	add_object(o, t, "throughput", s);

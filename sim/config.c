@@ -218,7 +218,8 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 {
 	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
 					   "nodes_per_server", "links", "engine", "cost_model",
-					   "tiers", "thermal", NULL};
+					   "tiers", "thermal",
+					   "kv_transfer", NULL};
 	static const char *const link_keys[] = {"intra_server", "inter_server", "host", "nvme",
 						NULL};
 	static const char *const engine_keys[] = {
@@ -363,6 +364,14 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	static const char *const thermal_keys[] = {"enabled",	  "ambient_c",	"tau_s",
 						   "c_per_w",	  "idle_power_frac", "throttle_c",
 						   "resume_c",	  "throttle_factor", NULL};
+	/* The KV path between nodes: NIXL (NVIDIA's transfer library, which
+	 * Dynamo and llm-d ship) moves GPU memory to GPU memory over NVLink
+	 * and RDMA; LMCache stages it through host memory. */
+	static const char *const paths[] = {"none", "nixl", "lmcache", NULL};
+	int path = KVX_NIXL;
+	if (cfg_enum(c, "cluster", "kv_transfer", paths, &path, err, errlen))
+		return -1;
+	cl->kv_transfer = (enum kv_path)path;
 	const cJSON *tiers = sub(c, "tiers"), *th = sub(c, "thermal");
 	double dram = 0, nvme = 0;
 	if (cfg_check_keys(tiers, "cluster.tiers", tier_keys, err, errlen) ||
@@ -470,19 +479,18 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 					   "store",      "replicas",
 					   "max_retries", "policy_params",
 					   "new_session_queue_frac", "store_read_ms",
-					   "store_write_ms", "hash_ns_per_token", NULL};
-	static const char *const migs[] = {"auto", "transfer", "recompute", NULL};
+					   "store_write_ms", "hash_ns_per_token",
+					   "watermark_action", "offload", "shed",
+					   "shed_wait_slo_multiple", "health", NULL};
 	struct router_cfg *rc = &s->router;
 	if (cfg_check_keys(r, "router", keys, err, errlen))
 		return -1;
 	snprintf(rc->policy, sizeof rc->policy, "session_affinity");
-	int mig = 0; /* migs[0]: auto */
 	int64_t q = 512;
 	if (cfg_string(r, "router", "policy", rc->policy, sizeof rc->policy, err, errlen) ||
-	    cfg_enum(r, "router", "migration", migs, &mig, err, errlen) ||
+	    mech_parse((cJSON *)r, "router", 0, &rc->mech_all, err, errlen) ||
 	    cfg_int(r, "router", "max_queue_per_node", 1, 100000000, &q, err, errlen))
 		return -1;
-	rc->migration = (enum migration_mode)(MIG_AUTO + mig);
 	rc->max_queue_per_node = (int)q;
 	const cJSON *params = sub(r, "params");
 	if (cfg_expect_object(params, "router.params", err, errlen))
@@ -504,6 +512,18 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 			return -1;
 	}
 	if (own_policy_params(rc, pp, err, errlen))
+		return -1;
+	/* Mechanism keys among a policy's parameters are the router's: each
+	 * entry's are checked, the policy in use's kept, and none reaches a
+	 * policy. */
+	for (cJSON *c = rc->policy_params ? rc->policy_params->child : NULL; c; c = c->next) {
+		char p[256];
+		struct mech_set unused;
+		snprintf(p, sizeof p, "router.policy_params.%s", c->string);
+		if (mech_parse(c, p, 1, &unused, err, errlen))
+			return -1;
+	}
+	if (mech_parse(rc->params, rc->params_path, 1, &rc->mech_own, err, errlen))
 		return -1;
 	static const char *const stores[] = {"local", "redis", "etcd", NULL};
 	/* Typical figures: a Redis GET/SET in the same data centre ~0.2 ms;

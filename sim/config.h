@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "sim/catalog.h"
+#include "sim/mech.h"
 #include "sim/migration.h"
 
 struct cJSON;
@@ -69,6 +70,7 @@ struct cluster_cfg {
 	struct cost_cfg cost;
 	struct tier_cfg tiers;
 	struct thermal_cfg thermal;
+	enum kv_path kv_transfer; /* cluster.kv_transfer */
 };
 
 enum store_kind { STORE_LOCAL, STORE_REDIS, STORE_ETCD };
@@ -80,7 +82,10 @@ struct router_cfg {
 	struct cJSON *params;
 	char params_path[80]; /* where params come from, for messages */
 	struct cJSON *policy_params; /* router.policy_params (owned), or NULL */
-	enum migration_mode migration;
+	/* The mechanisms as set for every column (router.<key>) and for the
+	 * policy in use (router.policy_params.<policy>, router.params); the
+	 * simulator resolves them over the policy's defaults (sim/mech.h). */
+	struct mech_set mech_all, mech_own;
 	int max_queue_per_node;
 	double new_session_queue_frac; /* new sessions are shed at this share of the bound */
 	double kv_watermark;           /* 1: off */

@@ -18,7 +18,7 @@ void engine_kick(struct sim *s, uint32_t i)
 			sim_schedule_step(s, i);
 		s->hl[i].busy = n->busy;
 	}
-	if (s->has_dram || s->has_nvme)
+	if ((s->has_dram || s->has_nvme) && s->mech.watermark_action == WM_OFFLOAD)
 		links_offload_cold(s, i);
 	if (s->report_ns == 0)
 		views_refresh(s, i);

@@ -92,7 +92,8 @@ struct request {
 	uint32_t pending;        /* transfers it waits for */
 	uint32_t retries;        /* re-routings after its node failed */
 	uint32_t replica;        /* the router replica that routed it */
-	int swapped;             /* 1 while swapped out (returns to its node's front) */
+	uint16_t swapped;        /* 1 while swapped out (returns to its node's front) */
+	uint16_t mig_why;        /* enum mig_reason: why its KV would move (routing) */
 	int64_t xfer_start_ns;   /* when its migration began */
 	uint32_t pin_crashes;      /* its node's crash count when kv_tail pinned a prefix */
 	int accounted;           /* the prompt split below is final */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/engine.h"
 #include "sim/ledger.h"
@@ -156,6 +157,33 @@ void router_retry(struct sim *s, struct request *r)
 	route(s, r);
 }
 
+/* The ports a KV transfer from node a to node b crosses, and its latency,
+ * on the cluster's path (cluster.kv_transfer): GPU to GPU over NVLink or
+ * the NICs (nixl), or staged through host memory (lmcache): a's server's
+ * PCIe, the NICs when the servers differ, b's server's PCIe. */
+static const struct cat_link *kv_path(const struct sim *s, uint32_t a, uint32_t b, uint32_t *ports,
+				      uint32_t *n, double *latency_s)
+{
+	const struct cat_link *link = links_between(s, a, b, ports);
+	*n = 2;
+	*latency_s = link->latency_s;
+	if (s->sc->cluster.kv_transfer != KVX_LMCACHE)
+		return link;
+	uint32_t sa = (uint32_t)s->nodes[a].server, sb = (uint32_t)s->nodes[b].server;
+	const struct cat_link *host = s->sc->cluster.host;
+	*n = 0;
+	ports[(*n)++] = links_port_host(s, sa);
+	*latency_s = 2 * host->latency_s;
+	if (sa != sb) {
+		ports[(*n)++] = links_port_nic(a);
+		ports[(*n)++] = links_port_nic(b);
+		ports[(*n)++] = links_port_host(s, sb);
+		*latency_s += s->sc->cluster.inter_server->latency_s;
+		return s->sc->cluster.inter_server;
+	}
+	return host;
+}
+
 /* Decides whether to bring the session's KV from the node it last ran on.
  * Returns 1 if a transfer was started (the request waits for it). */
 static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum migration_mode kv)
@@ -202,12 +230,14 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 		return 0;
 	double tokens = (double)(there - have) * B;
 	double bytes = tokens * s->block_bytes / B;
-	uint32_t ports[2];
-	const struct cat_link *link = links_between(s, src_i, dst, ports);
-	double t_xfer = links_estimate_s(s, ports, 2, bytes, link->latency_s);
+	uint32_t ports[4], n_ports;
+	double latency_s;
+	const struct cat_link *link = kv_path(s, src_i, dst, ports, &n_ports, &latency_s);
+	double t_xfer = links_estimate_s(s, ports, n_ports, bytes, latency_s);
 	double t_recompute = cost_prefill_s(&s->cost, tokens, (double)have * B);
-	enum migration_mode mode = kv == MIG_DEFAULT ? sc->router.migration : kv;
-	if (mode == MIG_RECOMPUTE || (mode == MIG_AUTO && t_xfer >= t_recompute))
+	enum migration_mode mode = kv == MIG_DEFAULT ? s->mech.migration : kv;
+	if (sc->cluster.kv_transfer == KVX_NONE || mode == MIG_RECOMPUTE ||
+	    (mode == MIG_AUTO && t_xfer >= t_recompute))
 		return 0;
 	r->mig_lo = have;
 	r->mig_hi = there;
@@ -216,6 +246,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	r->xfer_start_ns = s->now;
 	engine_pin(s, r, dst, &m_dst);
 	s->migrations++;
+	s->mig_why[r->mig_why < MR_N ? r->mig_why : MR_POLICY]++;
 	s->migration_bytes += bytes;
 	if (s->te) {
 		char args[160];
@@ -225,7 +256,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 		int64_t t_ns = (int64_t)llround(t_xfer * 1e9);
 		runlog_trace_event(s, "kv transfer", 'X', 2, (int)dst, s->now, t_ns > 0 ? t_ns : 1, args);
 	}
-	links_start_flow(s, FLOW_MIGRATE, r, (int32_t)dst, ports, 2, bytes, link->latency_s);
+	links_start_flow(s, FLOW_MIGRATE, r, (int32_t)dst, ports, n_ports, bytes, latency_s);
 	return 1;
 }
 
@@ -259,6 +290,84 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
 	}
 }
 
+/* The health filter (router.health): too hot, throttled, or too much KV
+ * in use, as of the node's last report. */
+static int unhealthy(const struct sim *s, const struct pol_node_view *v, uint32_t i)
+{
+	const struct mech *m = &s->mech;
+	return v[i].temperature_c > m->health_max_temp_c || (m->health_throttled && v[i].throttled) ||
+	       v[i].kv_util > m->health_max_kv_util;
+}
+
+/* The healthy node up with the fewest outstanding requests (ties: lowest
+ * id), or -1. */
+static int32_t least_outstanding_healthy(const struct sim *s, const struct pol_node_view *v)
+{
+	int32_t best = -1;
+	for (uint32_t i = 0; i < s->n_nodes; i++)
+		if (v[i].up && !unhealthy(s, v, i) &&
+		    (best < 0 || v[i].outstanding < v[best].outstanding))
+			best = (int32_t)i;
+	return best;
+}
+
+/* The up node with the fewest waiting requests under limit (open to new
+ * sessions when need_open), healthy ones first when the filter is on; or
+ * -1. */
+static int32_t least_queued(struct sim *s, const struct pol_node_view *v, uint32_t limit,
+			    int need_open)
+{
+	if (s->mech.health) {
+		int32_t best = -1;
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			if (!v[i].up || unhealthy(s, v, i) || s->nodes[i].n_waiting >= limit ||
+			    (need_open && views_closed(s, v, i)))
+				continue;
+			if (best < 0 || s->nodes[i].n_waiting < s->nodes[best].n_waiting)
+				best = (int32_t)i;
+		}
+		if (best >= 0)
+			return best;
+	}
+	return views_least_queued(s, v, limit, need_open);
+}
+
+/* r's predicted TTFT on node i: the prefill of the prompt tokens queued
+ * there and of r's own, at the cost model's speed, the share of them
+ * already cached (the run's prefix hit ratio so far) left out. A lower
+ * bound: decode iterations between the chunks are not counted. */
+static double predicted_ttft_s(const struct sim *s, uint32_t i, const struct request *r)
+{
+	const struct met_tokens *t = &s->met.tokens;
+	double miss = t->input ? 1.0 - (double)t->cached / (double)t->input : 1.0;
+	double ahead = ((double)s->nodes[i].waiting_tokens + r->prompt_tokens) * miss;
+	return ahead > 0 ? cost_prefill_s(&s->cost, ahead, 0) : 0;
+}
+
+/* The up node (healthy when the filter is on and one is) with the
+ * shortest predicted wait (the fewest queued prompt tokens), or -1. */
+static int32_t least_predicted(const struct sim *s, const struct pol_node_view *v)
+{
+	int32_t best = -1, any = -1;
+	uint64_t best_q = 0, any_q = 0;
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		if (!v[i].up)
+			continue;
+		uint64_t q = s->nodes[i].waiting_tokens;
+		if (any < 0 || q < any_q) {
+			any = (int32_t)i;
+			any_q = q;
+		}
+		if (s->mech.health && unhealthy(s, v, i))
+			continue;
+		if (best < 0 || q < best_q) {
+			best = (int32_t)i;
+			best_q = q;
+		}
+	}
+	return best >= 0 ? best : any;
+}
+
 /* The router's mechanisms around the policy's choice, then dispatch. */
 static void route(struct sim *s, struct request *r)
 {
@@ -286,30 +395,62 @@ static void route(struct sim *s, struct request *r)
 	}
 	uint32_t dst = (uint32_t)d.node;
 	const struct session_rec *rec = r->session_rec;
+	const struct mech *m = &s->mech;
 	int new_session = r->turn <= 1 && rec->last_node < 0;
+	enum mig_reason why = d.reason && !strcmp(d.reason, "threshold") ? MR_THRESHOLD : MR_POLICY;
+	/* Health: an unhealthy node gets no work while a healthy one can
+	 * take it; a session on it moves (with its KV where a path exists). */
+	if (m->health && unhealthy(s, view, dst)) {
+		int32_t alt = least_outstanding_healthy(s, view);
+		if (alt >= 0) {
+			dst = (uint32_t)alt;
+			why = MR_HEALTH;
+		}
+	}
 	/* A node above the KV watermark takes no new sessions. */
-	if (new_session && views_closed(s, view, dst)) {
-		int32_t alt = views_least_queued(s, view, UINT32_MAX, 1);
+	if (new_session && m->watermark_action == WM_CLOSE && views_closed(s, view, dst)) {
+		int32_t alt = least_queued(s, view, UINT32_MAX, 1);
 		if (alt < 0) {
 			reject(s, r, REQ_SHED, "kv_watermark");
 			return;
 		}
 		dst = (uint32_t)alt;
 	}
-	/* Bounded queues: past its node's bound a request goes to the node with
-	 * the shortest queue under the bound; new sessions meet a lower bound,
-	 * so under overload they are shed before continuing sessions. */
+	/* Early rejection (Mooncake): past the predicted-TTFT limit, the node
+	 * with the shortest predicted wait; none under it: shed. New sessions
+	 * meet a lower limit, so under overload they go before continuing
+	 * sessions. */
+	if (m->shed == SHED_PREDICTED_WAIT) {
+		double limit = m->shed_wait_x * s->sc->slo_ttft_p99_s;
+		if (new_session)
+			limit *= s->sc->router.new_session_queue_frac;
+		if (predicted_ttft_s(s, dst, r) > limit) {
+			int32_t alt = least_predicted(s, view);
+			if (alt < 0 || predicted_ttft_s(s, (uint32_t)alt, r) > limit) {
+				reject(s, r, REQ_SHED,
+				       new_session ? "overload_new_session" : "predicted_wait");
+				return;
+			}
+			dst = (uint32_t)alt;
+		}
+	}
+	/* The hard bound on a node's queue, every column's backstop: past it
+	 * a request goes to the node with the shortest queue under it. With
+	 * admission control new sessions meet a lower bound. */
 	uint32_t bound = (uint32_t)s->sc->router.max_queue_per_node;
-	if (new_session)
+	int favour = m->shed != SHED_NONE && new_session;
+	if (favour)
 		bound = (uint32_t)floor(s->sc->router.new_session_queue_frac * bound);
 	if (s->nodes[dst].n_waiting >= bound) {
-		int32_t alt = views_least_queued(s, view, bound, new_session);
+		int32_t alt = least_queued(s, view, bound,
+					   new_session && m->watermark_action == WM_CLOSE);
 		if (alt < 0) {
-			reject(s, r, REQ_SHED, new_session ? "overload_new_session" : "queue_full");
+			reject(s, r, REQ_SHED, favour ? "overload_new_session" : "queue_full");
 			return;
 		}
 		dst = (uint32_t)alt;
 	}
+	r->mig_why = (uint8_t)why;
 	r->node = (int32_t)dst;
 	if ((uint64_t)r->prompt_tokens + r->output_tokens > (uint64_t)s->sc->cluster.model->max_context) {
 		reject(s, r, REQ_FAILED, "exceeds_context");

@@ -146,13 +146,16 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 			 sc->router.policy, names);
 		return 2;
 	}
+	if (mech_resolve(s->pol->family, &sc->router.mech_all, &sc->router.mech_own,
+			 sc->cluster.kv_transfer, sc->cluster.thermal.resume_c, &s->mech, err, errlen))
+		return 2;
 	s->r_route = rng_stream(sc->seed, STREAM_ROUTING);
 	if (!s->r_route) {
 		snprintf(err, errlen, "out of memory");
 		return 3;
 	}
 	struct pol_env penv = {(uint32_t)sc->cluster.nodes, (uint32_t)sc->cluster.engine.kv_block_tokens,
-			       s->r_route};
+			       s->r_route, (uint32_t)sc->cluster.engine.max_num_seqs};
 	/* Router replicas with a local store each keep their own state; a
 	 * shared store (redis, etcd) means one map for all. */
 	s->n_replicas = (uint32_t)sc->router.replicas;
@@ -237,8 +240,9 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->block_bytes = cl->model->kv_bytes_per_token * cl->engine.kv_block_tokens;
 	uint64_t dram_blocks = (uint64_t)(cl->tiers.dram_bytes / s->block_bytes);
 	uint64_t nvme_blocks = (uint64_t)(cl->tiers.nvme_bytes / s->block_bytes);
-	s->has_dram = dram_blocks > 0;
-	s->has_nvme = nvme_blocks > 0;
+	/* the servers' tiers hold KV when the column's engines offload to them */
+	s->has_dram = dram_blocks > 0 && s->mech.offload;
+	s->has_nvme = nvme_blocks > 0 && s->mech.offload;
 	if (pidx_init(&s->dram, s->n_servers, dram_blocks) ||
 	    pidx_init(&s->nvme, s->n_servers, nvme_blocks))
 		goto oom;
@@ -393,6 +397,12 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	out->ever_blocks_peak = s->ever_peak;
 	out->sync_ns = s->sync_ns * fr;
 	out->migration_count = s->migrations;
+	for (int k = 0; k < MR_N; k++)
+		out->migration_by_reason[k] = s->mig_why[k];
+	out->mech = s->mech;
+	out->family = s->pol->family;
+	out->product = s->pol->product;
+	out->kv_transfer = s->sc->cluster.kv_transfer;
 	out->migration_bytes = s->migration_bytes;
 	out->migration_s = s->migration_s;
 	out->offload_bytes_out = s->offload_out;

@@ -148,6 +148,7 @@ struct sim {
 	uint32_t n_replicas, n_pol_st, n_up;
 	uint64_t replica_next;
 	const struct pol_ops *pol;
+	struct mech mech; /* the router's mechanisms for this policy */
 	void **pol_sts; /* n_pol_st states: one per replica with a local store */
 	int pol_reads_kv_util;
 	/* For policies that read KV figures or look caches up: nodes' KV use
@@ -225,6 +226,7 @@ struct sim {
 	struct request *free_reqs;
 	struct metrics met;
 	uint64_t next_id, migrations, retries;
+	uint64_t mig_why[MR_N]; /* migrations by enum mig_reason */
 	uint64_t pending_arrivals; /* arrival events in the queue */
 	/* With opts->time_routing, one arrival (and one delayed dispatch) in
 	 * TIME_EVERY is timed: reading the clock around every one would cost

@@ -80,7 +80,7 @@ static int32_t where(const struct pol_ops *ops, void *st, struct pol_node_view *
  * node (node 0 here). */
 START_TEST(session_affinity_keeps_two_generations_of_keys)
 {
-	struct pol_env env = {4, 16, NULL};
+	struct pol_env env = {4, 16, NULL, 0};
 	const struct pol_ops *ops;
 	void *st = make("session_affinity", "{\"threshold\": 100, \"max_keys\": 2}", &env, &ops);
 	struct pol_node_view nodes[4] = {{.outstanding = 0, .up = 1},
@@ -119,7 +119,7 @@ END_TEST
 
 START_TEST(session_affinity_reference_case)
 {
-	struct pol_env env = {2, 16, NULL};
+	struct pol_env env = {2, 16, NULL, 0};
 	const struct pol_ops *ops;
 	void *st = make("session_affinity", "{\"threshold\": 10}", &env, &ops);
 	/* worker_1 = node 0 with load 9, worker_2 = node 1 with load 2. */
@@ -154,7 +154,7 @@ END_TEST
 
 START_TEST(session_affinity_ties_and_forgetting)
 {
-	struct pol_env env = {3, 16, NULL};
+	struct pol_env env = {3, 16, NULL, 0};
 	const struct pol_ops *ops;
 	void *st = make("session_affinity", "{\"threshold\": 5, \"when_full\": \"least_loaded\"}",
 			&env, &ops);
@@ -178,7 +178,7 @@ END_TEST
 
 START_TEST(round_robin_and_least_loaded)
 {
-	struct pol_env env = {3, 16, NULL};
+	struct pol_env env = {3, 16, NULL, 0};
 	const struct pol_ops *ops;
 	void *st = make("round_robin", NULL, &env, &ops);
 	struct pol_node_view nodes[3] = {{.up = 1}, {.up = 0}, {.up = 1}};
@@ -207,7 +207,7 @@ END_TEST
 START_TEST(random_is_uniform)
 {
 	gsl_rng *r = rng_stream(42, 7);
-	struct pol_env env = {4, 16, r};
+	struct pol_env env = {4, 16, r, 0};
 	const struct pol_ops *ops;
 	void *st = make("random", NULL, &env, &ops);
 	struct pol_node_view nodes[4] = {{.up = 1}, {.up = 1}, {.up = 1}, {.up = 1}};
@@ -224,7 +224,7 @@ END_TEST
 
 START_TEST(prefix_affinity_keys_on_first_tokens)
 {
-	struct pol_env env = {4, 16, NULL};
+	struct pol_env env = {4, 16, NULL, 0};
 	const struct pol_ops *ops;
 	void *st = make("prefix_affinity", "{\"prefix_tokens\": 32, \"threshold\": 10}", &env,
 			&ops);
@@ -267,7 +267,7 @@ END_TEST
 START_TEST(power_of_two_picks_the_lesser_of_two)
 {
 	gsl_rng *r = rng_stream(9, 7);
-	struct pol_env env = {3, 16, r};
+	struct pol_env env = {3, 16, r, 0};
 	const struct pol_ops *ops;
 	void *st = make("power_of_two", NULL, &env, &ops);
 	struct pol_node_view nodes[3] = {{.outstanding = 0, .up = 1},
@@ -305,7 +305,7 @@ END_TEST
 
 START_TEST(consistent_hash_ring_is_stable_and_bounded)
 {
-	struct pol_env env8 = {8, 16, NULL}, env9 = {9, 16, NULL};
+	struct pol_env env8 = {8, 16, NULL, 0}, env9 = {9, 16, NULL, 0};
 	const struct pol_ops *ops;
 	void *a = make("consistent_hash", "{\"load_factor\": 0}", &env8, &ops);
 	void *b = make("consistent_hash", "{\"load_factor\": 0}", &env9, &ops);
@@ -331,7 +331,7 @@ START_TEST(consistent_hash_ring_is_stable_and_bounded)
 
 	/* Bounded loads: 2 nodes, 10 outstanding, c = 1.25: cap =
 	 * ceil(1.25 x 11 / 2) = 7; an owner at 7 is passed over. */
-	struct pol_env env2 = {2, 16, NULL};
+	struct pol_env env2 = {2, 16, NULL, 0};
 	a = make("consistent_hash", NULL, &env2, &ops);
 	nodes[0].outstanding = 5;
 	nodes[1].outstanding = 5;
@@ -367,7 +367,7 @@ static int32_t route_prompt(const struct pol_ops *ops, void *st, struct pol_view
 
 START_TEST(cache_aware_follows_sglang)
 {
-	struct pol_env env = {3, 16, NULL};
+	struct pol_env env = {3, 16, NULL, 0};
 	const struct pol_ops *ops;
 	void *st = make("cache_aware", NULL, &env, &ops);
 	struct pol_node_view nodes[3] = {{.outstanding = 1, .up = 1},
@@ -430,7 +430,7 @@ static uint32_t fake_cached(void *ctx, uint32_t node, const struct request *r)
 START_TEST(kv_cost_follows_dynamo)
 {
 	gsl_rng *rg = rng_stream(3, 7);
-	struct pol_env env = {3, 16, rg};
+	struct pol_env env = {3, 16, rg, 0};
 	const struct pol_ops *ops;
 	struct pol_node_view nodes[3] = {{.kv_used_blocks = 10, .up = 1},
 					 {.kv_used_blocks = 30, .up = 1},
@@ -496,7 +496,7 @@ START_TEST(kv_cost_skipped_lookups_change_nothing)
 {
 	enum { N = 64, BLOCKS = 12 };
 	gsl_rng *rg = rng_stream(5, 7), *ref = gsl_rng_clone(rg), *gen = rng_stream(6, 1);
-	struct pol_env env = {N, 16, rg};
+	struct pol_env env = {N, 16, rg, 0};
 	const struct pol_ops *ops;
 	void *st = make("kv_cost", "{\"overlap_weight\": 2}", &env, &ops);
 	struct pol_node_view nodes[N];
@@ -559,7 +559,7 @@ START_TEST(kv_cost_scores_only_its_candidates)
 {
 	enum { N = 5, BLOCKS = 4 };
 	gsl_rng *rg = rng_stream(9, 7), *ref = gsl_rng_clone(rg);
-	struct pol_env env = {N, 16, rg};
+	struct pol_env env = {N, 16, rg, 0};
 	const struct pol_ops *ops;
 	void *st = make("kv_cost", "{\"candidates\": 1}", &env, &ops);
 	ck_assert_int_eq(ops->reads_kv_util(st), POL_READS_KV_SOME);
@@ -646,7 +646,7 @@ END_TEST
 START_TEST(weighted_scorer_follows_llm_d)
 {
 	gsl_rng *rg = rng_stream(3, 7);
-	struct pol_env env = {3, 16, rg};
+	struct pol_env env = {3, 16, rg, 0};
 	const struct pol_ops *ops;
 	struct pol_node_view nodes[3] = {{.kv_util = 0.2, .queued = 0, .up = 1},
 					 {.kv_util = 0.9, .queued = 4, .up = 1},
@@ -684,7 +684,7 @@ END_TEST
 
 START_TEST(precise_prefix_is_bounded)
 {
-	struct pol_env env = {3, 16, NULL};
+	struct pol_env env = {3, 16, NULL, 0};
 	const struct pol_ops *ops;
 	void *st = make("precise_prefix", NULL, &env, &ops);
 	struct pol_node_view nodes[3] = {{.outstanding = 0, .up = 1},
@@ -721,7 +721,7 @@ START_TEST(every_policy_is_listed_and_routes)
 	const struct pol_ops *const *all = pol_all(&n);
 	ck_assert_uint_eq(n, 11);
 	gsl_rng *rg = rng_stream(1, 7);
-	struct pol_env env = {4, 16, rg};
+	struct pol_env env = {4, 16, rg, 0};
 	struct pol_node_view nodes[4] = {{.up = 1}, {.up = 1}, {.up = 0}, {.up = 1}};
 	uint64_t h[4] = {1, 2, 3, 4};
 	for (size_t i = 0; i < n; i++) {
@@ -756,7 +756,7 @@ START_TEST(load_heap_matches_a_scan)
 	struct loadheap h;
 	ck_assert_int_eq(lh_init(&h, nodes, N), 0);
 	gsl_rng *rg = rng_stream(5, 9);
-	struct pol_env env = {N, 16, NULL};
+	struct pol_env env = {N, 16, NULL, 0};
 	const struct pol_ops *ll, *sa;
 	void *sl = make("least_loaded", NULL, &env, &ll);
 	void *ss = make("session_affinity", "{\"threshold\": 3}", &env, &sa);
@@ -806,7 +806,7 @@ END_TEST
 
 START_TEST(bad_params_name_the_path)
 {
-	struct pol_env env = {2, 16, NULL};
+	struct pol_env env = {2, 16, NULL, 0};
 	char err[512] = "";
 	cJSON *p = cJSON_Parse("{\"threshold\": 0}");
 	ck_assert_ptr_null(pol_find("session_affinity")->create(p, "router.params", &env, err,
@@ -827,7 +827,7 @@ END_TEST
 START_TEST(every_policy_says_no_node_up)
 {
 	gsl_rng *rg = rng_stream(1, 7);
-	struct pol_env env = {3, 16, rg};
+	struct pol_env env = {3, 16, rg, 0};
 	size_t n;
 	const struct pol_ops *const *all = pol_all(&n);
 	for (size_t k = 0; k < n; k++) {
@@ -848,7 +848,7 @@ END_TEST
  * a policy that takes no parameters says so. */
 START_TEST(policy_params_are_checked_by_their_policy)
 {
-	struct pol_env env = {2, 16, NULL};
+	struct pol_env env = {2, 16, NULL, 0};
 	static const char *const cases[][2] = {
 	    {"{\"kv_cst\": {}}", "router.policy_params.kv_cst: unknown policy \"kv_cst\" "
 				  "(known: round_robin, "},
