@@ -93,7 +93,7 @@ $(B)/bench: $(B)/obj/sim/tools/bench.o $(LIB_OBJ)
 
 run: deps
 	@$(MAKE) --no-print-directory build/kvsim
-	build/kvsim compare --policies round_robin,least_loaded,session_affinity,prefix_affinity --out out/run --report
+	build/kvsim compare --policies round_robin,least_loaded,session_affinity,prefix_affinity,kv_cost --out out/run --report
 
 # The whole suite: unit tests, end-to-end scenarios, CLI checks.
 check: deps

@@ -128,12 +128,43 @@ static int gnuplot(const char *script, const char *const *vars, const char *out,
 	return 0;
 }
 
+/* A growing array of doubles. */
+struct dvec {
+	double *v;
+	size_t n, cap;
+};
+
+static int dvec_push(struct dvec *d, double x)
+{
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 4096;
+		double *v = realloc(d->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		d->v = v;
+		d->cap = cap;
+	}
+	d->v[d->n++] = x;
+	return 0;
+}
+
+static int csv_scan_into(const char *path, const char *const *cols, int n, long *rows,
+			 long *positive, struct dvec *vals, char *err, size_t errlen);
+
 /* Scans the CSV file path: its header must name every column of cols (n of
  * them), and each of their cells be empty or a number. *rows gets the data
  * rows, *positive those with a number > 0 in one of cols. 0, or 2 with err
  * naming the file (and line) when it is missing or damaged. O(file). */
 static int csv_scan(const char *path, const char *const *cols, int n, long *rows, long *positive,
 		    char *err, size_t errlen)
+{
+	return csv_scan_into(path, cols, n, rows, positive, NULL, err, errlen);
+}
+
+/* csv_scan, and the values > 0 of cols[0] appended to vals (when not
+ * NULL); 3 when memory runs out. */
+static int csv_scan_into(const char *path, const char *const *cols, int n, long *rows,
+			 long *positive, struct dvec *vals, char *err, size_t errlen)
 {
 	enum { MAX_COLS = 8, MAX_FIELDS = 64 };
 	FILE *f = fopen(path, "r");
@@ -194,6 +225,11 @@ static int csv_scan(const char *path, const char *const *cols, int n, long *rows
 					goto out;
 				}
 				any |= x > 0;
+				if (vals && c == 0 && x > 0 && dvec_push(vals, x)) {
+					snprintf(err, errlen, "out of memory");
+					rc = 3;
+					goto out;
+				}
 			}
 			(*rows)++;
 			*positive += any;
@@ -312,19 +348,89 @@ static int scan_policies(const char *dir, const char *const *policies, size_t n,
 	return rc;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The most points a CDF is drawn with: the figure stays light whatever
+ * the number of requests; the points are exact order statistics. */
+enum { CDF_POINTS = 1000 };
+
+/* Writes the CDF of metric for each policy drawn into out, one block per
+ * policy (gnuplot's `index`), each row "value,fraction": all the values
+ * when there are at most CDF_POINTS, else the k-th smallest for
+ * CDF_POINTS ranks k evenly spaced up to the largest, after the smallest.
+ * 0, 2 (damaged input) or 3. */
+static int write_cdf(const char *dir, const char *drawn, const char *metric, const char *out,
+		     char *err, size_t errlen)
+{
+	char tmp[4420], path[4200], list[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", out);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return 3;
+	}
+	fprintf(f, "# %s: value,fraction of requests at or below it; one block per policy\n",
+		metric);
+	snprintf(list, sizeof list, "%s", drawn);
+	int rc = 0, first = 1;
+	const char *col[] = {metric};
+	for (char *save = NULL, *p = strtok_r(list, " ", &save); p && !rc;
+	     p = strtok_r(NULL, " ", &save)) {
+		struct dvec v = {0};
+		long rows, positive;
+		snprintf(path, sizeof path, "%s/%s/requests.csv", dir, p);
+		rc = csv_scan_into(path, col, 1, &rows, &positive, &v, err, errlen);
+		if (!rc) {
+			qsort(v.v, v.n, sizeof *v.v, cmp_double);
+			fprintf(f, "%s# %s\n", first ? "" : "\n\n", p);
+			first = 0;
+			size_t step = v.n > CDF_POINTS ? v.n : 0;
+			if (v.n)
+				fprintf(f, "%.9g,%.9g\n", v.v[0], 1.0 / (double)v.n);
+			for (size_t j = 1; j <= (step ? (size_t)CDF_POINTS : v.n); j++) {
+				size_t k = step ? (j * v.n + CDF_POINTS - 1) / CDF_POINTS : j;
+				if (k > 1)
+					fprintf(f, "%.9g,%.9g\n", v.v[k - 1], (double)k / (double)v.n);
+			}
+		}
+		free(v.v);
+	}
+	if (fclose(f) && !rc) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		rc = 3;
+	}
+	if (!rc && rename(tmp, out)) {
+		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		rc = 3;
+	}
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
 /* The CDF of metric over the policies: those with a value > 0 drawn, the
- * others named in the title; a note alone when none has one. 0 or 3. */
+ * others named in the title; a note alone when none has one. The points
+ * go to plots/<metric>_cdf.dat first (write_cdf). 0, 2 or 3. */
 static int latency_cdf(struct report_figs *figs, const char *dir, const char *const *policies,
 		       size_t n, const struct plot_data *d, int tpot, const char *none, char *err,
 		       size_t errlen)
 {
-	char drawn[4096] = "", empty[4096] = "";
+	char drawn[4096] = "", empty[4096] = "", data[4400];
 	for (size_t i = 0; i < n; i++) {
 		char *list = (tpot ? d[i].tpot : d[i].ttft) ? drawn : empty;
 		size_t len = strlen(list);
 		snprintf(list + len, sizeof drawn - len, "%s%s", len ? " " : "", policies[i]);
 	}
-	const char *vars[] = {"dir",   dir,   "policies", drawn, "metric", tpot ? "tpot_s" : "ttft_s",
+	const char *metric = tpot ? "tpot_s" : "ttft_s";
+	snprintf(data, sizeof data, "%s/plots/%s_cdf.dat", dir, tpot ? "tpot" : "ttft");
+	int rc = write_cdf(dir, drawn, metric, data, err, errlen);
+	if (rc)
+		return rc;
+	const char *vars[] = {"data",  data,  "policies", drawn, "metric", metric,
 			      "empty", empty, "nodata",   drawn[0] ? "" : none, NULL};
 	return figure(figs, dir, tpot ? "tpot_cdf" : "ttft_cdf",
 		      tpot ? "Time per output token, CDF per policy (log scale)."

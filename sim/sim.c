@@ -240,8 +240,9 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->block_bytes = cl->model->kv_bytes_per_token * cl->engine.kv_block_tokens;
 	uint64_t dram_blocks = (uint64_t)(cl->tiers.dram_bytes / s->block_bytes);
 	uint64_t nvme_blocks = (uint64_t)(cl->tiers.nvme_bytes / s->block_bytes);
-	/* the servers' tiers hold KV when the column's engines offload to them */
-	s->has_dram = dram_blocks > 0 && s->mech.offload;
+	/* the servers' tiers hold KV when the column's engines offload to
+	 * them; swap preemption (vLLM's CPU swap space) uses DRAM anyway */
+	s->has_dram = dram_blocks > 0 && (s->mech.offload || cl->engine.preempt_swap);
 	s->has_nvme = nvme_blocks > 0 && s->mech.offload;
 	if (pidx_init(&s->dram, s->n_servers, dram_blocks) ||
 	    pidx_init(&s->nvme, s->n_servers, nvme_blocks))

@@ -190,7 +190,9 @@ static void fresh(struct seen *t)
 }
 
 /* One session of two long turns (8,000 + 33 tokens, then 8,000 more) on
- * one node with a DRAM tier and a watermark of 1%: after turn 1, the
+ * one node with a DRAM tier the engine offloads to (round robin plus an
+ * offloading connector) and a watermark of 1% with the offload action:
+ * after turn 1, the
  * node holds its 502 blocks, above 1% of the cache, so the least recently
  * used ones (the chain's tail) are written down to DRAM until 1% is left.
  * Turn 2 finds the head in HBM and reloads the rest over PCIe before its
@@ -198,7 +200,8 @@ static void fresh(struct seen *t)
 static const char *two_long_turns =
     "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1, \"model\": \"Llama-3.1-8B\","
     "  \"tiers\": {\"dram_gib_per_server\": 64}},"
-    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"kv_watermark\": 0.01},"
+    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"kv_watermark\": 0.01,"
+    "  \"offload\": true, \"watermark_action\": \"offload\"},"
     " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 1, \"max_sessions\": 1,"
     "  \"turns\": {\"dist\": \"constant\", \"value\": 2},"
     "  \"user_tokens\": {\"dist\": \"constant\", \"value\": 8000},"
@@ -259,7 +262,8 @@ START_TEST(watermark_closes_the_node_to_new_sessions)
 {
 	const char *json =
 	    "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1, \"model\": \"Llama-3.1-8B\"},"
-	    " \"router\": {\"policy\": \"least_loaded\", \"params\": {}, \"kv_watermark\": 0.01},"
+	    " \"router\": {\"policy\": \"least_loaded\", \"params\": {}, \"kv_watermark\": 0.01,"
+	    "  \"watermark_action\": \"close\"},"
 	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 20, \"max_requests\": 3,"
 	    "  \"input_tokens\": {\"dist\": \"constant\", \"value\": 8000},"
 	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 500}}}";
@@ -290,8 +294,9 @@ START_TEST(watermark_closes_the_node_to_new_sessions)
 }
 END_TEST
 
-/* Overload on one single-sequence node with a short queue bound: new
- * sessions are shed at half the bound, continuing ones only at the bound,
+/* Overload on one single-sequence node with a short queue bound and
+ * admission control (a wait limit too high to act, so the bound decides):
+ * new sessions are shed at half the bound, continuing ones only at the bound,
  * so continuing sessions lose far fewer turns than when both share one
  * bound; every shed request names its reason. */
 START_TEST(shedding_drops_new_sessions_first)
@@ -301,7 +306,8 @@ START_TEST(shedding_drops_new_sessions_first)
 	    "  \"engine\": {\"max_num_seqs\": 1},"
 	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 2, \"per_token_ms\": 0}},"
 	    " \"router\": {\"policy\": \"least_loaded\", \"params\": {}, \"max_queue_per_node\": 8,"
-	    "  \"new_session_queue_frac\": 0.5},"
+	    "  \"new_session_queue_frac\": 0.5, \"shed\": \"predicted_wait\","
+	    "  \"shed_wait_slo_multiple\": 1e6},"
 	    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 4, \"max_sessions\": 100000,"
 	    "  \"turns\": {\"dist\": \"constant\", \"value\": 4},"
 	    "  \"user_tokens\": {\"dist\": \"constant\", \"value\": 50},"
@@ -381,18 +387,43 @@ START_TEST(health_faults_act_where_they_should)
 	run_in(chat8, NULL, th, &base, &t);
 	for (int i = 0; i < 8; i++) /* 25 C inlet: busy steady 74 C < 85 */
 		ck_assert_double_eq(base.nodes[i].throttled_s, 0);
-	const char *cool[] = {"cluster.thermal.enabled=true",
+	/* Server 0's cooling fails (70 C inlet) from 20 s to 220 s. Without
+	 * the health filter its GPUs throttle and decode at 0.6 x speed: the
+	 * slowest TPOTs grow. */
+	const char *cool[] = {"cluster.thermal.enabled=true", "router.health.enabled=false",
 			      "faults=[{\"kind\": \"cooling\", \"server\": 0, \"at_s\": 20, "
 			      "\"duration_s\": 200, \"ambient_c\": 70}]",
 			      NULL};
 	fresh(&t);
 	run_in(chat8, NULL, cool, &m, &t);
-	for (int i = 0; i < 4; i++)
+	double hot_s = 0;
+	for (int i = 0; i < 4; i++) {
 		ck_assert_double_gt(m.nodes[i].throttled_s, 1);
+		hot_s += m.nodes[i].throttled_s;
+	}
 	for (int i = 4; i < 8; i++)
 		ck_assert_double_eq(m.nodes[i].throttled_s, 0);
-	/* Throttled nodes decode at 0.6 x speed: the slowest TPOTs grow. */
 	ck_assert_double_gt(m.tpot.p99, 1.3 * base.tpot.p99);
+	/* With it (the seed's default), server 0's nodes, hotter than the
+	 * resume temperature or throttled, get no work while server 1's can
+	 * take it: the traffic moves, the throttled time falls (less load,
+	 * less heat) and TPOT does not get worse. */
+	const char *healthy[] = {cool[0], cool[2], NULL};
+	struct met_summary h;
+	fresh(&t);
+	run_in(chat8, NULL, healthy, &h, &t);
+	uint64_t on0_off = 0, on0_on = 0;
+	double hot_on = 0;
+	for (int i = 0; i < 4; i++) {
+		on0_off += m.nodes[i].requests;
+		on0_on += h.nodes[i].requests;
+		hot_on += h.nodes[i].throttled_s;
+	}
+	ck_assert_uint_lt(on0_on * 10, on0_off * 8); /* at least a fifth moved away */
+	ck_assert_double_lt(hot_on, 0.5 * hot_s);
+	ck_assert_double_le(h.tpot.p99, m.tpot.p99);
+	ck_assert_uint_gt(h.migration_by_reason[MR_HEALTH], 0);
+	met_summary_free(&h);
 	met_summary_free(&m);
 	met_summary_free(&base);
 

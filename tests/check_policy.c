@@ -121,7 +121,8 @@ START_TEST(session_affinity_reference_case)
 {
 	struct pol_env env = {2, 16, NULL, 0};
 	const struct pol_ops *ops;
-	void *st = make("session_affinity", "{\"threshold\": 10}", &env, &ops);
+	void *st = make("session_affinity", "{\"threshold\": 10, \"when_full\": \"shed\"}", &env,
+			&ops);
 	/* worker_1 = node 0 with load 9, worker_2 = node 1 with load 2. */
 	struct pol_node_view nodes[2] = {{.outstanding = 9, .up = 1}, {.outstanding = 2, .up = 1}};
 	uint64_t abc = 0xabc, def = 0xdef, ghi = 0x6b1;

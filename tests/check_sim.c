@@ -335,7 +335,7 @@ START_TEST(follow_up_admissions_are_hinted_with_their_history)
 {
 	/* four turns: no conversation outgrows the context (a truncated
 	 * history is another chain, and its lookup ends elsewhere) */
-	const char *sets[] = {"router.policy=session_affinity",
+	const char *sets[] = {"router.policy=session_affinity", "router.params.threshold=10",
 			      "workload.turns={\"dist\": \"constant\", \"value\": 4}", NULL};
 	struct scenario sc;
 	th_scenario(chat_small, sets, &sc);
@@ -781,9 +781,23 @@ START_TEST(migration_recompute_and_auto)
 	ck_assert_double_gt(m.recompute_gpu_s, 0);
 	met_summary_free(&m);
 	/* auto: moving 25 MB over IB (0.5 ms) beats re-reading 16 GB of weights. */
+	const char *aut[] = {"router.migration=auto", NULL};
+	memset(&t, 0, sizeof t);
+	run(two_turns, aut, NULL, &m, &t);
+	ck_assert_uint_eq(t.turn2.migrated, 192);
+	met_summary_free(&m);
+	/* a baseline's own default: a plain engine recomputes */
 	memset(&t, 0, sizeof t);
 	run(two_turns, NULL, NULL, &m, &t);
-	ck_assert_uint_eq(t.turn2.migrated, 192);
+	ck_assert_uint_eq(t.turn2.migrated, 0);
+	ck_assert_uint_eq(t.turn2.recomputed, 192);
+	met_summary_free(&m);
+	/* no transfer path: auto has nothing to choose from */
+	const char *none[] = {"router.migration=auto", "cluster.kv_transfer=none", NULL};
+	memset(&t, 0, sizeof t);
+	run(two_turns, none, NULL, &m, &t);
+	ck_assert_uint_eq(t.turn2.migrated, 0);
+	ck_assert_uint_eq(t.turn2.recomputed, 192);
 	met_summary_free(&m);
 	/* session_affinity keeps the session home: the whole history is cached. */
 	const char *sa[] = {"router.policy=session_affinity", NULL};
@@ -818,7 +832,7 @@ START_TEST(overlapping_faults_compose)
 	     "\"factor\": 0.25}, {\"kind\": \"slow\", \"node\": 1, \"at_s\": 5, \"duration_s\": 1, "
 	     "\"factor\": 0.125}, {\"kind\": \"slow\", \"node\": 1, \"at_s\": 6, \"duration_s\": 24, "
 	     "\"factor\": 0.25}]"},
-	    {"router.migration=transfer",
+	    {"router={\"policy\": \"round_robin\", \"migration\": \"transfer\"}",
 	     "faults=[{\"kind\": \"link\", \"server\": 0, \"at_s\": 0, \"duration_s\": 1000, "
 	     "\"factor\": 0.5}, {\"kind\": \"link\", \"server\": 0, \"at_s\": 0, \"duration_s\": 1000, "
 	     "\"factor\": 0.5}]",
@@ -913,8 +927,8 @@ END_TEST
 
 START_TEST(shedding_when_every_node_is_full)
 {
-	const char *sets[] = {"router.params.threshold=1", "workload.sessions_per_s=20",
-			      "workload.max_sessions=400", NULL};
+	const char *sets[] = {"router.params.threshold=1", "router.params.when_full=shed",
+			      "workload.sessions_per_s=20", "workload.max_sessions=400", NULL};
 	struct met_summary m;
 	struct tally t;
 	memset(&t, 0, sizeof t);
