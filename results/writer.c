@@ -273,19 +273,52 @@ void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summ
 		fputs("</table>\n", f);
 }
 
+/* Under the table: the mechanisms each column ran with (docs/policies.md). */
+static void print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enum res_style style)
+{
+	if (style == RES_STYLE_TEXT)
+		fputs("\nmechanisms (router.<key> for every column, "
+		      "router.policy_params.<policy>.<key> for one):\n",
+		      f);
+	else if (style == RES_STYLE_MD)
+		fputs("\nMechanisms each column ran with (docs/policies.md):\n\n", f);
+	else
+		fputs("<p>Mechanisms each column ran with:</p>\n<ul>\n", f);
+	for (size_t j = 0; j < n; j++) {
+		char line[320], what[96];
+		mech_describe(&s[j].mech, line, sizeof line);
+		snprintf(what, sizeof what, "%s%s%s", mech_family_name(s[j].family),
+			 s[j].product ? ", " : "", s[j].product ? s[j].product : "");
+		if (style == RES_STYLE_TEXT)
+			fprintf(f, "  %-17s %s; kv path %s (%s)\n", s[j].policy, line,
+				mech_path_name(s[j].kv_transfer), what);
+		else if (style == RES_STYLE_MD)
+			fprintf(f, "- `%s` (%s): %s; kv path %s\n", s[j].policy, what, line,
+				mech_path_name(s[j].kv_transfer));
+		else
+			fprintf(f, "<li><code>%s</code> (%s): %s; kv path %s</li>\n", s[j].policy, what,
+				line, mech_path_name(s[j].kv_transfer));
+	}
+	if (style == RES_STYLE_HTML)
+		fputs("</ul>\n", f);
+}
+
 void res_print_comparison(FILE *f, const struct met_summary *s, size_t n)
 {
 	res_print_table(f, NULL, s, n, RES_STYLE_TEXT);
+	print_mechanisms(f, s, n, RES_STYLE_TEXT);
 }
 
 void res_print_comparison_md(FILE *f, const struct met_summary *s, size_t n)
 {
 	res_print_table(f, NULL, s, n, RES_STYLE_MD);
+	print_mechanisms(f, s, n, RES_STYLE_MD);
 }
 
 void res_print_comparison_html(FILE *f, const struct met_summary *s, size_t n)
 {
 	res_print_table(f, NULL, s, n, RES_STYLE_HTML);
+	print_mechanisms(f, s, n, RES_STYLE_HTML);
 }
 
 void res_print_summary(FILE *f, const struct met_summary *s)

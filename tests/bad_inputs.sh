@@ -213,5 +213,15 @@ scen key_utf8 "$(printf '{"router": {"policy_params": {"x\300\257": {}}}}')" 'ro
 scen surrogate_utf8 "$(printf '{"faults": [], "workload": {"kind": "chat"}, "name": "\355\240\200"}')" 'name: invalid UTF-8 (byte 0xed at offset 0'
 bad set_utf8 "name: invalid UTF-8" run "$T/ok.json" --set "name=$(printf 'x\377')" --out "$T/out_set_utf8"
 
+# router mechanisms: each key checked where it is set, for every column and for one
+scen wm_action '{"router": {"watermark_action": "evict"}}' 'router.watermark_action: expected one of none, close, offload, migrate, got "evict"'
+scen shed_rule '{"router": {"shed": "sometimes"}}' 'router.shed: expected one of none, predicted_wait, got "sometimes"'
+scen health_kv '{"router": {"health": {"max_kv_util": 2}}}' 'router.health.max_kv_util: expected a number in [0.01, 1], got 2'
+scen health_key '{"router": {"health": {"max_temp": 70}}}' 'router.health.max_temp: unknown key'
+scen health_type '{"router": {"health": true}}' 'router.health: expected an object'
+scen pp_offload '{"router": {"policy_params": {"round_robin": {"offload": "yes"}}}}' 'router.policy_params.round_robin.offload: expected true or false'
+scen kv_path '{"cluster": {"kv_transfer": "rdma"}}' 'cluster.kv_transfer: expected one of none, nixl, lmcache, got "rdma"'
+scen no_path '{"cluster": {"kv_transfer": "none"}, "router": {"migration": "transfer"}}' 'router.migration: "transfer" needs a KV transfer path, and cluster.kv_transfer is "none"'
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

@@ -327,6 +327,65 @@ START_TEST(shedding_drops_new_sessions_first)
 	ck_assert_uint_gt(b.shed_cont, 10);
 	ck_assert_uint_lt(a.shed_cont * 4, b.shed_cont);
 	met_summary_free(&m);
+	/* The same order when the predicted wait decides (a bound too high to
+	 * act; prefill priced at 0.02 ms a token, a limit of 0.1 s): new
+	 * sessions meet 0.5 x the limit. */
+	const char *wait[] = {"router.max_queue_per_node=100000",
+			      "cluster.cost_model.per_token_ms=0.02",
+			      "router.shed_wait_slo_multiple=0.05", NULL};
+	const char *wait_same[] = {"router.max_queue_per_node=100000",
+				   "cluster.cost_model.per_token_ms=0.02",
+				   "router.shed_wait_slo_multiple=0.05",
+				   "router.new_session_queue_frac=1", NULL};
+	fresh(&a);
+	run_in(json, NULL, wait, &m, &a);
+	ck_assert_uint_gt(a.shed_new, 100);
+	met_summary_free(&m);
+	fresh(&b);
+	run_in(json, NULL, wait_same, &m, &b);
+	ck_assert_uint_gt(b.shed_cont, 10);
+	ck_assert_uint_lt(a.shed_cont * 4, b.shed_cont);
+	met_summary_free(&m);
+}
+END_TEST
+
+/* Early rejection by predicted wait, by hand: one node running one
+ * sequence at a time, each request 1,000 prompt tokens and one output token
+ * at a fixed 2 ms + 0.08 ms per token (82 ms each), offered 50 per second
+ * (four times what it serves). The prediction for a request that finds n
+ * waiting is (n + 1) x 1,000 x 0.08 ms = 80 (n + 1) ms; open requests are
+ * new sessions, whose limit is new_session_queue_frac (0.75) x 1 x the
+ * TTFT SLO (1 s): 750 ms, so at most 8 wait ahead of an admitted request
+ * and its TTFT is at most the one in service (82 ms) + 8 x 82 + its own
+ * 82 = 820 ms. Without the rule the queue grows to its bound. */
+START_TEST(predicted_wait_sheds_what_would_miss_the_slo)
+{
+	const char *json =
+	    "{\"duration_s\": 60, \"cluster\": {\"nodes\": 1,"
+	    "  \"engine\": {\"max_num_seqs\": 1, \"prefix_caching\": false},"
+	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 2, \"per_token_ms\": 0.08}},"
+	    " \"router\": {\"policy\": \"least_loaded\", \"params\": {}, \"shed\": \"predicted_wait\"},"
+	    " \"slo\": {\"ttft_p99_s\": 1.0},"
+	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 50, \"max_requests\": 3000,"
+	    "  \"input_tokens\": {\"dist\": \"constant\", \"value\": 1000},"
+	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 1}}}";
+	struct met_summary m;
+	struct seen t;
+	fresh(&t);
+	run_in(json, NULL, NULL, &m, &t);
+	ck_assert_uint_gt(m.shed, 1000);
+	ck_assert_uint_eq(t.no_reason, 0);
+	ck_assert_uint_eq(m.shed_why.n, 1);
+	ck_assert_str_eq(m.shed_why.reason[0], "overload_new_session");
+	ck_assert_double_le(m.ttft.max, 0.820 + 1e-9);
+	ck_assert_double_gt(m.ttft.max, 0.738); /* the queue did reach 8 */
+	met_summary_free(&m);
+	/* off: nothing shed before the queue bound, TTFT grows to seconds */
+	const char *off[] = {"router.shed=none", NULL};
+	fresh(&t);
+	run_in(json, NULL, off, &m, &t);
+	ck_assert_double_gt(m.ttft.max, 10);
+	met_summary_free(&m);
 }
 END_TEST
 
@@ -674,6 +733,7 @@ Suite *physics_suite(void)
 	tcase_add_test(tc, store_latency_adds_to_ttft);
 	tcase_add_test(tc, replicas_and_stale_views);
 	tcase_add_test(tc, swap_preemption_recomputes_less);
+	tcase_add_test(tc, predicted_wait_sheds_what_would_miss_the_slo);
 	tcase_add_test(tc, spans_identical_with_faults_and_replicas);
 	tcase_add_test(tc, chat_session_affinity_recomputes_less_than_round_robin);
 	tcase_add_test(tc, mooncake_cache_aware_policies_hit_more_than_round_robin);

@@ -259,7 +259,7 @@ gnuplot -e "csv='tests/data/sweep.csv'; x='workload.sessions_per_s'; fmt='png'; 
 	[ -s "$T/load.png" ] && [ -s "$T/load.svg" ] && ok || bad "latency_load.gp failed on the fixture"
 
 # trace events: a Chrome trace with the three kinds of event, nothing half-written
-expect 0 "" run "$T/small.json" --out "$T/te" --trace-events "$T/te.json" --quiet --set cluster.nodes_per_server=1 --policy round_robin
+expect 0 "" run "$T/small.json" --out "$T/te" --trace-events "$T/te.json" --quiet --set cluster.nodes_per_server=1 --policy round_robin --set router.migration=auto
 head -c 40 "$T/te.json" | grep -q '"traceEvents"' && grep -q '"name":"route"' "$T/te.json" &&
 	grep -q '"name":"decode"' "$T/te.json" && grep -q '"name":"kv transfer"' "$T/te.json" &&
 	tail -c 80 "$T/te.json" | grep -q '"truncated":false}}' && ok || bad "trace events incomplete"
@@ -372,7 +372,7 @@ usage plan "--gpus: expected a comma-separated list of GPU names" plan --slo=ttf
 usage plan "--gpus: expected a comma-separated list of GPU names" plan --slo=ttft_p99=2 --search=nodes --gpus=,
 usage plan "--gpus: expected a comma-separated list of GPU names" plan --slo=ttft_p99=2 --search=nodes --gpus ' , '
 usage plan "--gpus: too many GPU names (at most 32)" plan --slo=ttft_p99=2 --search=nodes --gpus "$(printf 'H100-SXM,%.0s' $(seq 33))"
-expect 0 "-    L40S             none" plan "$T/small.json" --slo ttft_p99=100 --search nodes --max 2 --gpus ' H100-SXM , L40S' --out "$T/plan_sp"
+expect 0 "L40S: smallest cluster 1 " plan "$T/small.json" --slo ttft_p99=100 --search nodes --max 2 --gpus ' H100-SXM , L40S' --out "$T/plan_sp"
 grep -q '"gpu":	"L40S"' "$T/plan_sp/plan.json" && grep -q '"gpu":	"H100-SXM"' "$T/plan_sp/plan.json" && ok ||
 	bad "plan --gpus ' H100-SXM , L40S' did not search both"
 usage plan "--rate-key: too long (at most 200 characters)" plan --slo ttft_p99=1 --search rate --rate-key "workload.$(printf 'x%.0s' $(seq 200))"
@@ -678,6 +678,33 @@ printf '{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1]
 printf '{"duration_s": 10, "workload": {"kind": "trace", "format": "mooncake", "path": "skip.trace", "skip_bad": true}}' >"$T/skip.json"
 expect 0 "kvsim: skipped 1 bad trace lines (skip_bad); the first: $T/skip.trace:2: not a JSON object" run "$T/skip.json" --out "$T/skip_out" --quiet
 grep -q '"skipped_lines":	1' "$T/skip_out/summary.json" && ok || bad "summary.json lacks requests.skipped_lines 1"
+
+# The default scenario tells the seed's story, whatever the seed: session
+# affinity (with its mechanisms) against plain round robin, TTFT p99 at most
+# 0.6x and recompute GPU-s at most 0.25x, nothing shed beyond 0.1%.
+for seed in 1 2; do
+	"$KVSIM" compare --policies round_robin,session_affinity --set seed=$seed --out "$T/story$seed" --quiet >/dev/null 2>&1 &&
+		awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+			{ p[$1] = $c["ttft_p99_s"]; g[$1] = $c["recompute_gpu_s"]; sh[$1] = $c["shed"]; a[$1] = $c["arrived"] }
+			END { ok = p["session_affinity"] <= 0.6 * p["round_robin"] &&
+				   g["session_affinity"] <= 0.25 * g["round_robin"] &&
+				   sh["session_affinity"] <= 0.001 * a["session_affinity"] &&
+				   sh["round_robin"] <= 0.001 * a["round_robin"]
+			      printf "rr p99 %s sa p99 %s rr gpu-s %s sa gpu-s %s\n", p["round_robin"], p["session_affinity"], g["round_robin"], g["session_affinity"]
+			      exit !ok }' "$T/story$seed/comparison.csv" >"$T/story.out" && ok ||
+		bad "seed $seed: the default scenario does not show the seed's point: $(cat "$T/story.out")"
+done
+# Each column's mechanisms: printed under the table and in summary.json; a
+# router key sets every column's, a policy_params key one column's.
+expect 0 "  round_robin       kv recompute, watermark none, offload off, shed none, health off; kv path nixl (baseline)" compare --policies round_robin,session_affinity --set duration_s=20 --out "$T/mech"
+grep -q '"family":	"seed"' "$T/mech/session_affinity/summary.json" && grep -q '"watermark_action":	"migrate"' "$T/mech/session_affinity/summary.json" && ok ||
+	bad "summary.json lacks the seed's mechanisms"
+"$KVSIM" compare --policies round_robin,least_loaded --set duration_s=20 --set cluster.kv_transfer=lmcache \
+	--set router.policy_params.round_robin.offload=true --set router.migration=auto --out "$T/mech2" >"$T/mech2.out" 2>&1 &&
+	grep -q "  round_robin       kv auto, watermark none, offload on, shed none, health off; kv path lmcache (baseline)" "$T/mech2.out" &&
+	grep -q "  least_loaded      kv auto, watermark none, offload off, shed none, health off; kv path lmcache (baseline)" "$T/mech2.out" && ok ||
+	bad "router.migration and policy_params mechanisms not applied as documented: $(tail -4 "$T/mech2.out")"
+grep -q '"by_reason":	{' "$T/mech/session_affinity/summary.json" && ok || bad "summary.json lacks migration.by_reason"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
