@@ -18,7 +18,7 @@ CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))
 TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
 TEST_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(TEST_SRC))
 EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalog/models.json \
-            kv_embedded_links=sim/catalog/links.json \
+            kv_embedded_links=sim/catalog/links.json kv_embedded_servers=sim/catalog/servers.json \
             kv_embedded_default_scenario=workloads/scenarios/default.json \
             kv_plot_common=plot/common.gp kv_plot_latency_cdf=plot/latency_cdf.gp \
             kv_plot_node_timeline=plot/node_timeline.gp kv_plot_tokens=plot/tokens.gp \
@@ -62,7 +62,8 @@ $(B)/tools/embed: sim/tools/embed.c
 	$(CC) -std=c11 -O2 $(WARN) -o $@ $<
 
 $(B)/embedded.c: $(B)/tools/embed sim/catalog/gpus.json sim/catalog/models.json \
-                  sim/catalog/links.json workloads/scenarios/default.json $(wildcard plot/*.gp)
+                  sim/catalog/links.json sim/catalog/servers.json \
+                  workloads/scenarios/default.json $(wildcard plot/*.gp)
 	$(B)/tools/embed $@ $(EMBED)
 
 $(B)/obj/embedded.o: $(B)/embedded.c

@@ -65,7 +65,18 @@ static void list_links(const struct catalog *cat)
 		       cat->links[i].latency_s * 1e6);
 }
 
-#define LIST_TOPICS "policies|gpus|models|links|workloads"
+static void list_servers(const struct catalog *cat)
+{
+	printf("%-16s %-10s %5s %5s %-10s %s\n", "name", "gpu", "GPUs", "NICs", "NIC link",
+	       "host");
+	for (size_t i = 0; i < cat->n_servers; i++) {
+		const struct cat_server *v = &cat->servers[i];
+		printf("%-16s %-10s %5d %5d %-10s %s\n", v->name, v->gpu[0] ? v->gpu : "(any)",
+		       v->gpus, v->nics, v->nic, v->host);
+	}
+}
+
+#define LIST_TOPICS "policies|gpus|models|links|servers|workloads"
 
 static int cmd_list(const struct cli_ctx *cx, int argc, char **argv)
 {
@@ -91,6 +102,7 @@ static int cmd_list(const struct cli_ctx *cx, int argc, char **argv)
 	void (*list)(const struct catalog *) = !strcmp(what, "gpus")     ? list_gpus
 					       : !strcmp(what, "models") ? list_models
 					       : !strcmp(what, "links")  ? list_links
+					       : !strcmp(what, "servers") ? list_servers
 									 : NULL;
 	if (!list)
 		return cli_misuse(cx->cmd, "unknown list \"%s\" (expected %s)", what, LIST_TOPICS);
@@ -255,11 +267,11 @@ static int cmd_version(const struct cli_ctx *cx, int argc, char **argv)
 const struct cli_cmd cli_list_cmd = {
     .name = "list",
     .args = "WHAT",
-    .summary = "policies | gpus | models | links | workloads",
+    .summary = "policies | gpus | models | links | servers | workloads",
     .run = cmd_list,
     .about = "Prints what the registry or the built-in catalogs hold: WHAT is policies,\n"
-	     "gpus, models, links or workloads.\n",
-    .pos_complete = "policies gpus models links workloads",
+	     "gpus, models, links, servers or workloads.\n",
+    .pos_complete = "policies gpus models links servers workloads",
 };
 
 const struct cli_cmd cli_diff_cmd = {

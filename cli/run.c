@@ -304,6 +304,16 @@ static int cmd_validate(const struct cli_ctx *cx, int argc, char **argv)
 	       o.scenario, s.name, s.cluster.nodes, s.cluster.gpu->name, s.cluster.tp,
 	       s.cluster.model->name, (long long)s.kv_blocks_per_node,
 	       s.cluster.engine.kv_block_tokens, s.router.policy);
+	const struct cluster_cfg *cl = &s.cluster;
+	int servers = (cl->nodes + cl->nodes_per_server - 1) / cl->nodes_per_server;
+	printf("layout: %d %s server%s of %d GPUs, at most %d replica%s (tp %d) per server; per "
+	       "replica %d x %s = %.0f GB/s, %g x %s = %.0f GB/s; per server %d x %s = %.0f GB/s to "
+	       "host DRAM (each direction)\n",
+	       servers, cl->server->name, servers == 1 ? "" : "s", cl->server->gpus,
+	       cl->nodes_per_server, cl->nodes_per_server == 1 ? "" : "s", cl->tp, cl->tp,
+	       cl->intra_server->name, cl->nvlink_bytes_per_s / 1e9,
+	       (double)cl->tp * cl->server->nics / cl->server->gpus, cl->inter_server->name,
+	       cl->nic_bytes_per_s / 1e9, cl->tp, cl->host->name, cl->host_bytes_per_s / 1e9);
 	cfg_scenario_free(&s);
 	return CLI_OK;
 }

@@ -163,6 +163,58 @@ static int parse_link(const cJSON *e, const char *path, struct cat_link *l, int 
 	return 0;
 }
 
+/* A server type. Its links are checked against the link table once the
+ * whole catalog object is merged (check_server_links). */
+static int parse_server(const cJSON *e, const char *path, struct cat_server *v, int is_new,
+			char *err, size_t errlen)
+{
+	static const char *const keys[] = {"gpu", "gpus", "nics", "nic", "host", NULL};
+	if (cfg_check_keys(e, path, keys, err, errlen))
+		return -1;
+	if (is_new) {
+		for (int i = 1; keys[i]; i++) {
+			if (!cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
+				snprintf(err, errlen, "%s.%s: missing (a new server needs gpus, nics, nic "
+						      "and host)",
+					 path, keys[i]);
+				return -1;
+			}
+		}
+	}
+	int64_t gpus = v->gpus, nics = v->nics;
+	if (cfg_int(e, path, "gpus", 1, 4096, &gpus, err, errlen) ||
+	    cfg_int(e, path, "nics", 1, 65536, &nics, err, errlen) ||
+	    cfg_string(e, path, "gpu", v->gpu, sizeof v->gpu, err, errlen) ||
+	    cfg_string(e, path, "nic", v->nic, sizeof v->nic, err, errlen) ||
+	    cfg_string(e, path, "host", v->host, sizeof v->host, err, errlen))
+		return -1;
+	v->gpus = (int)gpus;
+	v->nics = (int)nics;
+	return 0;
+}
+
+/* Every server's NIC and host links are in the link table. */
+static int check_server_links(const struct catalog *cat, const char *path, char *err,
+			      size_t errlen)
+{
+	for (size_t i = 0; i < cat->n_servers; i++) {
+		const struct cat_server *v = &cat->servers[i];
+		const char *bad = !catalog_link(cat, v->nic) ? "nic"
+				  : !catalog_link(cat, v->host) ? "host"
+								 : NULL;
+		if (!bad)
+			continue;
+		char names[1024], p[256], q[320];
+		catalog_names(cat, "links", names, sizeof names);
+		cfg_join(p, sizeof p, path, "servers");
+		snprintf(q, sizeof q, "%s.%s", p, v->name);
+		snprintf(err, errlen, "%s.%s: unknown link \"%s\" (known: %s)", q, bad,
+			 !strcmp(bad, "nic") ? v->nic : v->host, names);
+		return -1;
+	}
+	return 0;
+}
+
 /* Generic "name -> entry" merge over one table of fixed-size records. */
 static int merge_table(const cJSON *tab, const char *path, void **arr, size_t *n, size_t size,
 		       int (*parse)(const cJSON *, const char *, void *, int, char *, size_t),
@@ -234,16 +286,20 @@ static int parse_link_v(const cJSON *e, const char *p, void *r, int n, char *err
 {
 	return parse_link(e, p, r, n, err, el);
 }
+static int parse_server_v(const cJSON *e, const char *p, void *r, int n, char *err, size_t el)
+{
+	return parse_server(e, p, r, n, err, el);
+}
 
 int catalog_merge(struct catalog *cat, const cJSON *obj, const char *path, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"gpus", "models", "links", NULL};
+	static const char *const keys[] = {"gpus", "models", "links", "servers", NULL};
 	if (cfg_check_keys(obj, path, keys, err, errlen))
 		return -1;
 	if (!obj)
 		return 0;
 	char p[256];
-	void *g = cat->gpus, *m = cat->models, *l = cat->links;
+	void *g = cat->gpus, *m = cat->models, *l = cat->links, *v = cat->servers;
 	int rc = merge_table(cJSON_GetObjectItemCaseSensitive(obj, "gpus"),
 			     cfg_join(p, sizeof p, path, "gpus"), &g, &cat->n_gpus,
 			     sizeof(struct cat_gpu), parse_gpu_v, err, errlen);
@@ -258,6 +314,13 @@ int catalog_merge(struct catalog *cat, const cJSON *obj, const char *path, char 
 				 cfg_join(p, sizeof p, path, "links"), &l, &cat->n_links,
 				 sizeof(struct cat_link), parse_link_v, err, errlen);
 	cat->links = l;
+	if (rc == 0)
+		rc = merge_table(cJSON_GetObjectItemCaseSensitive(obj, "servers"),
+				 cfg_join(p, sizeof p, path, "servers"), &v, &cat->n_servers,
+				 sizeof(struct cat_server), parse_server_v, err, errlen);
+	cat->servers = v;
+	if (rc == 0)
+		rc = check_server_links(cat, path, err, errlen);
 	return rc;
 }
 
@@ -288,7 +351,8 @@ int catalog_load_builtin(struct catalog *cat, char *err, size_t errlen)
 	memset(cat, 0, sizeof *cat);
 	if (merge_text(cat, kv_embedded_gpus, "gpus", err, errlen) ||
 	    merge_text(cat, kv_embedded_models, "models", err, errlen) ||
-	    merge_text(cat, kv_embedded_links, "links", err, errlen)) {
+	    merge_text(cat, kv_embedded_links, "links", err, errlen) ||
+	    merge_text(cat, kv_embedded_servers, "servers", err, errlen)) {
 		catalog_free(cat);
 		return -1;
 	}
@@ -300,6 +364,7 @@ void catalog_free(struct catalog *cat)
 	free(cat->gpus);
 	free(cat->models);
 	free(cat->links);
+	free(cat->servers);
 	memset(cat, 0, sizeof *cat);
 }
 
@@ -327,6 +392,22 @@ const struct cat_link *catalog_link(const struct catalog *cat, const char *name)
 	return NULL;
 }
 
+const struct cat_server *catalog_server(const struct catalog *cat, const char *name)
+{
+	for (size_t i = 0; i < cat->n_servers; i++)
+		if (!strcmp(cat->servers[i].name, name))
+			return &cat->servers[i];
+	return NULL;
+}
+
+const struct cat_server *catalog_server_for(const struct catalog *cat, const char *gpu)
+{
+	for (size_t i = 0; i < cat->n_servers; i++)
+		if (!strcmp(cat->servers[i].gpu, gpu))
+			return &cat->servers[i];
+	return catalog_server(cat, CAT_DEFAULT_SERVER);
+}
+
 void catalog_names(const struct catalog *cat, const char *table, char *out, size_t outlen)
 {
 	size_t n = 0, size = 0;
@@ -335,6 +416,8 @@ void catalog_names(const struct catalog *cat, const char *table, char *out, size
 		base = (const char *)cat->gpus, n = cat->n_gpus, size = sizeof(struct cat_gpu);
 	else if (!strcmp(table, "models"))
 		base = (const char *)cat->models, n = cat->n_models, size = sizeof(struct cat_model);
+	else if (!strcmp(table, "servers"))
+		base = (const char *)cat->servers, n = cat->n_servers, size = sizeof(struct cat_server);
 	else
 		base = (const char *)cat->links, n = cat->n_links, size = sizeof(struct cat_link);
 	out[0] = 0;

@@ -39,17 +39,29 @@ struct cat_link {
 	double latency_s;
 };
 
+/* A server type: the GPUs that share one server (its NVLink domain, its
+ * host DRAM and NVMe tiers) and the scale-out and host links each GPU has. */
+struct cat_server {
+	char name[CAT_NAME_LEN];
+	char gpu[CAT_NAME_LEN]; /* the GPU it is the default server of, or "" */
+	int gpus;               /* GPUs per server */
+	int nics;               /* scale-out (compute fabric) NIC ports per server */
+	char nic[CAT_NAME_LEN];  /* the link of one NIC port */
+	char host[CAT_NAME_LEN]; /* one GPU's PCIe path to host DRAM */
+};
+
 struct catalog {
 	struct cat_gpu *gpus;
 	struct cat_model *models;
 	struct cat_link *links;
-	size_t n_gpus, n_models, n_links;
+	struct cat_server *servers;
+	size_t n_gpus, n_models, n_links, n_servers;
 };
 
 /* Loads the built-in catalogs. Returns 0, or -1 with err filled. Caller
  * frees with catalog_free. */
 int catalog_load_builtin(struct catalog *cat, char *err, size_t errlen);
-/* Merges {"gpus": {...}, "models": {...}, "links": {...}} into cat: a known
+/* Merges {"gpus": {...}, "models": {...}, "links": {...}, "servers": {...}} into cat: a known
  * name has the given fields overridden, a new name is added (all fields
  * required). path prefixes error messages. */
 int catalog_merge(struct catalog *cat, const struct cJSON *obj, const char *path, char *err,
@@ -59,7 +71,13 @@ void catalog_free(struct catalog *cat);
 const struct cat_gpu *catalog_gpu(const struct catalog *cat, const char *name);
 const struct cat_model *catalog_model(const struct catalog *cat, const char *name);
 const struct cat_link *catalog_link(const struct catalog *cat, const char *name);
-/* Writes "a, b, c" (the names of one table: "gpus", "models", "links"). */
+const struct cat_server *catalog_server(const struct catalog *cat, const char *name);
+/* The server type a GPU runs in when the scenario names none: the first
+ * that names the GPU, else CAT_DEFAULT_SERVER; NULL if neither exists. */
+#define CAT_DEFAULT_SERVER "generic-8gpu"
+const struct cat_server *catalog_server_for(const struct catalog *cat, const char *gpu);
+/* Writes "a, b, c" (the names of one table: "gpus", "models", "links",
+ * "servers"). */
 void catalog_names(const struct catalog *cat, const char *table, char *out, size_t outlen);
 
 #endif

@@ -214,14 +214,86 @@ static int cost_profile_load(struct scenario *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* The servers and links of cluster c (tp and gpu already read): the
+ * server type, replicas per server (by default as many as its GPUs hold:
+ * gpus / tp), and the links, each named per GPU (one NVLink, one NIC port,
+ * one PCIe path) and owned tp times by a replica of tp GPUs. A layout that
+ * does not fit its servers is refused: a replica never spans servers, and
+ * a server's replicas never need more GPUs than it has. */
+static int load_layout(struct scenario *s, const cJSON *c, char *err, size_t errlen)
+{
+	static const char *const link_keys[] = {"intra_server", "inter_server", "host", "nvme",
+						NULL};
+	struct cluster_cfg *cl = &s->cluster;
+	char name[CAT_NAME_LEN] = "";
+	if (cfg_string(c, "cluster", "server", name, sizeof name, err, errlen))
+		return -1;
+	const struct cat_server *sv = name[0] ? catalog_server(&s->cat, name)
+					      : catalog_server_for(&s->cat, cl->gpu->name);
+	if (!sv) {
+		char names[1024];
+		catalog_names(&s->cat, "servers", names, sizeof names);
+		if (name[0])
+			snprintf(err, errlen, "cluster.server: unknown server \"%s\" (known: %s)", name,
+				 names);
+		else
+			snprintf(err, errlen, "cluster.server: no server type names %s and the catalog "
+					      "has no %s; expected one of: %s",
+				 cl->gpu->name, CAT_DEFAULT_SERVER, names);
+		return -1;
+	}
+	if (sv->gpu[0] && strcmp(sv->gpu, cl->gpu->name)) {
+		snprintf(err, errlen, "cluster.server: a %s server holds %s GPUs, not %s; expected a "
+				      "server of %s (leave cluster.server out for its default)",
+			 sv->name, sv->gpu, cl->gpu->name, cl->gpu->name);
+		return -1;
+	}
+	cl->server = sv;
+	if (cl->tp > sv->gpus) {
+		snprintf(err, errlen, "cluster.tp: a replica's GPUs share one server's NVLink domain "
+				      "and a %s server has %d GPUs; expected at most %d, got %d",
+			 sv->name, sv->gpus, sv->gpus, cl->tp);
+		return -1;
+	}
+	int fit = sv->gpus / cl->tp;
+	int64_t v = fit;
+	if (cfg_int(c, "cluster", "nodes_per_server", 1, 1024, &v, err, errlen))
+		return -1;
+	if (v > fit) {
+		snprintf(err, errlen, "cluster.nodes_per_server: %lld replicas of tp %d need %lld GPUs "
+				      "and a %s server has %d; expected at most %d, got %lld",
+			 (long long)v, cl->tp, (long long)v * cl->tp, sv->name, sv->gpus, fit,
+			 (long long)v);
+		return -1;
+	}
+	cl->nodes_per_server = (int)v;
+	const cJSON *links = sub(c, "links");
+	if (cfg_check_keys(links, "cluster.links", link_keys, err, errlen) ||
+	    pick_link(&s->cat, links, "intra_server", cl->gpu->link, &cl->intra_server, err,
+		      errlen) ||
+	    pick_link(&s->cat, links, "inter_server", sv->nic, &cl->inter_server, err, errlen) ||
+	    pick_link(&s->cat, links, "host", sv->host, &cl->host, err, errlen) ||
+	    pick_link(&s->cat, links, "nvme", "nvme-gen5", &cl->nvme, err, errlen))
+		return -1;
+	/* A TP replica's KV is split by heads over its GPUs, so a transfer
+	 * moves each GPU's share over that GPU's own links at once (striped).
+	 * Every node has the same tp, so the tp stripes of a transfer always
+	 * get equal shares: a port of tp x the per-GPU rate shares bandwidth
+	 * exactly as tp ports would (docs/model.md). NICs: the server's ports
+	 * spread evenly over its GPUs. The host path of a server is the tp
+	 * PCIe paths of one replica's GPUs, shared by the server's replicas. */
+	cl->nvlink_bytes_per_s = cl->tp * cl->intra_server->bytes_per_s;
+	cl->nic_bytes_per_s = (double)cl->tp * sv->nics / sv->gpus * cl->inter_server->bytes_per_s;
+	cl->host_bytes_per_s = cl->tp * cl->host->bytes_per_s;
+	return 0;
+}
+
 static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
-					   "nodes_per_server", "links", "engine", "cost_model",
-					   "tiers", "thermal",
+					   "nodes_per_server", "server", "links", "engine",
+					   "cost_model", "tiers", "thermal",
 					   "kv_transfer", NULL};
-	static const char *const link_keys[] = {"intra_server", "inter_server", "host", "nvme",
-						NULL};
 	static const char *const engine_keys[] = {
 	    "kv_block_tokens", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens",
 	    "prefix_caching",  "preemption",             "activation_reserve_gib",
@@ -246,10 +318,6 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	if (cfg_int(c, "cluster", "tp", 1, 64, &v, err, errlen))
 		return -1;
 	cl->tp = (int)v;
-	v = 8;
-	if (cfg_int(c, "cluster", "nodes_per_server", 1, 1024, &v, err, errlen))
-		return -1;
-	cl->nodes_per_server = (int)v;
 	if (cfg_string(c, "cluster", "gpu", gpu, sizeof gpu, err, errlen) ||
 	    cfg_string(c, "cluster", "model", model, sizeof model, err, errlen) ||
 	    cfg_enum(c, "cluster", "dtype", dtypes, &dt, err, errlen))
@@ -278,13 +346,7 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 		return -1;
 	}
 
-	const cJSON *links = sub(c, "links");
-	if (cfg_check_keys(links, "cluster.links", link_keys, err, errlen) ||
-	    pick_link(&s->cat, links, "intra_server", cl->gpu->link, &cl->intra_server, err,
-		      errlen) ||
-	    pick_link(&s->cat, links, "inter_server", "ib-ndr", &cl->inter_server, err, errlen) ||
-	    pick_link(&s->cat, links, "host", "pcie5", &cl->host, err, errlen) ||
-	    pick_link(&s->cat, links, "nvme", "nvme-gen5", &cl->nvme, err, errlen))
+	if (load_layout(s, c, err, errlen))
 		return -1;
 
 	const cJSON *e = sub(c, "engine");

@@ -61,11 +61,18 @@ struct cost_cfg {
 };
 
 struct cluster_cfg {
-	int nodes, tp, nodes_per_server;
+	int nodes, tp;
+	int nodes_per_server; /* replicas per server; server k holds nodes k*nps.. */
 	enum dtype_kind dtype;
-	const struct cat_gpu *gpu;     /* points into scenario.cat */
-	const struct cat_model *model; /* points into scenario.cat */
+	const struct cat_gpu *gpu;       /* points into scenario.cat */
+	const struct cat_model *model;   /* points into scenario.cat */
+	const struct cat_server *server; /* points into scenario.cat */
+	/* per GPU (one port, one path); a replica owns tp of each */
 	const struct cat_link *intra_server, *inter_server, *host, *nvme;
+	/* A replica's striped ports, bytes/s per direction: tp NVLinks, its
+	 * GPUs' share of the server's NIC ports; a server's host path (tp
+	 * PCIe paths, shared by its replicas). */
+	double nvlink_bytes_per_s, nic_bytes_per_s, host_bytes_per_s;
 	struct engine_cfg engine;
 	struct cost_cfg cost;
 	struct tier_cfg tiers;

@@ -2,11 +2,12 @@
 #ifndef KVSIM_EMBEDDED_H
 #define KVSIM_EMBEDDED_H
 
-/* NUL-terminated copies of sim/catalog/{gpus,models,links}.json and of
+/* NUL-terminated copies of sim/catalog/{gpus,models,links,servers}.json and of
  * workloads/scenarios/default.json, generated at build time. */
 extern const char kv_embedded_gpus[];
 extern const char kv_embedded_models[];
 extern const char kv_embedded_links[];
+extern const char kv_embedded_servers[];
 extern const char kv_embedded_default_scenario[];
 /* The gnuplot scripts of plot/, fed to gnuplot by `kvsim plot`. */
 extern const char kv_plot_common[];

@@ -6,8 +6,10 @@
 
 #include "sim/sim_int.h"
 
-/* Ports: node i has its NVLink port (2i) and its NIC (2i + 1); server k
- * has its PCIe path to host DRAM (2N + 2k) and its NVMe device (+1). */
+/* Ports: node i has its NVLink port (2i) and its NIC port (2i + 1), each
+ * its tp GPUs' links striped into one (cluster_cfg.nvlink_bytes_per_s,
+ * nic_bytes_per_s); server k has its PCIe path to host DRAM (2N + 2k,
+ * host_bytes_per_s) and its NVMe device (+1). */
 static inline uint32_t links_port_nvlink(uint32_t i) { return 2 * i; }
 static inline uint32_t links_port_nic(uint32_t i) { return 2 * i + 1; }
 static inline uint32_t links_port_host(const struct sim *s, uint32_t k) { return 2 * s->n_nodes + 2 * k; }

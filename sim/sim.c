@@ -287,8 +287,8 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		h->temp_c = th->enabled ? th->ambient_c + th->c_per_w * cl->gpu->tdp_w * th->idle_power_frac
 					: 0;
 		h->slow = 1.0;
-		flow_set_capacity(&s->net, links_port_nvlink(i), cl->intra_server->bytes_per_s);
-		flow_set_capacity(&s->net, links_port_nic(i), cl->inter_server->bytes_per_s);
+		flow_set_capacity(&s->net, links_port_nvlink(i), cl->nvlink_bytes_per_s);
+		flow_set_capacity(&s->net, links_port_nic(i), cl->nic_bytes_per_s);
 		views_refresh(s, i);
 	}
 	s->n_up = N;
@@ -296,7 +296,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		if (lh_init(&s->lheap[k], s->views[k], N))
 			goto oom;
 	for (uint32_t k = 0; k < s->n_servers; k++) {
-		flow_set_capacity(&s->net, links_port_host(s, k), cl->host->bytes_per_s);
+		flow_set_capacity(&s->net, links_port_host(s, k), cl->host_bytes_per_s);
 		flow_set_capacity(&s->net, links_port_nvme(s, k), cl->nvme->bytes_per_s);
 	}
 	if (faults_schedule(s))

@@ -20,6 +20,7 @@ expect 0 "session_affinity" list policies
 expect 0 "H100-SXM" list gpus
 expect 0 "Mixtral-8x7B" list models
 expect 0 "ib-ndr" list links
+expect 0 "DGX-H100         H100-SXM       8     8 ib-ndr     pcie5" list servers
 expect 0 "chat" list workloads
 expect 2 'unknown list "fruit"' list fruit
 
@@ -43,6 +44,11 @@ expect 2 "No such file" validate "$T/missing.json"
 expect 2 "is a directory" validate "$T"
 expect 2 "Llama-3-70B needs 141.2 GB of weights" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B
 expect 0 "tp 4" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B --set cluster.tp=4
+# 16 TP 8 replicas take 16 servers, each replica with eight GPUs' links
+expect 0 "layout: 16 DGX-H100 servers of 8 GPUs, at most 1 replica (tp 8) per server; per replica 8 x nvlink4 = 3600 GB/s, 8 x ib-ndr = 400 GB/s; per server 8 x pcie5 = 512 GB/s" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B --set cluster.tp=8 --set cluster.nodes=16
+expect 0 "layout: 1 DGX-H100 server of 8 GPUs, at most 8 replicas (tp 1) per server; per replica 1 x nvlink4 = 450 GB/s, 1 x ib-ndr = 50 GB/s" validate "$T/empty_obj.json"
+expect 0 "1 x eth-200g = 25 GB/s; per server 1 x pcie4 = 32 GB/s" validate "$T/empty_obj.json" --set cluster.gpu=L40S
+expect 2 "cluster.nodes_per_server: 2 replicas of tp 8 need 16 GPUs" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B --set cluster.tp=8 --set cluster.nodes_per_server=2
 expect 2 "--set nodes: expected PATH=VALUE" validate "$T/empty_obj.json" --set nodes
 expect 2 '--seed: expected an integer in [0, 2^53], got "-4"' run --seed -4
 expect 2 "unknown option --fast" run --fast
@@ -350,7 +356,7 @@ expect 2 "kvsim run: -o needs a value" run -o
 expect 2 "kvsim run: --quiet takes no value" run --quiet=yes
 expect 2 "ambiguous option --p (--policies, --plot)" compare --p x
 expect 2 "--policies belongs to 'kvsim compare'" run --policies all
-expect 2 "kvsim list: expected what to list: policies|gpus|models|links|workloads" list
+expect 2 "kvsim list: expected what to list: policies|gpus|models|links|servers|workloads" list
 grep -q "Try 'kvsim list --help'" "$T/err" && ok || bad "a usage error does not point at --help"
 
 # usage errors, exactly: exit 2, nothing on stdout, and on stderr
@@ -425,8 +431,8 @@ usage help "unexpected argument x" help trace stats x
 usage help "unexpected argument x" help run x
 usage help 'no command "trace x"' help trace x
 usage list "unexpected argument b" list a b
-usage list "expected what to list: policies|gpus|models|links|workloads" list
-usage list 'unknown list "bogus" (expected policies|gpus|models|links|workloads)' list bogus
+usage list "expected what to list: policies|gpus|models|links|servers|workloads" list
+usage list 'unknown list "bogus" (expected policies|gpus|models|links|servers|workloads)' list bogus
 usage version "unexpected argument x" version x
 usage plot "expected DIR, a 'kvsim compare' output folder" plot
 for c in help version; do
