@@ -14,7 +14,10 @@
 #include "tests/helpers.h"
 #include "tests/suites.h"
 
-START_TEST(empty_object_equals_embedded_default)
+/* {} takes the documented defaults; the embedded default scenario is a
+ * deployment of its own (one DGX H100, Llama-3.1-8B, a DRAM tier, a loaded
+ * chat) that leaves the router's mechanisms to each policy. */
+START_TEST(empty_object_and_embedded_default)
 {
 	struct scenario a, b;
 	th_scenario("{}", NULL, &a);
@@ -23,18 +26,32 @@ START_TEST(empty_object_equals_embedded_default)
 	ck_assert_int_eq(cfg_read_json(NULL, &root, err, sizeof err), 0);
 	ck_assert_int_eq(cfg_scenario_load(&b, root, NULL, err, sizeof err), 0);
 	cJSON_Delete(root);
-	ck_assert_str_eq(b.name, "chat-8xH100");
+	ck_assert_str_eq(a.name, "default");
+	ck_assert_str_eq(b.name, "chat-dgx-h100");
 	ck_assert_int_eq(a.cluster.nodes, b.cluster.nodes);
-	ck_assert_int_eq(a.kv_blocks_per_node, b.kv_blocks_per_node);
 	ck_assert_str_eq(a.cluster.gpu->name, "H100-SXM");
-	ck_assert_str_eq(b.cluster.model->name, "Llama-3-8B");
+	ck_assert_str_eq(a.cluster.model->name, "Llama-3-8B");
+	ck_assert_str_eq(b.cluster.model->name, "Llama-3.1-8B");
 	ck_assert_str_eq(a.router.policy, b.router.policy);
 	ck_assert_int_eq(a.cluster.engine.max_num_seqs, 256);
 	ck_assert_int_eq(b.cluster.engine.max_num_batched_tokens, 8192);
 	ck_assert_double_eq(a.duration_s, b.duration_s);
 	ck_assert_double_eq(a.cluster.cost.mfu, b.cluster.cost.mfu);
 	ck_assert_str_eq(a.cluster.inter_server->name, "ib-ndr");
-	/* The default's workload block spells out the generator's defaults. */
+	ck_assert_double_eq(a.cluster.tiers.dram_bytes, 0);
+	ck_assert_double_eq(b.cluster.tiers.dram_bytes, 1536.0 * 1073741824.0);
+	ck_assert_int_eq(a.cluster.kv_transfer, KVX_NIXL);
+	ck_assert_int_eq(b.cluster.kv_transfer, KVX_NIXL);
+	/* no mechanism set under router: each column takes its family's */
+	const struct mech_set *ms[] = {&a.router.mech_all, &b.router.mech_all, &b.router.mech_own};
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_lt(ms[i]->migration, 0);
+		ck_assert_int_lt(ms[i]->watermark_action, 0);
+		ck_assert_int_lt(ms[i]->offload, 0);
+		ck_assert_int_lt(ms[i]->shed, 0);
+		ck_assert_int_lt(ms[i]->health, 0);
+	}
+	/* The default's workload block spells out the generator's keys. */
 	ck_assert_ptr_nonnull(cJSON_GetObjectItem(b.workload, "system_prompts"));
 	cfg_scenario_free(&a);
 	cfg_scenario_free(&b);
@@ -330,7 +347,7 @@ Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, empty_object_equals_embedded_default);
+	tcase_add_test(tc, empty_object_and_embedded_default);
 	tcase_add_test(tc, duplicate_keys_are_errors);
 	tcase_add_test(tc, policy_params_apply_and_unread_keys_fail);
 	tcase_add_test(tc, errors_name_the_json_path);
