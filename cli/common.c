@@ -499,9 +499,8 @@ cJSON *cli_load_tree_with_policy(const struct cli_common *o)
 int cli_load_scenario(const struct cli_common *o, const cJSON *root, struct scenario *s)
 {
 	char err[1024];
-	int bad = cfg_scenario_load(s, root, o->catalog, err, sizeof err);
+	int bad = cfg_scenario_load_from(s, root, o->catalog, o->scenario, err, sizeof err);
 	if (!bad) {
-		cfg_scenario_set_source(s, o->scenario);
 		bad = sim_validate(s, err, sizeof err);
 		if (bad)
 			cfg_scenario_free(s);

@@ -29,7 +29,8 @@ enum {
 
 static const struct cli_opt cost_opts[] = {
     {O_GPU, "gpu", 0, "G", "the GPU type (kvsim list gpus)", "@gpu", CLI_REQUIRED},
-    {O_MODEL, "model", 0, "M", "the model (kvsim list models)", "@model", CLI_REQUIRED},
+    {O_MODEL, "model", 0, "M", "the model (kvsim list models), or a Hugging Face config.json",
+     "@model", CLI_REQUIRED},
     {O_TP, "tp", 0, "N", "GPUs per replica, tensor-parallel (default 1)", NULL, 0},
     {O_DTYPE, "dtype", 0, "bf16|fp8", "weights and KV precision (default bf16)", "bf16 fp8", 0},
     {O_PREFILL, "prefill", 0, "TOKENS", "new prompt tokens in the batch (default 0)", NULL, 0},
@@ -201,20 +202,34 @@ static void print_cost(const struct cost_args *c, const struct scenario *s,
 			    : cost->kind == COST_PROFILE			? "measured layers"
 			    : p->compute_s >= p->memory_s			? "compute"
 									: "memory";
+	/* The replica's KV cache at the scenario defaults (this command itself
+	 * takes all of memory, see load_replica). */
+	const struct cat_model *m = s->cluster.model;
+	double kv_tokens = (double)cfg_kv_blocks(&s->cluster, CFG_GPU_MEMORY_UTILIZATION,
+						 CFG_ACTIVATION_RESERVE_GIB, NULL, NULL) *
+			   s->cluster.engine.kv_block_tokens;
 	if (c->json) {
-		printf("{\"gpu\":\"%s\",\"model\":\"%s\",\"tp\":%d,\"dtype\":\"%s\",\"cost_model\":\"%s\","
+		cJSON *str = cJSON_CreateString(m->name);
+		char *name = str ? cJSON_PrintUnformatted(str) : NULL;
+		cJSON_Delete(str);
+		printf("{\"gpu\":\"%s\",\"model\":%s,\"tp\":%d,\"dtype\":\"%s\",\"cost_model\":\"%s\","
 		       "\"prefill_tokens\":%.0f,\"cached_tokens\":%.0f,\"decode_batch\":%.0f,"
 		       "\"context\":%.0f,\"compute_s\":%.9g,\"memory_s\":%.9g,\"combined_s\":%.9g,"
 		       "\"kernels_s\":%.9g,\"communication_s\":%.9g,\"overhead_s\":%.9g,"
-		       "\"iteration_s\":%.9g,\"bound\":\"%s\"}\n",
-		       s->cluster.gpu->name, s->cluster.model->name, s->cluster.tp, c->dtype,
+		       "\"iteration_s\":%.9g,\"bound\":\"%s\",\"kv_bytes_per_token\":%.0f,"
+		       "\"params\":%.0f,\"active_params\":%.0f,\"kv_capacity_tokens\":%.0f}\n",
+		       s->cluster.gpu->name, name ? name : "\"\"", s->cluster.tp, c->dtype,
 		       kinds[cost->kind], c->prefill, c->cached, c->batch, c->context, p->compute_s,
 		       p->memory_s, p->combined_s, p->kernels_s, p->comm_s, p->overhead_s, p->total_s,
-		       bound);
+		       bound, m->kv_bytes_per_token, m->params, m->active_params, kv_tokens);
+		free(name);
 		return;
 	}
 	printf("%s x %d serving %s (%s), %s cost model\n", s->cluster.gpu->name, s->cluster.tp,
-	       s->cluster.model->name, c->dtype, kinds[cost->kind]);
+	       m->name, c->dtype, kinds[cost->kind]);
+	printf("model: %.4g B parameters, %.4g B active; KV %.0f bytes per token; %.0f tokens of KV "
+	       "cache per replica at the defaults\n",
+	       m->params / 1e9, m->active_params / 1e9, m->kv_bytes_per_token, kv_tokens);
 	printf("batch: prefill %.0f tokens after %.0f cached; %.0f decodes over %.0f tokens\n",
 	       c->prefill, c->cached, c->batch, c->context);
 	if (cost->kind == COST_ROOFLINE)

@@ -14,9 +14,9 @@
 static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is_new, char *err,
 		     size_t errlen)
 {
-	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_bytes", "hbm_bytes_per_s",
+	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_mib",  "hbm_bytes_per_s",
 					   "tdp_w",      "link",      "price_per_hour", "profile",
-					   "roofline",   "allreduce", NULL};
+					   "roofline",   "allreduce", "hbm_bytes", NULL};
 	static const char *const roof_keys[] = {"mfu", "mbu", "knee", "op_overhead_us", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
 		return -1;
@@ -54,11 +54,20 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 			g->ar_beta_s_per_byte[tp] = cJSON_GetArrayItem(c, 1)->valuedouble * 1e-6 / 1048576.0;
 		}
 	}
+	/* Memory: hbm_mib, what nvidia-smi reports (memory.total, MiB), or
+	 * hbm_bytes; one of them. */
+	int has_mib = cJSON_GetObjectItemCaseSensitive(e, "hbm_mib") != NULL;
+	int has_bytes = cJSON_GetObjectItemCaseSensitive(e, "hbm_bytes") != NULL;
+	if (has_mib && has_bytes) {
+		snprintf(err, errlen, "%s.hbm_bytes: give hbm_mib or hbm_bytes, not both", path);
+		return -1;
+	}
 	if (is_new) {
 		for (int i = 0; keys[i]; i++) {
 			if (strcmp(keys[i], "fp8_flops") && strcmp(keys[i], "price_per_hour") &&
 			    strcmp(keys[i], "profile") && strcmp(keys[i], "roofline") &&
-			    strcmp(keys[i], "allreduce") &&
+			    strcmp(keys[i], "allreduce") && strcmp(keys[i], "hbm_bytes") &&
+			    (strcmp(keys[i], "hbm_mib") || !has_bytes) &&
 			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
 				snprintf(err, errlen, "%s.%s: missing (a new GPU needs every field)", path,
 					 keys[i]);
@@ -66,6 +75,10 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 			}
 		}
 	}
+	double mib = g->hbm_bytes / 1048576.0;
+	if (cfg_number(e, path, "hbm_mib", 1, 1e9, &mib, err, errlen))
+		return -1;
+	g->hbm_bytes = mib * 1048576.0;
 	return cfg_number(e, path, "bf16_flops", 1e9, 1e18, &g->bf16_flops, err, errlen) ||
 			       cfg_number(e, path, "fp8_flops", 0, 1e18, &g->fp8_flops, err, errlen) ||
 			       cfg_number(e, path, "hbm_bytes", 1e6, 1e15, &g->hbm_bytes, err, errlen) ||
@@ -79,19 +92,76 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 		       : 0;
 }
 
+/* A catalog model's "moe" object: {"experts", "experts_per_token",
+ * "expert_intermediate", "dense_layers"}; routed experts are gated MLPs
+ * (gate, up and down projections: 3 x hidden x expert_intermediate
+ * parameters each). */
+static int parse_moe(const cJSON *o, const char *path, struct cat_model *m, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"experts", "experts_per_token", "expert_intermediate",
+					   "dense_layers", NULL};
+	char p[256];
+	cfg_join(p, sizeof p, path, "moe");
+	if (cfg_expect_object(o, p, err, errlen) || cfg_check_keys(o, p, keys, err, errlen))
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		if (!cJSON_GetObjectItemCaseSensitive(o, keys[i])) {
+			snprintf(err, errlen, "%s.%s: missing (a mixture of experts needs it)", p,
+				 keys[i]);
+			return -1;
+		}
+	}
+	int64_t e = 0, k = 0, inter = 0, dense = 0;
+	if (cfg_int(o, p, "experts", 1, 100000, &e, err, errlen) ||
+	    cfg_int(o, p, "experts_per_token", 1, e, &k, err, errlen) ||
+	    cfg_int(o, p, "expert_intermediate", 1, 10000000, &inter, err, errlen) ||
+	    cfg_int(o, p, "dense_layers", 0, m->layers - 1, &dense, err, errlen))
+		return -1;
+	m->experts = (int)e;
+	m->experts_per_token = (int)k;
+	m->moe_layers = m->layers - (int)dense;
+	m->expert_params = 3.0 * m->hidden * (double)inter;
+	return 0;
+}
+
+/* A catalog model's "mla" object: {"kv_lora_rank", "qk_rope_head_dim"}. */
+static int parse_mla(const cJSON *o, const char *path, struct cat_model *m, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"kv_lora_rank", "qk_rope_head_dim", NULL};
+	char p[256];
+	cfg_join(p, sizeof p, path, "mla");
+	if (cfg_expect_object(o, p, err, errlen) || cfg_check_keys(o, p, keys, err, errlen))
+		return -1;
+	for (int i = 0; keys[i]; i++) {
+		if (!cJSON_GetObjectItemCaseSensitive(o, keys[i])) {
+			snprintf(err, errlen, "%s.%s: missing (multi-head latent attention needs it)", p,
+				 keys[i]);
+			return -1;
+		}
+	}
+	int64_t r = 0, rope = 0;
+	if (cfg_int(o, p, "kv_lora_rank", 1, 1000000, &r, err, errlen) ||
+	    cfg_int(o, p, "qk_rope_head_dim", 0, 1000000, &rope, err, errlen))
+		return -1;
+	m->kv_lora_rank = (int)r;
+	m->qk_rope_head_dim = (int)rope;
+	return 0;
+}
+
 static int parse_model(const cJSON *e, const char *path, struct cat_model *m, int is_new, char *err,
 		       size_t errlen)
 {
 	static const char *const keys[] = {"layers",   "hidden",         "q_heads",
 					   "kv_heads", "head_dim",       "params",
 					   "active_params", "kv_dtype_bytes", "kv_bytes_per_token",
-					   "max_context",   "profile", NULL};
+					   "max_context",   "profile", "moe", "mla", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
 		return -1;
 	if (is_new) {
 		for (int i = 0; keys[i]; i++) {
 			if (strcmp(keys[i], "kv_bytes_per_token") && strcmp(keys[i], "active_params") &&
 			    strcmp(keys[i], "kv_dtype_bytes") && strcmp(keys[i], "profile") &&
+			    strcmp(keys[i], "moe") && strcmp(keys[i], "mla") &&
 			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
 				snprintf(err, errlen, "%s.%s: missing (a new model needs it)", path,
 					 keys[i]);
@@ -117,15 +187,36 @@ static int parse_model(const cJSON *e, const char *path, struct cat_model *m, in
 	INTF(kv_dtype_bytes, 1, 8)
 	INTF(max_context, 16, 100000000)
 #undef INTF
+	const cJSON *moe = cJSON_GetObjectItemCaseSensitive(e, "moe");
+	const cJSON *mla = cJSON_GetObjectItemCaseSensitive(e, "mla");
+	if ((moe && parse_moe(moe, path, m, err, errlen)) ||
+	    (mla && parse_mla(mla, path, m, err, errlen)))
+		return -1;
+	if (m->experts > 0 && m->moe_layers > m->layers) {
+		snprintf(err, errlen, "%s.layers: expected at least the %d layers of experts, got %d",
+			 path, m->moe_layers, m->layers);
+		return -1;
+	}
 	double active = -1;
+	int has_params = cJSON_GetObjectItemCaseSensitive(e, "params") != NULL;
 	if (cfg_number(e, path, "params", 1e6, 1e14, &m->params, err, errlen) ||
 	    cfg_number(e, path, "active_params", 1e6, 1e14, &active, err, errlen) ||
 	    cfg_number(e, path, "kv_bytes_per_token", 1, 1e9, &kvpt, err, errlen))
 		return -1;
+	/* The routed experts a token skips are the parameters it does not use. */
+	double skipped = m->experts > 0 ? (double)m->moe_layers *
+					      (m->experts - m->experts_per_token) * m->expert_params
+					: 0;
+	if (m->experts > 0 && m->moe_layers * (double)m->experts * m->expert_params >= m->params) {
+		snprintf(err, errlen, "%s.moe: %d layers of %d experts of %.4g parameters exceed params "
+				      "(%g)",
+			 path, m->moe_layers, m->experts, m->expert_params, m->params);
+		return -1;
+	}
 	if (active > 0)
 		m->active_params = active;
-	else if (is_new)
-		m->active_params = m->params;
+	else if (is_new || has_params || moe)
+		m->active_params = m->params - skipped;
 	if (m->active_params > m->params) {
 		snprintf(err, errlen, "%s.active_params: expected at most params (%g), got %g", path,
 			 m->params, m->active_params);
@@ -138,6 +229,9 @@ static int parse_model(const cJSON *e, const char *path, struct cat_model *m, in
 	}
 	if (kvpt > 0)
 		m->kv_bytes_per_token = kvpt;
+	else if (m->kv_lora_rank > 0)
+		m->kv_bytes_per_token = (double)m->layers * (m->kv_lora_rank + m->qk_rope_head_dim) *
+					m->kv_dtype_bytes;
 	else
 		m->kv_bytes_per_token =
 		    2.0 * m->layers * m->kv_heads * m->head_dim * (double)m->kv_dtype_bytes;
@@ -366,6 +460,24 @@ void catalog_free(struct catalog *cat)
 	free(cat->links);
 	free(cat->servers);
 	memset(cat, 0, sizeof *cat);
+}
+
+const struct cat_model *catalog_add_model(struct catalog *cat, const struct cat_model *m)
+{
+	struct cat_model *nm = realloc(cat->models, (cat->n_models + 1) * sizeof *nm);
+	if (!nm)
+		return NULL;
+	cat->models = nm;
+	nm[cat->n_models] = *m;
+	return &nm[cat->n_models++];
+}
+
+double catalog_kv_bytes_per_token_tp(const struct cat_model *m, int tp)
+{
+	if (m->kv_lora_rank > 0)
+		return m->kv_bytes_per_token * tp;
+	int per_gpu = m->kv_heads > tp ? m->kv_heads / tp : 1;
+	return m->kv_bytes_per_token * (double)(per_gpu * tp) / m->kv_heads;
 }
 
 const struct cat_gpu *catalog_gpu(const struct catalog *cat, const char *name)

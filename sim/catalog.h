@@ -11,7 +11,8 @@ struct cJSON;
 struct cat_gpu {
 	char name[CAT_NAME_LEN];
 	double bf16_flops, fp8_flops; /* dense peaks, FLOP/s; fp8 0 = unsupported */
-	double hbm_bytes, hbm_bytes_per_s;
+	double hbm_bytes;       /* memory as the GPU reports it (nvidia-smi's total) */
+	double hbm_bytes_per_s;
 	double tdp_w;
 	double price_per_hour; /* USD per GPU-hour, for planning (0: unknown) */
 	char link[CAT_NAME_LEN]; /* scale-up link between GPUs of a server */
@@ -28,9 +29,19 @@ struct cat_model {
 	int layers, hidden, q_heads, kv_heads, head_dim;
 	double params, active_params; /* total and per-token active (MoE) */
 	int kv_dtype_bytes;
-	double kv_bytes_per_token; /* derived unless given (MLA) */
+	double kv_bytes_per_token; /* one copy of a token's KV, all layers */
 	int max_context;           /* tokens */
 	char profile[96];          /* Vidur profile "<org>/<model>", or "" */
+	/* Mixture of experts (experts 0: dense): each of moe_layers layers
+	 * sends a token to experts_per_token of its experts routed experts,
+	 * expert_params parameters each. Everything else (attention, shared
+	 * experts, dense layers, embeddings) every token uses. */
+	int experts, experts_per_token, moe_layers;
+	double expert_params;
+	/* Multi-head latent attention (kv_lora_rank 0: none): the cache holds
+	 * one latent of kv_lora_rank + qk_rope_head_dim values per token and
+	 * layer, shared by all heads. */
+	int kv_lora_rank, qk_rope_head_dim;
 };
 
 struct cat_link {
@@ -67,6 +78,15 @@ int catalog_load_builtin(struct catalog *cat, char *err, size_t errlen);
 int catalog_merge(struct catalog *cat, const struct cJSON *obj, const char *path, char *err,
 		  size_t errlen);
 void catalog_free(struct catalog *cat);
+/* Adds m (its name included) to the models; a name already there keeps
+ * its entry, and lookups by name find that one. Returns the new entry
+ * (valid until the next change of the models), or NULL when out of memory. */
+const struct cat_model *catalog_add_model(struct catalog *cat, const struct cat_model *m);
+/* KV bytes a token takes on a replica of tp GPUs, all copies counted: a
+ * GPU keeps at least one KV head, so with fewer KV heads than GPUs heads
+ * are copied, and an MLA latent (one "head") is kept whole on every GPU
+ * (vLLM ModelConfig.get_num_kv_heads). */
+double catalog_kv_bytes_per_token_tp(const struct cat_model *m, int tp);
 
 const struct cat_gpu *catalog_gpu(const struct catalog *cat, const char *name);
 const struct cat_model *catalog_model(const struct catalog *cat, const char *name);

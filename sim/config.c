@@ -12,6 +12,7 @@
 
 #include "sim/cfg.h"
 #include "sim/embedded.h"
+#include "sim/hfconfig.h"
 #include "sim/profile.h"
 
 int cfg_read_json(const char *file, cJSON **out, char *err, size_t errlen)
@@ -288,6 +289,44 @@ static int load_layout(struct scenario *s, const cJSON *c, char *err, size_t err
 	return 0;
 }
 
+/* cluster.model as a path to a Hugging Face config.json: read (relative
+ * to the scenario's folder, as workload paths are) and added to the
+ * scenario's catalog. */
+static int load_hf_model(struct scenario *s, const char *model, char *err, size_t errlen)
+{
+	char path[sizeof s->base_dir + 4096], inner[1024];
+	if (model[0] == '/' || !s->base_dir[0])
+		snprintf(path, sizeof path, "%s", model);
+	else
+		snprintf(path, sizeof path, "%s/%s", s->base_dir, model);
+	struct cat_model m;
+	if (hf_model_load(path, &m, inner, sizeof inner)) {
+		snprintf(err, errlen, "cluster.model: %s", inner);
+		return -1;
+	}
+	if (!(s->cluster.model = catalog_add_model(&s->cat, &m))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int64_t cfg_kv_blocks(const struct cluster_cfg *cl, double gpu_memory_utilization,
+		      double activation_reserve_gib, double *weight_bytes, double *kv_bytes)
+{
+	const struct cat_model *m = cl->model;
+	double wbytes = m->params * (cl->dtype == DTYPE_FP8 ? 1.0 : 2.0);
+	double usable = cl->tp * cl->gpu->hbm_bytes * gpu_memory_utilization;
+	double reserve = cl->tp * activation_reserve_gib * 1073741824.0;
+	double kv = usable - wbytes - reserve;
+	double block_bytes = catalog_kv_bytes_per_token_tp(m, cl->tp) * cl->engine.kv_block_tokens;
+	if (weight_bytes)
+		*weight_bytes = wbytes;
+	if (kv_bytes)
+		*kv_bytes = kv;
+	return kv > 0 ? (int64_t)floor(kv / block_bytes) : 0;
+}
+
 static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
@@ -308,7 +347,7 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	if (cfg_check_keys(c, "cluster", keys, err, errlen))
 		return -1;
 	int64_t v;
-	char gpu[CAT_NAME_LEN] = "H100-SXM", model[CAT_NAME_LEN] = "Llama-3-8B";
+	char gpu[CAT_NAME_LEN] = "H100-SXM", model[4096] = "Llama-3-8B";
 	int dt = DTYPE_BF16;
 	v = 8;
 	if (cfg_int(c, "cluster", "nodes", 1, 1000000, &v, err, errlen))
@@ -324,7 +363,9 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 		return -1;
 	cl->dtype = (enum dtype_kind)dt;
 	cl->gpu = catalog_gpu(&s->cat, gpu);
-	cl->model = catalog_model(&s->cat, model);
+	if (hf_is_config_path(model) ? load_hf_model(s, model, err, errlen)
+				     : (cl->model = catalog_model(&s->cat, model), 0))
+		return -1;
 	if (!cl->gpu || !cl->model) {
 		char names[1024];
 		int is_gpu = !cl->gpu;
@@ -345,6 +386,16 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 			 cl->model->name, cl->model->q_heads, cl->tp);
 		return -1;
 	}
+	/* KV heads split evenly over the GPUs, or each one copied to a whole
+	 * number of them (vLLM's QKVParallelLinear); an MLA latent is copied
+	 * to every GPU. */
+	int kvh = cl->model->kv_heads;
+	if (!cl->model->kv_lora_rank && (kvh >= cl->tp ? kvh % cl->tp : cl->tp % kvh)) {
+		snprintf(err, errlen,
+			 "cluster.tp: expected a divisor or a multiple of %s's %d KV heads, got %d",
+			 cl->model->name, kvh, cl->tp);
+		return -1;
+	}
 
 	if (load_layout(s, c, err, errlen))
 		return -1;
@@ -352,9 +403,9 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	const cJSON *e = sub(c, "engine");
 	struct engine_cfg *en = &cl->engine;
 	int preempt = 0;
-	en->gpu_memory_utilization = 0.9;
+	en->gpu_memory_utilization = CFG_GPU_MEMORY_UTILIZATION;
 	en->prefix_caching = 1;
-	en->activation_reserve_gib = 1.0;
+	en->activation_reserve_gib = CFG_ACTIVATION_RESERVE_GIB;
 	if (cfg_check_keys(e, "cluster.engine", engine_keys, err, errlen))
 		return -1;
 	v = 16;
@@ -471,21 +522,20 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	/* Memory: weights are split over tp GPUs; what is left of each GPU's
 	 * usable share after weights and the activation reserve holds KV. */
 	const struct cat_model *m = cl->model;
-	double wbytes = m->params * (cl->dtype == DTYPE_FP8 ? 1.0 : 2.0);
-	double usable = cl->tp * cl->gpu->hbm_bytes * en->gpu_memory_utilization;
-	double reserve = cl->tp * en->activation_reserve_gib * 1073741824.0;
-	double kv_bytes = usable - wbytes - reserve;
-	double block_bytes = m->kv_bytes_per_token * en->kv_block_tokens;
-	s->weight_bytes = wbytes;
-	s->kv_blocks_per_node = kv_bytes > 0 ? (int64_t)floor(kv_bytes / block_bytes) : 0;
+	double kv_bytes;
+	s->kv_blocks_per_node = cfg_kv_blocks(cl, en->gpu_memory_utilization,
+					      en->activation_reserve_gib, &s->weight_bytes, &kv_bytes);
 	if (s->kv_blocks_per_node < 1) {
+		const double gib = 1073741824.0;
+		double usable = cl->tp * cl->gpu->hbm_bytes * en->gpu_memory_utilization;
 		snprintf(err, errlen,
-			 "cluster: %s needs %.1f GB of weights (%s); %d x %s has %.1f GB, %.1f GB "
+			 "cluster: %s needs %.1f GiB of weights (%s); %d x %s has %.1f GiB, %.1f GiB "
 			 "usable at gpu_memory_utilization %g with a %.1f GiB activation reserve per "
-			 "GPU, leaving no room for KV cache; raise cluster.tp or pick a larger GPU",
-			 m->name, wbytes / 1e9, cl->dtype == DTYPE_FP8 ? "fp8" : "bf16", cl->tp,
-			 cl->gpu->name, cl->tp * cl->gpu->hbm_bytes / 1e9, usable / 1e9,
-			 en->gpu_memory_utilization, en->activation_reserve_gib);
+			 "GPU, leaving %s for KV cache; raise cluster.tp or pick a larger GPU",
+			 m->name, s->weight_bytes / gib, cl->dtype == DTYPE_FP8 ? "fp8" : "bf16", cl->tp,
+			 cl->gpu->name, cl->tp * cl->gpu->hbm_bytes / gib, usable / gib,
+			 en->gpu_memory_utilization, en->activation_reserve_gib,
+			 kv_bytes > 0 ? "less than one block" : "no room");
 		return -1;
 	}
 	if (s->kv_blocks_per_node > 2000000000) {
@@ -697,10 +747,17 @@ static int load_faults(struct scenario *s, const cJSON *f, char *err, size_t err
 int cfg_scenario_load(struct scenario *s, const cJSON *root, const char *catalog_file, char *err,
 		      size_t errlen)
 {
+	return cfg_scenario_load_from(s, root, catalog_file, NULL, err, errlen);
+}
+
+int cfg_scenario_load_from(struct scenario *s, const cJSON *root, const char *catalog_file,
+			   const char *source, char *err, size_t errlen)
+{
 	static const char *const keys[] = {"name",   "seed",   "duration_s", "cluster",
 					   "router", "workload", "faults",   "slo",
 					   "output", "catalog",  NULL};
 	memset(s, 0, sizeof *s);
+	cfg_scenario_set_source(s, source);
 	if (cfg_check_keys(root, "", keys, err, errlen) || cfg_check_utf8(root, "", err, errlen))
 		return -1;
 	if (catalog_load_builtin(&s->cat, err, errlen))

@@ -12,6 +12,12 @@
 struct cJSON;
 
 enum cost_kind { COST_ROOFLINE, COST_FIXED, COST_PROFILE };
+
+/* cluster.engine defaults: vLLM's gpu_memory_utilization default (0.9), and
+ * a reserve per GPU for the activations of a forward pass (a round figure
+ * chosen, not measured: vLLM finds it by a profiling run). */
+#define CFG_GPU_MEMORY_UTILIZATION 0.9
+#define CFG_ACTIVATION_RESERVE_GIB 1.0
 enum dtype_kind { DTYPE_BF16, DTYPE_FP8 };
 
 struct engine_cfg {
@@ -130,12 +136,26 @@ int cfg_read_json(const char *file, struct cJSON **out, char *err, size_t errlen
 int cfg_apply_set(struct cJSON *root, const char *assignment, char *err, size_t errlen);
 /* Validates the tree and fills s. catalog_file (or NULL) is merged over the
  * built-in catalogs before the scenario's own "catalog" key. Errors name the
- * JSON path. On success the caller frees with cfg_scenario_free. */
+ * JSON path. On success the caller frees with cfg_scenario_free. Relative
+ * paths in the tree (a config.json as cluster.model) start at the working
+ * directory. */
 int cfg_scenario_load(struct scenario *s, const struct cJSON *root, const char *catalog_file,
 		      char *err, size_t errlen);
+/* cfg_scenario_load of the tree read from the file source (NULL: the
+ * embedded default), whose folder relative paths start at, as with
+ * cfg_scenario_set_source. */
+int cfg_scenario_load_from(struct scenario *s, const struct cJSON *root, const char *catalog_file,
+			   const char *source, char *err, size_t errlen);
 void cfg_scenario_free(struct scenario *s);
 /* Records the scenario's file (NULL: embedded) so that relative paths in it
  * resolve against its folder. */
 void cfg_scenario_set_source(struct scenario *s, const char *file);
+/* The KV cache blocks of one replica of cl when gpu_memory_utilization of
+ * each GPU's memory, less activation_reserve_gib per GPU and the weights,
+ * holds KV (every copy a tensor-parallel group keeps counted); 0 when
+ * nothing is left. *weight_bytes (the replica's weights) and *kv_bytes
+ * (the bytes left for KV, possibly negative) when not NULL. */
+int64_t cfg_kv_blocks(const struct cluster_cfg *cl, double gpu_memory_utilization,
+		      double activation_reserve_gib, double *weight_bytes, double *kv_bytes);
 
 #endif

@@ -18,6 +18,15 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 	cm->flops_per_token = 2.0 * m->active_params;
 	cm->attn_flops_per_pair = 4.0 * m->layers * m->q_heads * m->head_dim;
 	cm->weight_bytes = weight_bytes;
+	cm->experts = m->experts;
+	if (m->experts > 0) {
+		double bytes_per_param = weight_bytes / m->params;
+		cm->expert_bytes = m->moe_layers * m->expert_params * bytes_per_param;
+		cm->dense_weight_bytes = weight_bytes - m->experts * cm->expert_bytes;
+		cm->log_expert_miss = log1p(-(double)m->experts_per_token / m->experts);
+	} else {
+		cm->expert_bytes = cm->dense_weight_bytes = cm->log_expert_miss = 0;
+	}
 	cm->kv_bytes_per_token = m->kv_bytes_per_token;
 	double peak = cl->dtype == DTYPE_FP8 ? g->fp8_flops : g->bf16_flops;
 	cm->flops_per_s = cl->tp * peak * cl->cost.mfu;
@@ -101,7 +110,7 @@ parts_d(const struct cost_model *cm, const struct cost_batch *b, struct cost_par
 				smooth_max_d(p->compute_s, p->memory_s, cm->knee, dc, dm, d);
 	} else {
 		double flops = cm->flops_per_token * b->new_tokens + attn_flops;
-		double bytes = cm->weight_bytes + kv_bytes;
+		double bytes = cost_weight_read_bytes(cm, b->new_tokens) + kv_bytes;
 		p->compute_s = flops / cm->flops_per_s;
 		p->memory_s = bytes / cm->bytes_per_s;
 		p->combined_s = smooth_max_d(p->compute_s, p->memory_s, cm->knee, dc, dm, d);

@@ -2,6 +2,7 @@
 #ifndef KVSIM_COST_H
 #define KVSIM_COST_H
 
+#include <math.h>
 #include <stdint.h>
 
 struct cluster_cfg;
@@ -22,6 +23,13 @@ struct cost_model {
 	double flops_per_token;      /* 2 * active params */
 	double attn_flops_per_pair;  /* 4 * layers * q_heads * head_dim */
 	double weight_bytes, kv_bytes_per_token;
+	/* Mixture of experts (experts 0: dense): an iteration reads the dense
+	 * weights and, of each MoE layer, the routed experts its tokens touch
+	 * (cost_weight_read_bytes). */
+	int experts;
+	double dense_weight_bytes;  /* all but the routed experts */
+	double expert_bytes;        /* one routed expert in every MoE layer */
+	double log_expert_miss;     /* ln(1 - k / E): a token skipping an expert */
 	double flops_per_s;          /* tp * peak * mfu */
 	double bytes_per_s;          /* tp * hbm bandwidth * mbu */
 	double overhead_s;
@@ -73,6 +81,19 @@ static inline void cost_add_decode(struct cost_batch *b, double k)
 	b->attn_pairs += k;
 	b->kv_tokens += k;
 	b->decodes++;
+}
+/* Bytes of weights an iteration with tokens new tokens reads: all of them
+ * for a dense model; for a mixture of experts the dense part plus the
+ * expected distinct routed experts of each MoE layer, E (1 - (1 - k /
+ * E)^tokens), every token choosing k of the E experts uniformly and
+ * independently of the others (real routers are skewed, so a batch touches
+ * somewhat fewer: an upper bound at small batches). */
+static inline double cost_weight_read_bytes(const struct cost_model *cm, double tokens)
+{
+	if (cm->experts == 0)
+		return cm->weight_bytes;
+	double touched = tokens > 0 ? -cm->experts * expm1(tokens * cm->log_expert_miss) : 0;
+	return cm->dense_weight_bytes + cm->expert_bytes * touched;
 }
 /* The iteration's time split into its terms. */
 void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p);

@@ -273,10 +273,9 @@ int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(root, "seed");
 	cJSON_AddNumberToObject(root, "seed", (double)swp_point_seed(s->seed, canon));
-	if (cfg_scenario_load(&sc, root, s->catalog, err, errlen))
+	if (cfg_scenario_load_from(&sc, root, s->catalog, s->scenario, err, errlen))
 		goto out;
 	loaded = 1;
-	cfg_scenario_set_source(&sc, s->scenario);
 	if (sim_validate(&sc, err, errlen))
 		goto out;
 	struct sim_opts o = {.out_dir = pdir};

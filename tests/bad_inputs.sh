@@ -80,7 +80,7 @@ scen unknown_workload '{"workload": {"kind": "batch"}}' 'workload.kind: unknown 
 scen unknown_dist '{"workload": {"turns": {"dist": "poisson", "mean": 3}}}' 'workload.turns.dist: expected one of constant, uniform, exponential, lognormal, gamma, geometric, zipf, got "poisson"'
 scen dist_param '{"workload": {"user_tokens": {"dist": "lognormal", "median": 100}}}' 'workload.user_tokens.sigma: missing (a lognormal distribution needs it)'
 scen dist_order '{"workload": {"user_tokens": {"dist": "uniform", "min": 50, "max": 10}}}' 'workload.user_tokens.max: expected max >= min (50), got 10'
-scen too_big '{"cluster": {"model": "Llama-3-70B"}}' 'cluster: Llama-3-70B needs 141.2 GB of weights (bf16); 1 x H100-SXM has 80.0 GB'
+scen too_big '{"cluster": {"model": "Llama-3-70B"}}' 'cluster: Llama-3-70B needs 131.5 GiB of weights (bf16); 1 x H100-SXM has 79.6 GiB'
 scen fp8_a100 '{"cluster": {"gpu": "A100-80G", "dtype": "fp8"}}' 'cluster.dtype: A100-80G has no FP8 tensor cores; expected "bf16"'
 scen swap_without_dram '{"cluster": {"engine": {"preemption": "swap"}}}' 'cluster.engine.preemption: "swap" moves preempted requests'"'"' KV to CPU DRAM; set cluster.tiers.dram_gib_per_server above 0'
 scen fault_node_range '{"faults": [{"kind": "crash", "node": 99, "at_s": 5}]}' 'faults[0].node: expected an integer in [0, 7], got 99'
@@ -97,6 +97,24 @@ scen server_gpus '{"catalog": {"servers": {"DGX-H100": {"gpus": 0}}}}' 'catalog.
 scen fault_server_range '{"cluster": {"model": "Llama-3-70B", "tp": 8, "nodes": 16}, "faults": [{"kind": "link", "server": 16, "at_s": 1, "duration_s": 1, "factor": 0.5}]}' 'faults[0].server: expected an integer in [0, 15], got 16'
 scen bad_store '{"router": {"store": "memcached"}}' 'router.store: expected one of local, redis, etcd'
 scen candidates_range '{"router": {"policy": "kv_cost", "params": {"candidates": 1000}}}' 'router.params.candidates: expected an integer in [0, 256], got 1000'
+# Hugging Face config.json as cluster.model: a missing field and an unknown
+# architecture name the file and the key; a relative path starts at the
+# scenario's folder.
+HF=$PWD/tests/data/hf
+scen hf_missing_field "{\"cluster\": {\"model\": \"$HF/bad/no-heads.json\"}}" "cluster.model: $HF/bad/no-heads.json: num_attention_heads: missing (a llama config.json gives it)"
+scen hf_unknown_arch "{\"cluster\": {\"model\": \"$HF/bad/gpt2.json\"}}" "cluster.model: $HF/bad/gpt2.json: model_type: unknown architecture \"gpt2\" (known: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2, deepseek_v3)"
+mkdir -p "$T/hf"
+cp "$HF/bad/no-heads.json" "$T/hf/config.json"
+scen hf_relative '{"cluster": {"model": "hf/config.json"}}' "cluster.model: $T/hf/config.json: num_attention_heads: missing"
+scen hf_absent '{"cluster": {"model": "absent/config.json"}}' "cluster.model: $T/absent/config.json: No such file or directory"
+printf '{"model_type": "mixtral", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000, "max_position_embeddings": 32768, "intermediate_size": 14336, "num_local_experts": 8, "num_experts_per_tok": 9}' >"$T/hf/k9.json"
+scen hf_range '{"cluster": {"model": "hf/k9.json"}}' "cluster.model: $T/hf/k9.json: num_experts_per_tok: expected a whole number in [1, 8], got 9"
+printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096}' >"$T/hf/untyped.json"
+scen hf_no_type '{"cluster": {"model": "hf/untyped.json"}}' "cluster.model: $T/hf/untyped.json: model_type: missing; expected one of: llama, mistral"
+bad hf_cost "kvsim cost: cluster.model: $HF/bad/gpt2.json: model_type: unknown architecture \"gpt2\"" cost --gpu H100-SXM --model "$HF/bad/gpt2.json" --prefill 1
+scen hf_tp_kv '{"cluster": {"model": "Qwen2.5-7B", "tp": 14}}' "cluster.tp: expected a divisor or a multiple of Qwen2.5-7B's 4 KV heads, got 14"
+scen gpu_mib_and_bytes '{"catalog": {"gpus": {"H100-SXM": {"hbm_mib": 81559, "hbm_bytes": 85e9}}}}' 'catalog.gpus.H100-SXM.hbm_bytes: give hbm_mib or hbm_bytes, not both'
+scen moe_missing '{"catalog": {"models": {"Mixtral-8x7B": {"moe": {"experts": 8}}}}}' 'catalog.models.Mixtral-8x7B.moe.experts_per_token: missing (a mixture of experts needs it)'
 deep=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "["; for (i = 0; i < 3000; i++) printf "]" }')
 syntax deep_nesting "{\"x\": $deep}" 1:1006
 

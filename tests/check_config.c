@@ -173,7 +173,7 @@ START_TEST(errors_name_the_json_path)
 	expect_error("{\"cluster\": {\"gpu\": \"H900\"}}", "cluster.gpu: unknown GPU \"H900\" (known: "
 							   "A100-80G, H100-SXM, H200, B200, L40S)");
 	expect_error("{\"cluster\": {\"model\": \"Llama-3-70B\"}}",
-		     "Llama-3-70B needs 141.2 GB of weights (bf16); 1 x H100-SXM has 80.0 GB");
+		     "Llama-3-70B needs 131.5 GiB of weights (bf16); 1 x H100-SXM has 79.6 GiB");
 	expect_error("{\"cluster\": {\"model\": \"Llama-3-8B\", \"tp\": 3}}",
 		     "cluster.tp: expected a divisor of Llama-3-8B's 32 attention heads, got 3");
 	expect_error("{\"cluster\": {\"cost_model\": {\"mfu\": 1.5}}}",

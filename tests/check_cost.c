@@ -139,10 +139,12 @@ START_TEST(kv_capacity_follows_memory_budget)
 {
 	struct scenario s;
 	th_scenario("{}", NULL, &s);
-	/* 80e9 * 0.9 - 16.06e9 weights - 1 GiB reserve, over 16 * 131,072 B. */
-	double kv = 80e9 * 0.9 - 8.03e9 * 2 - 1073741824.0;
+	/* H100 memory as nvidia-smi reports it, 81,559 MiB, * 0.9 - 16.06e9
+	 * weights - 1 GiB reserve, over 16 * 131,072 B: 28,531 blocks, 456,496
+	 * tokens. */
+	double kv = 81559 * 1048576.0 * 0.9 - 8.03e9 * 2 - 1073741824.0;
 	ck_assert_int_eq(s.kv_blocks_per_node, (int64_t)floor(kv / (16 * 131072.0)));
-	ck_assert_int_eq(s.kv_blocks_per_node, 26162);
+	ck_assert_int_eq(s.kv_blocks_per_node, 28531);
 	cfg_scenario_free(&s);
 }
 END_TEST

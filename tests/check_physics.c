@@ -587,12 +587,12 @@ END_TEST
 START_TEST(swap_preemption_recomputes_less)
 {
 	const char *base_sets[] = {"router.policy=round_robin", "router.params={}",
-				   "cluster.engine.gpu_memory_utilization=0.23",
+				   "cluster.engine.gpu_memory_utilization=0.215",
 				   "cluster.engine.activation_reserve_gib=0",
 				   "cluster.tiers.dram_gib_per_server=256",
 				   "workload.sessions_per_s=6", NULL};
 	const char *swap_sets[] = {"router.policy=round_robin", "router.params={}",
-				   "cluster.engine.gpu_memory_utilization=0.23",
+				   "cluster.engine.gpu_memory_utilization=0.215",
 				   "cluster.engine.activation_reserve_gib=0",
 				   "cluster.tiers.dram_gib_per_server=256",
 				   "workload.sessions_per_s=6", "cluster.engine.preemption=swap",

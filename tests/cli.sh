@@ -42,7 +42,7 @@ expect 2 "$T/trunc.json:4:" validate "$T/trunc.json"
 expect 2 "empty file" validate "$T/empty.json"
 expect 2 "No such file" validate "$T/missing.json"
 expect 2 "is a directory" validate "$T"
-expect 2 "Llama-3-70B needs 141.2 GB of weights" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B
+expect 2 "Llama-3-70B needs 131.5 GiB of weights" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B
 expect 0 "tp 4" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B --set cluster.tp=4
 # 16 TP 8 replicas take 16 servers, each replica with eight GPUs' links
 expect 0 "layout: 16 DGX-H100 servers of 8 GPUs, at most 1 replica (tp 8) per server; per replica 8 x nvlink4 = 3600 GB/s, 8 x ib-ndr = 400 GB/s; per server 8 x pcie5 = 512 GB/s" validate "$T/empty_obj.json" --set cluster.model=Llama-3-70B --set cluster.tp=8 --set cluster.nodes=16
@@ -227,6 +227,20 @@ expect 2 "nothing to run" cost --gpu A100-80G --model Llama-2-7B
 expect 2 'cluster.gpu: unknown GPU "X1"' cost --gpu X1 --model Llama-2-7B --prefill 1
 expect 2 "--decode-batch needs --context" cost --gpu A100-80G --model Llama-2-7B --decode-batch 4
 expect 2 "needs Vidur profiles" cost --gpu L40S --model Llama-2-7B --prefill 8 --cost-model profile
+# a Hugging Face config.json as the model: parameters counted from it, the
+# KV cache at the scenario defaults (81,559 MiB x 0.9 - weights - 1 GiB)
+expect 0 '"kv_bytes_per_token":131072,"params":8030261248,"active_params":8030261248,"kv_capacity_tokens":456496}' cost --gpu H100-SXM --model tests/data/hf/Meta-Llama-3-8B/config.json --prefill 1 --json
+expect 0 '"model":"DeepSeek-V3","tp":8,' cost --gpu H200 --model tests/data/hf/DeepSeek-V3/config.json --tp 8 --dtype fp8 --decode-batch 1 --context 100 --json
+expect 0 '"kv_bytes_per_token":70272,"params":671026419200,"active_params":37552297472,' cost --gpu H200 --model tests/data/hf/DeepSeek-V3/config.json --tp 8 --dtype fp8 --decode-batch 1 --context 100 --json
+expect 0 "46.7 B parameters, 12.88 B active" cost --gpu H100-SXM --model tests/data/hf/Mixtral-8x7B-v0.1/config.json --tp 2 --decode-batch 1 --context 100
+printf '{"cluster": {"model": "../tests/data/hf/Qwen3-8B/config.json", "nodes": 1}}' >"$T/qwen_rel.json"
+mkdir -p "$T/sub" && cp "$T/qwen_rel.json" "$T/sub/"
+expect 2 "cluster.model: $T/sub/../tests/data/hf/Qwen3-8B/config.json: No such file" validate "$T/sub/qwen_rel.json"
+printf '{"cluster": {"model": "%s/tests/data/hf/Qwen3-8B/config.json", "nodes": 1}}' "$PWD" >"$T/qwen_abs.json"
+expect 0 "valid" validate "$T/qwen_abs.json"
+mkdir -p "$T/sub/Qwen3-8B" && cp tests/data/hf/Qwen3-8B/config.json "$T/sub/Qwen3-8B/"
+printf '{"cluster": {"model": "Qwen3-8B/config.json", "nodes": 1}}' >"$T/sub/qwen_here.json"
+expect 0 "valid" validate "$T/sub/qwen_here.json"
 expect 2 "no such folder" calibrate --profiles /nonexistent
 expect 0 '"a100":{"mfu":0.7431' calibrate --json --gpu a100
 expect 0 "usage: kvsim cost" cost --help

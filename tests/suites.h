@@ -17,5 +17,6 @@ Suite *physics_suite(void);
 Suite *fidelity_suite(void);
 Suite *metric_table_suite(void);
 Suite *links_suite(void);
+Suite *models_suite(void);
 
 #endif
