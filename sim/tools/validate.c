@@ -510,6 +510,9 @@ static int table_tp_links(FILE *o, const char *dir)
 	}
 	fprintf(o, "\nA layout that does not fit is refused (exit 2): `nodes_per_server` x tp above "
 		   "the server's GPUs, or tp above them (a replica never spans servers).\n\n");
+	return 0;
+}
+
 /* (g) parameters and KV bytes counted from Hugging Face configs, MoE
  * weight reads and GPU memory, against published figures. */
 static int table_models(FILE *o)
