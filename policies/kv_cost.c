@@ -195,6 +195,14 @@ static void kc_dispatch(void *st, const struct request *r, int32_t node)
 		hmap_put(&s->last, r->session, (uint64_t)node + 1); /* out of memory: no record */
 }
 
+/* The session's KV moved ahead of its next turn: its last node is there. */
+static void kc_move(void *st, const struct request *next_turn, int32_t node)
+{
+	struct kc *s = st;
+	if (s->candidates > 0)
+		hmap_put(&s->last, next_turn->session, (uint64_t)node + 1); /* out of memory: no record */
+}
+
 /* draw_candidates's first miss: the session's last node's slot */
 static void kc_prefetch(const void *st, const struct request *r)
 {
@@ -244,4 +252,5 @@ const struct pol_ops pol_kv_cost = {
     .reads_kv_util = kc_reads_kv,
     .looks_up_cache = pol_always,
     .prefetch = kc_prefetch,
+    .on_move = kc_move,
 };

@@ -141,6 +141,12 @@ struct pol_ops {
 	 * before it arrives); r's fields may be read. It must change no state
 	 * and no result: prefetches only. */
 	void (*prefetch)(const void *st, const struct request *r);
+	/* Optional: the router moved the KV of next_turn's session to node
+	 * ahead of the turn (watermark_action "migrate": its node passed the
+	 * KV watermark while the session was between turns); next_turn, not
+	 * yet arrived, is its next request (its fields may be read). A policy
+	 * that keeps a session (or prefix) -> node record points it there. */
+	void (*on_move)(void *st, const struct request *next_turn, int32_t node);
 };
 
 enum { POL_READS_KV_ALL = 1, POL_READS_KV_SOME = 2 };

@@ -13,6 +13,11 @@ struct pa {
 	struct sticky map;
 	uint32_t key_blocks; /* K / block_tokens, at least 1 */
 	uint32_t block_tokens;
+	/* Sessions whose KV the router moved off their key's node ahead of
+	 * a turn (on_move): session -> node + 1. They follow their KV, not
+	 * their key (moving the key would take the whole group, and the hot
+	 * spot, along), until they end. */
+	struct hmap moved;
 };
 
 static void *pa_create(const struct cJSON *params, const char *path, const struct pol_env *env,
@@ -34,6 +39,7 @@ static void *pa_create(const struct cJSON *params, const char *path, const struc
 		free(s);
 		return NULL;
 	}
+	hmap_init(&s->moved);
 	s->block_tokens = env->block_tokens;
 	s->key_blocks = (uint32_t)((uint64_t)k / env->block_tokens);
 	if (s->key_blocks == 0)
@@ -59,7 +65,20 @@ static void pa_route(void *st, const struct pol_view *v, const struct request *r
 		     struct pol_decision *d)
 {
 	struct pa *s = st;
-	sticky_route(&s->map, v, key_of(s, r), d);
+	const uint64_t *mv = s->moved.count ? hmap_get(&s->moved, r->session) : NULL;
+	int32_t own = mv ? (int32_t)(*mv - 1) : -1;
+	if (own >= 0 && (uint32_t)own < v->n_nodes && v->nodes[own].up &&
+	    v->nodes[own].outstanding < s->map.threshold) {
+		/* the sticky rule's stay, on the node its KV moved to */
+		d->action = POL_ROUTE;
+		d->node = own;
+		d->kv = MIG_DEFAULT;
+		d->reason = NULL;
+		d->store_reads = 1;
+		d->store_writes = 0;
+	} else {
+		sticky_route(&s->map, v, key_of(s, r), d);
+	}
 	uint32_t full = pol_prompt_blocks(r, s->block_tokens);
 	d->hashed_tokens = (full < s->key_blocks ? full : s->key_blocks) * s->block_tokens;
 }
@@ -67,13 +86,32 @@ static void pa_route(void *st, const struct pol_view *v, const struct request *r
 static void pa_dispatch(void *st, const struct request *r, int32_t node)
 {
 	struct pa *s = st;
-	sticky_set(&s->map, key_of(s, r), node);
+	uint64_t *mv = s->moved.count ? hmap_get(&s->moved, r->session) : NULL;
+	if (mv)
+		*mv = (uint64_t)node + 1; /* a moved session stays where it runs */
+	else
+		sticky_set(&s->map, key_of(s, r), node);
+}
+
+static void pa_move(void *st, const struct request *next_turn, int32_t node)
+{
+	struct pa *s = st;
+	hmap_put(&s->moved, next_turn->session, (uint64_t)node + 1); /* out of memory: not recorded */
+}
+
+static void pa_complete(void *st, const struct request *r, int32_t node, int session_done)
+{
+	struct pa *s = st;
+	(void)node;
+	if (session_done && s->moved.count)
+		hmap_del(&s->moved, r->session);
 }
 
 static void pa_destroy(void *st)
 {
 	struct pa *s = st;
 	sticky_free(&s->map);
+	hmap_free(&s->moved);
 	free(s);
 }
 
@@ -85,5 +123,7 @@ const struct pol_ops pol_prefix_affinity = {
     .create = pa_create,
     .route = pa_route,
     .on_dispatch = pa_dispatch,
+    .on_complete = pa_complete,
     .destroy = pa_destroy,
+    .on_move = pa_move,
 };

@@ -33,6 +33,11 @@ static void sa_dispatch(void *st, const struct request *r, int32_t node)
 	sticky_set(st, r->session, node);
 }
 
+static void sa_move(void *st, const struct request *next_turn, int32_t node)
+{
+	sticky_set(st, next_turn->session, node);
+}
+
 static void sa_complete(void *st, const struct request *r, int32_t node, int session_done)
 {
 	(void)node;
@@ -62,4 +67,5 @@ const struct pol_ops pol_session_affinity = {
     .on_complete = sa_complete,
     .destroy = sa_destroy,
     .prefetch = sa_prefetch,
+    .on_move = sa_move,
 };

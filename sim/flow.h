@@ -10,7 +10,7 @@
  * capacity changes) the rates are recomputed by progressive filling, so
  * each flow gets its max-min fair share: two flows alone on one port each
  * get half of it. A flow delivers latency after its last byte leaves. */
-#define FLOW_MAX_PORTS 3
+#define FLOW_MAX_PORTS 4
 
 struct flow {
 	double bytes, left; /* total, still to send */

@@ -477,6 +477,50 @@ uint32_t kv_evict(struct kv_pool *p, uint32_t n)
 	return k;
 }
 
+uint32_t kv_drop(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint32_t n, int dry)
+{
+	struct kv_match m;
+	kv_lookup_prefix(p, hashes, n, &m);
+	assert(!m.open); /* the owner commits held-back blocks first */
+	uint32_t id = m.run, went = 0;
+	/* a match that ends inside a run: the run goes on with other blocks,
+	 * so the chain's part of it is their prefix, not the chain's own */
+	if (id == KV_NONE || m.run_used < p->runs[id].len)
+		return 0;
+	/* children: those the run keeps (a dry run counts the one that would
+	 * have gone as gone) */
+	uint32_t gone = 0;
+	while (id != KV_NONE) {
+		struct kv_run *r = &p->runs[id];
+		if (r->lock || r->n_children != gone || r->depth + r->len <= lo)
+			break;
+		uint32_t from = r->depth > lo ? r->depth : lo, k = r->depth + r->len - from;
+		uint32_t parent = r->parent;
+		went += k;
+		if (dry) {
+			if (from > r->depth)
+				break;
+			gone = 1;
+			id = parent;
+			continue;
+		}
+		r->len -= k;
+		p->n_cached -= k;
+		p->n_free += k;
+		if (r->len > 0)
+			break; /* still a leaf, its place in the eviction order kept */
+		hmap_del(&p->first, r->hashes[0]);
+		run_delete(p, id);
+		if (parent != KV_NONE) {
+			struct kv_run *pr = &p->runs[parent];
+			if (--pr->n_children == 0 && pr->lock == 0)
+				ev_push(p, parent);
+		}
+		id = parent;
+	}
+	return went;
+}
+
 int kv_take(struct kv_pool *p, uint32_t n)
 {
 	if (n > kv_available(p))

@@ -206,6 +206,14 @@ int kv_take(struct kv_pool *p, uint32_t n);
 /* Evicts up to n cached (unlocked) blocks, least recently released first,
  * as kv_take would; returns how many went. */
 uint32_t kv_evict(struct kv_pool *p, uint32_t n);
+/* Frees the cached blocks of the chain hashes[0..n) from where the cache
+ * holds it up to, back to block lo at most, while they are in runs that no
+ * request holds and nothing else hangs from (the chain's own unlocked
+ * tail): KV that moved to another node. Not an eviction (on_evict is not
+ * called, evictions not counted). dry: counts them, changes nothing. No
+ * run on the chain may be open (the owner commits held-back blocks first).
+ * Returns how many blocks go (or would). O(runs on the path). */
+uint32_t kv_drop(struct kv_pool *p, const uint64_t *hashes, uint32_t lo, uint32_t n, int dry);
 /* A request's block idx, one of its own blocks, is full and has hash h; its
  * path (ending at *tail) covers exactly blocks 0..idx-1. The block becomes
  * cached (appended to the tail run, or a new run) and stays locked by the

@@ -143,6 +143,33 @@ const struct cat_link *links_between(const struct sim *s, uint32_t a, uint32_t b
 	return same ? s->sc->cluster.intra_server : s->sc->cluster.inter_server;
 }
 
+/* The ports a KV transfer from node a to node b crosses, and its latency,
+ * on the cluster's path (cluster.kv_transfer): GPU to GPU over NVLink or
+ * the NICs (nixl), or staged through host memory (lmcache): a's server's
+ * PCIe, the NICs when the servers differ, b's server's PCIe. */
+const struct cat_link *links_kv_path(const struct sim *s, uint32_t a, uint32_t b, uint32_t *ports,
+				     uint32_t *n, double *latency_s)
+{
+	const struct cat_link *link = links_between(s, a, b, ports);
+	*n = 2;
+	*latency_s = link->latency_s;
+	if (s->sc->cluster.kv_transfer != KVX_LMCACHE)
+		return link;
+	uint32_t sa = (uint32_t)s->nodes[a].server, sb = (uint32_t)s->nodes[b].server;
+	const struct cat_link *host = s->sc->cluster.host;
+	*n = 0;
+	ports[(*n)++] = links_port_host(s, sa);
+	*latency_s = 2 * host->latency_s;
+	if (sa != sb) {
+		ports[(*n)++] = links_port_nic(a);
+		ports[(*n)++] = links_port_nic(b);
+		ports[(*n)++] = links_port_host(s, sb);
+		*latency_s += s->sc->cluster.inter_server->latency_s;
+		return s->sc->cluster.inter_server;
+	}
+	return host;
+}
+
 /* A flow's last byte has left: it frees its ports; its data arrives after
  * the link latency. */
 /* A flow-end event superseded by a later one for its flow (a new rate):

@@ -25,6 +25,11 @@ double links_estimate_s(const struct sim *s, const uint32_t *ports, uint32_t n, 
 			double latency_s);
 /* The link between nodes a and b, and the two ports it uses. */
 const struct cat_link *links_between(const struct sim *s, uint32_t a, uint32_t b, uint32_t *ports);
+/* The ports (up to 4) a KV transfer from node a to node b crosses on the
+ * cluster's path (cluster.kv_transfer), their count and latency; returns
+ * the link that sets its pace. */
+const struct cat_link *links_kv_path(const struct sim *s, uint32_t a, uint32_t b, uint32_t *ports,
+				     uint32_t *n, double *latency_s);
 /* kv_pool.on_evict (ctx: struct evict_ctx) and pidx.on_evict (ctx: s). */
 void links_on_hbm_evict(void *ctx, uint64_t hash);
 void links_on_dram_evict(void *ctx, uint32_t server, uint64_t hash);

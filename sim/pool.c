@@ -64,6 +64,8 @@ struct session_rec *pool_session_get(struct sim *s, uint64_t id)
 	rec->n_nodes = 0;
 	rec->frontier_len = 0;
 	rec->frontier_hash = 0;
+	rec->idle_req = NULL;
+	rec->idle_seq = 0;
 	if (hmap_put(&s->sessions, id, (uint64_t)(uintptr_t)rec) < 0) {
 		sim_fail(s, "out of memory");
 		return NULL;

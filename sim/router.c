@@ -10,6 +10,7 @@
 #include "sim/ledger.h"
 #include "sim/links.h"
 #include "sim/pool.h"
+#include "sim/premig.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
 #include "sim/views.h"
@@ -77,6 +78,7 @@ static void finish(struct sim *s, struct request *r)
 	if (s->opts->on_request)
 		s->opts->on_request(s->opts->ctx, r);
 	int completed = r->state == REQ_DONE, session_done = 1;
+	struct request *next_turn = NULL;
 	if (s->wl->follow_up) {
 		struct request *next = pool_req_get(s);
 		if (!next)
@@ -99,6 +101,7 @@ static void finish(struct sim *s, struct request *r)
 				next->session_rec = r->session_rec;
 			schedule_arrival(s, next, 0);
 			session_done = 0;
+			next_turn = next;
 		} else {
 			pool_req_put(s, next);
 		}
@@ -116,6 +119,8 @@ static void finish(struct sim *s, struct request *r)
 	}
 	if (rec && --rec->live == 0 && session_done)
 		pool_session_end(s, rec);
+	else if (rec && rec->live == 0 && next_turn && next_turn->session_rec == rec)
+		premig_idle(s, rec, next_turn); /* between turns: its KV may move ahead */
 	ledger_leave(s, r);
 	pool_req_put(s, r);
 }
@@ -155,33 +160,6 @@ void router_retry(struct sim *s, struct request *r)
 	r->sched_ns = -1;
 	r->first_token_ns = 0;
 	route(s, r);
-}
-
-/* The ports a KV transfer from node a to node b crosses, and its latency,
- * on the cluster's path (cluster.kv_transfer): GPU to GPU over NVLink or
- * the NICs (nixl), or staged through host memory (lmcache): a's server's
- * PCIe, the NICs when the servers differ, b's server's PCIe. */
-static const struct cat_link *kv_path(const struct sim *s, uint32_t a, uint32_t b, uint32_t *ports,
-				      uint32_t *n, double *latency_s)
-{
-	const struct cat_link *link = links_between(s, a, b, ports);
-	*n = 2;
-	*latency_s = link->latency_s;
-	if (s->sc->cluster.kv_transfer != KVX_LMCACHE)
-		return link;
-	uint32_t sa = (uint32_t)s->nodes[a].server, sb = (uint32_t)s->nodes[b].server;
-	const struct cat_link *host = s->sc->cluster.host;
-	*n = 0;
-	ports[(*n)++] = links_port_host(s, sa);
-	*latency_s = 2 * host->latency_s;
-	if (sa != sb) {
-		ports[(*n)++] = links_port_nic(a);
-		ports[(*n)++] = links_port_nic(b);
-		ports[(*n)++] = links_port_host(s, sb);
-		*latency_s += s->sc->cluster.inter_server->latency_s;
-		return s->sc->cluster.inter_server;
-	}
-	return host;
 }
 
 /* Decides whether to bring the session's KV from the node it last ran on.
@@ -232,7 +210,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	double bytes = tokens * s->block_bytes / B;
 	uint32_t ports[4], n_ports;
 	double latency_s;
-	const struct cat_link *link = kv_path(s, src_i, dst, ports, &n_ports, &latency_s);
+	const struct cat_link *link = links_kv_path(s, src_i, dst, ports, &n_ports, &latency_s);
 	double t_xfer = links_estimate_s(s, ports, n_ports, bytes, latency_s);
 	double t_recompute = cost_prefill_s(&s->cost, tokens, (double)have * B);
 	enum migration_mode mode = kv == MIG_DEFAULT ? s->mech.migration : kv;
@@ -273,15 +251,7 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
 		moving = engine_maybe_reload(s, r, dst);
 	struct session_rec *rec = r->session_rec;
 	rec->last_node = (int32_t)dst;
-	if (rec->n_nodes >= 0) {
-		int32_t k = 0;
-		while (k < rec->n_nodes && rec->nodes[k] != (int32_t)dst)
-			k++;
-		if (k == rec->n_nodes && k < SESSION_NODES)
-			rec->nodes[rec->n_nodes++] = (int32_t)dst;
-		else if (k == rec->n_nodes)
-			rec->n_nodes = -1; /* too many to list: any node */
-	}
+	session_add_node(rec, (int32_t)dst);
 	if (!moving) {
 		if (rec->hint_node == (int32_t)dst)
 			node_hint_admission(&s->nodes[dst], r, rec->hint_run, rec->hint_key,
@@ -294,9 +264,7 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
  * in use, as of the node's last report. */
 static int unhealthy(const struct sim *s, const struct pol_node_view *v, uint32_t i)
 {
-	const struct mech *m = &s->mech;
-	return v[i].temperature_c > m->health_max_temp_c || (m->health_throttled && v[i].throttled) ||
-	       v[i].kv_util > m->health_max_kv_util;
+	return views_unhealthy(s, v, i);
 }
 
 /* The healthy node up with the fewest outstanding requests (ties: lowest
@@ -704,6 +672,9 @@ void router_ev_deliver(struct sim *s, const struct event *ev)
 		break;
 	case FLOW_SWAP_OUT:
 		on_swap_out_done(s, r, target);
+		break;
+	case FLOW_PREMIG:
+		premig_delivered(s, target);
 		break;
 	default: /* write-downs: the bytes are in the tier */
 		break;

@@ -21,6 +21,7 @@
 #include "sim/ledger.h"
 #include "sim/links.h"
 #include "sim/pool.h"
+#include "sim/premig.h"
 #include "sim/rng.h"
 #include "sim/router.h"
 #include "sim/runlog.h"
@@ -65,6 +66,7 @@ static void teardown(struct sim *s)
 	free(s->fault_head);
 	free(s->fault_next);
 	free(s->swapping_in);
+	premig_free(s);
 	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
 		node_free(&s->nodes[i]);
 	kv_spares_free(&s->kv_spares);
@@ -299,7 +301,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		flow_set_capacity(&s->net, links_port_host(s, k), cl->host_bytes_per_s);
 		flow_set_capacity(&s->net, links_port_nvme(s, k), cl->nvme->bytes_per_s);
 	}
-	if (faults_schedule(s))
+	if (faults_schedule(s) || premig_init(s))
 		goto oom;
 	if (s->report_ns > 0 && !evq_push(&s->q, s->report_ns, EV_REPORT, -1, NULL))
 		goto oom;
@@ -365,6 +367,7 @@ static const struct sim_ev_kind sim_ev_kinds[EV_KINDS] = {
 	[EV_DELIVER] = {router_ev_deliver, NULL},
 	[EV_REPORT] = {views_ev_report, NULL},
 	[EV_FAULT] = {faults_ev_fault, NULL},
+	[EV_WATERMARK] = {premig_ev_tick, NULL},
 };
 
 /* The summary of a run that ended (its figures, per node, the router's

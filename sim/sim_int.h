@@ -17,6 +17,8 @@
  *   links.c    ports, flows, tier write-downs, offload (links_)
  *   engine.c   putting work on nodes: queues and kicks, pinned KV, swap
  *              and reloads from the host tiers (engine_)
+ *   premig.c   preemptive migration: idle sessions' KV leaves a node past
+ *              the KV watermark for nodes with room (premig_)
  *   router.c   arrival -> route -> retry -> dispatch -> migration ->
  *              transfer done -> finish (router_)
  *   faults.c   the fault schedule: crashes, slow-downs, links, cooling (faults_)
@@ -58,15 +60,22 @@ enum ev_kind {
 		      * enum migration_mode */
 	EV_FLOW,     /* a flow's last byte left: id the flow (stale when superseded) */
 	EV_DELIVER,  /* a flow's data arrived: tag its enum flow_kind, node the node
-		      * it went to (a server, for write-downs), ptr its request or NULL */
+		      * it went to (a server, for write-downs; the move's slot in
+		      * premig.c, for FLOW_PREMIG), ptr its request or NULL */
 	EV_REPORT,   /* nodes send their load reports */
 	EV_FAULT,    /* a fault starts or ends: id its index in the scenario's
 		      * faults, tag FAULT_START or FAULT_END */
+	EV_WATERMARK, /* the router checks the nodes' KV against the watermark
+		       * (watermark_action "migrate", premig.c) */
 	EV_KINDS
 };
 enum { FAULT_START, FAULT_END };
 /* What a flow is for. */
-enum flow_kind { FLOW_MIGRATE, FLOW_RELOAD, FLOW_SWAP_OUT, FLOW_WRITE_DOWN };
+enum flow_kind {
+	FLOW_MIGRATE, FLOW_RELOAD, FLOW_SWAP_OUT, FLOW_WRITE_DOWN,
+	FLOW_PREMIG /* an idle session's KV moving ahead of its next turn: its
+		     * EV_DELIVER's node is the move's slot (premig.c), not a node */
+};
 enum { STREAM_ROUTING = 101 };
 
 /* What the simulator remembers of a live session: where it last ran (the
@@ -100,8 +109,29 @@ struct session_rec {
 	int32_t n_nodes;
 	uint32_t frontier_len;
 	uint64_t frontier_hash;
+	/* Between turns (live 0, its next turn pending): the pending turn,
+	 * and a stamp unique to this idle spell (0: not idle since reuse),
+	 * with which preemptive migration (premig.c) tells its records of
+	 * idle sessions from stale ones. */
+	struct request *idle_req;
+	uint64_t idle_seq;
 	struct session_rec *free_next;
 };
+
+/* Node i may now hold blocks of rec's session past its shared ones: it
+ * joins the session's list of nodes (or the list overflows: any node). */
+static inline void session_add_node(struct session_rec *rec, int32_t i)
+{
+	if (rec->n_nodes < 0)
+		return;
+	int32_t k = 0;
+	while (k < rec->n_nodes && rec->nodes[k] != i)
+		k++;
+	if (k == rec->n_nodes && k < SESSION_NODES)
+		rec->nodes[rec->n_nodes++] = i;
+	else if (k == rec->n_nodes)
+		rec->n_nodes = -1; /* too many to list: any node */
+}
 
 /* A node's health: temperature (thermal model), faults. */
 struct health {
@@ -129,6 +159,8 @@ struct ever_epoch {
 
 /* One run's whole state, shared by the core's files (each reads and writes
  * its own layer's fields; grouped below by layer). */
+struct premig;
+
 struct sim {
 	const struct request *routing; /* the request the policy is routing, or NULL */
 	const struct request *pf_arrival; /* the next arrival, prefetched (router_prefetch_arrival) */
@@ -149,6 +181,7 @@ struct sim {
 	uint64_t replica_next;
 	const struct pol_ops *pol;
 	struct mech mech; /* the router's mechanisms for this policy */
+	struct premig *pm; /* preemptive migration's state, or NULL when off */
 	void **pol_sts; /* n_pol_st states: one per replica with a local store */
 	int pol_reads_kv_util;
 	/* For policies that read KV figures or look caches up: nodes' KV use

@@ -45,6 +45,15 @@ static inline void views_refresh(struct sim *s, uint32_t i)
 	views_refresh_used(s, i, s->nodes[i].kv.n_used);
 }
 
+/* The health filter (router.health): node i too hot, throttled, or with
+ * too much KV in use, as of view v (a replica's, its last report). */
+static inline int views_unhealthy(const struct sim *s, const struct pol_node_view *v, uint32_t i)
+{
+	const struct mech *m = &s->mech;
+	return v[i].temperature_c > m->health_max_temp_c || (m->health_throttled && v[i].throttled) ||
+	       v[i].kv_util > m->health_max_kv_util;
+}
+
 /* Node i goes up or down in every replica's view. */
 void views_set_up(struct sim *s, uint32_t i, int up);
 /* The router's own record: r was sent to node, or left it. */

@@ -503,6 +503,58 @@ START_TEST(install_after_cached_prefix)
 }
 END_TEST
 
+/* kv_drop frees a chain's own unlocked tail (KV that moved away): back to
+ * lo, stopping at a run another chain hangs from or a request holds, or
+ * inside a run the chain does not end; counted apart from evictions, and
+ * the runs left keep their places in the eviction order. */
+START_TEST(drop_frees_a_chains_own_unlocked_tail)
+{
+	struct kv_pool p;
+	ck_assert_int_eq(kv_init(&p, 16), 0);
+	uint64_t s[5] = {1, 2, 3, 4, 5}, t[4] = {1, 2, 7, 8}, u[4] = {1, 2, 3, 9};
+	struct kv_match m;
+	uint32_t ta = KV_NONE;
+	ck_assert_int_eq(kv_take(&p, 5), 0);
+	ck_assert_uint_eq(kv_commit_blocks_any(&p, &ta, 0, 5, s, 5), 5);
+	kv_release(&p, ta, 0); /* [1 2 3 4 5] */
+	kv_lookup_prefix(&p, t, 4, &m);
+	uint32_t tb = kv_acquire(&p, &m); /* [1 2] above [3 4 5] */
+	ck_assert_int_eq(kv_take(&p, 2), 0);
+	ck_assert_uint_eq(kv_commit_blocks_any(&p, &tb, 2, 4, t, 4), 2); /* [7 8] */
+	kv_release(&p, tb, 0);
+	counts(&p, 9, 7, 0);
+	/* [3 4 5] is s's own; [1 2] is t's too */
+	ck_assert_uint_eq(kv_drop(&p, s, 0, 5, 1), 3);
+	ck_assert_uint_eq(kv_drop(&p, s, 4, 5, 1), 1);
+	ck_assert_uint_eq(kv_drop(&p, s, 5, 5, 1), 0);
+	/* u's match ends inside [3 4 5]: nothing of it is u's own */
+	ck_assert_uint_eq(kv_drop(&p, u, 0, 4, 1), 0);
+	counts(&p, 9, 7, 0); /* dry runs change nothing */
+	ck_assert_uint_eq(kv_drop(&p, s, 4, 5, 0), 1); /* [3 4 5] -> [3 4] */
+	counts(&p, 10, 6, 0);
+	ck_assert_uint_eq(match(&p, s, 5), 4);
+	/* t's path held by a request: s's tail goes, the shared head stays */
+	kv_lookup_prefix(&p, t, 4, &m);
+	tb = kv_acquire(&p, &m);
+	counts(&p, 10, 2, 4);
+	ck_assert_uint_eq(kv_drop(&p, t, 0, 4, 1), 0);
+	ck_assert_uint_eq(kv_drop(&p, s, 0, 5, 0), 2);
+	counts(&p, 12, 0, 4);
+	ck_assert_uint_eq(match(&p, s, 5), 2);
+	kv_release(&p, tb, 0);
+	/* released, t's tail goes and with it the head it leaves a leaf */
+	ck_assert_uint_eq(kv_drop(&p, t, 0, 4, 1), 4);
+	ck_assert_uint_eq(kv_drop(&p, t, 1, 4, 0), 3); /* back to block 1 only */
+	counts(&p, 15, 1, 0);
+	ck_assert_uint_eq(match(&p, t, 4), 1);
+	ck_assert_uint_eq(p.evictions, 0);
+	/* what is left is still evicted in order */
+	ck_assert_uint_eq(kv_evict(&p, 5), 1);
+	counts(&p, 16, 0, 0);
+	kv_free(&p);
+}
+END_TEST
+
 /* LRU order when a run becomes a leaf after its release (its last child
  * evicted): it goes before the runs released since, by its own older seq
  * (the heap beside the ring of releases, kv.c), not after them. */
@@ -1002,6 +1054,7 @@ Suite *kv_suite(void)
 	tcase_add_test(tc, pools_share_spare_arrays);
 	tcase_add_test(tc, concurrent_duplicates_are_merged);
 	tcase_add_test(tc, install_after_cached_prefix);
+	tcase_add_test(tc, drop_frees_a_chains_own_unlocked_tail);
 	tcase_add_test(tc, a_parent_left_a_leaf_keeps_its_place_in_lru_order);
 	tcase_add_test(tc, eviction_keeps_release_order_as_the_ring_wraps_and_grows);
 	tcase_add_test(tc, evictable_heap_stays_bounded_without_evictions);

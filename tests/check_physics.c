@@ -657,6 +657,188 @@ START_TEST(spans_identical_with_faults_and_replicas)
 }
 END_TEST
 
+/* One node gets hot: prefix affinity sends the sessions of the most popular
+ * of 4 system prompts (Zipf s = 2: 70% of them) to one of 4 nodes whose KV
+ * cache (30% of an H100's memory) holds about a third of its sessions'
+ * histories, while the others have room. With watermark_action "close"
+ * (the node only refuses new sessions, and only above the mark in use)
+ * its idle sessions' KV is evicted before their next turns: recomputed.
+ * With "migrate" the coldest idle sessions' KV moves to the nodes with
+ * room as the hot node passes the mark, and their turns follow it. */
+static const char *hot_prefix =
+    "{\"duration_s\": 300, \"cluster\": {\"nodes\": 4, \"nodes_per_server\": 4,"
+    "  \"gpu\": \"H100-SXM\", \"model\": \"Llama-3-8B\","
+    "  \"engine\": {\"gpu_memory_utilization\": 0.3}},"
+    " \"router\": {\"policy\": \"prefix_affinity\", \"params\": {}},"
+    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 1, \"max_sessions\": 100000,"
+    "  \"system_prompts\": {\"count\": 4, \"zipf_s\": 2.0}}}";
+
+static void run_out(const char *const *sets, const char *dir, const struct sim_opts *base,
+		    struct met_summary *m)
+{
+	struct scenario s;
+	th_scenario(hot_prefix, sets, &s);
+	struct sim_opts o = *base;
+	o.out_dir = dir;
+	o.audit = 1;
+	char err[1024] = "";
+	int rc = sim_run(&s, &o, m, err, sizeof err);
+	cfg_scenario_free(&s);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_eq(m->arrived, m->completed + m->shed + m->failed);
+	ck_assert_uint_eq(m->failed, 0);
+}
+
+static void assert_same_run(const char *a_dir, const char *b_dir)
+{
+	char pa[128], pb[128];
+	snprintf(pa, sizeof pa, "%s/requests.csv", a_dir);
+	snprintf(pb, sizeof pb, "%s/requests.csv", b_dir);
+	char *a = th_slurp(pa), *b = th_slurp(pb);
+	ck_assert_msg(strcmp(a, b) == 0, "%s differs from %s", pb, pa);
+	free(a);
+	free(b);
+	snprintf(pa, sizeof pa, "%s/summary.json", a_dir);
+	snprintf(pb, sizeof pb, "%s/summary.json", b_dir);
+	a = th_summary_without_perf(pa);
+	b = th_summary_without_perf(pb);
+	ck_assert_msg(strcmp(a, b) == 0, "%s differs from %s", pb, pa);
+	free(a);
+	free(b);
+}
+
+/* The four requests of two 2-turn sessions, by (session - 1, turn - 1). */
+struct two_sessions {
+	struct request r[2][2];
+	int n;
+};
+
+static void on_two(void *ctx, const struct request *r)
+{
+	struct two_sessions *t = ctx;
+	ck_assert(r->session >= 1 && r->session <= 2 && r->turn >= 1 && r->turn <= 2);
+	t->r[r->session - 1][r->turn - 1] = *r;
+	t->n++;
+}
+
+/* Preemptive migration by hand. Two sessions share a one-block system
+ * prompt, so prefix affinity (keyed on it) puts both on node 0. Each first
+ * turn computes 16 + 2,400 prompt and 32 output tokens: 153 full blocks
+ * (the last output token's KV is never computed), block 0 shared. Then
+ * node 0 holds 1 + 2 x 152 = 305 blocks, above a watermark of 200: the
+ * session idle the longest moves to node 1 (empty: 153 blocks stay under
+ * 200 there), all 153 blocks of its chain over NVLink; node 0 frees its
+ * 152 own blocks (the shared one is the other session's too), which
+ * brings it to 153, under the mark: no other move. Its second turn goes
+ * where its KV went and finds all 153 blocks cached; the other one's
+ * stays on node 0 and finds its own. */
+START_TEST(watermark_migrate_by_hand)
+{
+	const char *json =
+	    "{\"duration_s\": 200, \"cluster\": {\"nodes\": 2, \"nodes_per_server\": 2,"
+	    "  \"gpu\": \"H100-SXM\", \"model\": \"Llama-3-8B\","
+	    "  \"engine\": {\"gpu_memory_utilization\": 0.3}},"
+	    " \"router\": {\"policy\": \"prefix_affinity\", \"params\": {\"prefix_tokens\": 16},"
+	    "  \"watermark_action\": \"migrate\"},"
+	    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 10, \"max_sessions\": 2,"
+	    "  \"turns\": {\"dist\": \"constant\", \"value\": 2},"
+	    "  \"user_tokens\": {\"dist\": \"constant\", \"value\": 2400},"
+	    "  \"output_tokens\": {\"dist\": \"constant\", \"value\": 33},"
+	    "  \"think_time_s\": {\"dist\": \"constant\", \"value\": 30},"
+	    "  \"system_prompts\": {\"count\": 1, \"tokens\": {\"dist\": \"constant\", \"value\": 16}}}}";
+	struct scenario s;
+	th_scenario(json, NULL, &s);
+	char wm[64];
+	snprintf(wm, sizeof wm, "router.kv_watermark=%.12g", 200.0 / (double)s.kv_blocks_per_node);
+	double block_bytes = s.cluster.model->kv_bytes_per_token * 16;
+	cfg_scenario_free(&s);
+	const char *sets[] = {wm, NULL};
+	th_scenario(json, sets, &s);
+	struct two_sessions t;
+	memset(&t, 0, sizeof t);
+	struct sim_opts o = {.on_request = on_two, .ctx = &t, .audit = 1};
+	struct met_summary m;
+	char err[1024] = "";
+	int rc = sim_run(&s, &o, &m, err, sizeof err);
+	cfg_scenario_free(&s);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_int_eq(t.n, 4);
+	ck_assert_uint_eq(m.completed, 4);
+	ck_assert_int_eq(t.r[0][0].node, 0);
+	ck_assert_int_eq(t.r[1][0].node, 0);
+	int cold = t.r[0][0].finish_ns < t.r[1][0].finish_ns ? 0 : 1, warm = 1 - cold;
+	ck_assert_uint_eq(m.migration_count, 1);
+	ck_assert_uint_eq(m.migration_by_reason[MR_WATERMARK], 1);
+	ck_assert_double_eq(m.migration_bytes, 153 * block_bytes);
+	const struct request *moved = &t.r[cold][1], *stayed = &t.r[warm][1];
+	ck_assert_uint_eq(moved->prompt_tokens, 2448 + 1 + 2400);
+	ck_assert_int_eq(moved->node, 1);
+	ck_assert_uint_eq(moved->cached, 153 * 16);
+	ck_assert_uint_eq(moved->migrated, 0);
+	ck_assert_uint_eq(moved->recomputed, 0);
+	ck_assert_int_eq(stayed->node, 0);
+	ck_assert_uint_eq(stayed->cached, 153 * 16);
+	ck_assert_uint_eq(stayed->recomputed, 0);
+	met_summary_free(&m);
+}
+END_TEST
+
+START_TEST(watermark_migrate_moves_idle_sessions_off_a_hot_node)
+{
+	const char *close_[] = {"router.watermark_action=close", NULL};
+	const char *migrate[] = {"router.watermark_action=migrate", NULL};
+	const struct sim_opts plain = {0};
+	struct met_summary c, m, again;
+	run_out(close_, "/tmp/kvsim_phys_wm_close", &plain, &c);
+	run_out(migrate, "/tmp/kvsim_phys_wm_migrate", &plain, &m);
+	ck_assert_uint_eq(c.migration_by_reason[MR_WATERMARK], 0);
+	ck_assert_uint_gt(m.migration_by_reason[MR_WATERMARK], 20);
+	ck_assert_double_gt(m.migration_bytes, 0);
+	/* the same sessions arrive; far less of their history is recomputed */
+	ck_assert_uint_gt(c.tokens.recomputed, 100000);
+	ck_assert_uint_lt(m.tokens.recomputed * 3, c.tokens.recomputed);
+	ck_assert_double_lt(m.recompute_gpu_s * 3, c.recompute_gpu_s);
+	/* nothing lost (run_out: audited, every request ended), and the same
+	 * results again, with one iteration per event, without prefill folds
+	 * and with every block committed when filled */
+	run_out(migrate, "/tmp/kvsim_phys_wm_again", &plain, &again);
+	assert_same_run("/tmp/kvsim_phys_wm_migrate", "/tmp/kvsim_phys_wm_again");
+	met_summary_free(&again);
+	const char *one[] = {"router.watermark_action=migrate",
+			     "cluster.engine.max_span_iterations=1", NULL};
+	run_out(one, "/tmp/kvsim_phys_wm_one", &plain, &again);
+	assert_same_run("/tmp/kvsim_phys_wm_migrate", "/tmp/kvsim_phys_wm_one");
+	met_summary_free(&again);
+	const struct sim_opts eager = {.no_fold = 1, .eager_commits = 1, .eager_kv_views = 1};
+	run_out(migrate, "/tmp/kvsim_phys_wm_eager", &eager, &again);
+	assert_same_run("/tmp/kvsim_phys_wm_migrate", "/tmp/kvsim_phys_wm_eager");
+	met_summary_free(&again);
+	/* Races, audited: links slowed so that moves take seconds (next turns
+	 * arrive while their KV is on its way: they go to the source, and the
+	 * move is dropped when it lands), and crashes of sources and
+	 * destinations while moves are in flight. */
+	const char *races[] = {
+	    "router.watermark_action=migrate",
+	    "faults=[{\"kind\": \"link\", \"server\": 0, \"at_s\": 0, \"duration_s\": 1000,"
+	    " \"factor\": 0.0003}, {\"kind\": \"crash\", \"node\": 1, \"at_s\": 100,"
+	    " \"recover_after_s\": 20}, {\"kind\": \"crash\", \"node\": 0, \"at_s\": 150,"
+	    " \"recover_after_s\": 10}, {\"kind\": \"crash\", \"node\": 2, \"at_s\": 200,"
+	    " \"recover_after_s\": 10}, {\"kind\": \"crash\", \"node\": 3, \"at_s\": 230,"
+	    " \"recover_after_s\": 10}]",
+	    NULL};
+	run_out(races, "/tmp/kvsim_phys_wm_races", &plain, &again);
+	ck_assert_uint_gt(again.migration_by_reason[MR_WATERMARK], 20);
+	met_summary_free(&again);
+	/* No KV transfer path: nothing can move. */
+	const char *none[] = {"router.watermark_action=migrate", "cluster.kv_transfer=none", NULL};
+	run_out(none, "/tmp/kvsim_phys_wm_none", &plain, &again);
+	ck_assert_uint_eq(again.migration_count, 0);
+	met_summary_free(&again);
+	met_summary_free(&c);
+	met_summary_free(&m);
+}
+END_TEST
+
 /* --- direction checks on real workloads ---------------------------------- */
 
 static double metric_of(const char *json, const char *base, const char *policy,
@@ -735,6 +917,8 @@ Suite *physics_suite(void)
 	tcase_add_test(tc, swap_preemption_recomputes_less);
 	tcase_add_test(tc, predicted_wait_sheds_what_would_miss_the_slo);
 	tcase_add_test(tc, spans_identical_with_faults_and_replicas);
+	tcase_add_test(tc, watermark_migrate_by_hand);
+	tcase_add_test(tc, watermark_migrate_moves_idle_sessions_off_a_hot_node);
 	tcase_add_test(tc, chat_session_affinity_recomputes_less_than_round_robin);
 	tcase_add_test(tc, mooncake_cache_aware_policies_hit_more_than_round_robin);
 	suite_add_tcase(s, tc);

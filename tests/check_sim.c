@@ -335,7 +335,10 @@ START_TEST(follow_up_admissions_are_hinted_with_their_history)
 {
 	/* four turns: no conversation outgrows the context (a truncated
 	 * history is another chain, and its lookup ends elsewhere) */
+	/* (no preemptive migration: a moved session's hint is dropped, and a
+	 * turn may come back to the node it moved from) */
 	const char *sets[] = {"router.policy=session_affinity", "router.params.threshold=10",
+			      "router.watermark_action=close",
 			      "workload.turns={\"dist\": \"constant\", \"value\": 4}", NULL};
 	struct scenario sc;
 	th_scenario(chat_small, sets, &sc);
@@ -766,6 +769,33 @@ START_TEST(migration_transfer_moves_blocks_over_the_link)
 }
 END_TEST
 
+/* LMCache's path across servers: the source server's PCIe (64 GB/s), both
+ * NICs (50 GB/s), the destination server's PCIe: the NICs set the rate;
+ * the latency is twice PCIe's (2 us each way through host memory) plus
+ * the NIC's 5 us. Within a server the copy crosses the server's PCIe path
+ * alone: 64 GB/s, 4 us. */
+START_TEST(lmcache_path_stages_through_host_memory)
+{
+	const char *cross[] = {"router.migration=transfer", "cluster.kv_transfer=lmcache", NULL};
+	const char *same[] = {"router.migration=transfer", "cluster.kv_transfer=lmcache",
+			      "cluster.nodes_per_server=2", NULL};
+	const char *const *sets[2] = {cross, same};
+	const double rate[2] = {50e9, 64e9}, lat_ns[2] = {9000, 4000};
+	for (int k = 0; k < 2; k++) {
+		struct met_summary m;
+		struct tally t;
+		memset(&t, 0, sizeof t);
+		run(two_turns, sets[k], NULL, &m, &t);
+		ck_assert_uint_eq(t.turn2.migrated, 192);
+		ck_assert_uint_eq(m.migration_count, 1);
+		double bytes = 192.0 * 131072;
+		int64_t xfer_ns = (int64_t)ceil(bytes / rate[k] * 1e9) + (int64_t)lat_ns[k];
+		ck_assert_double_eq_tol(m.migration_s, xfer_ns * 1e-9, 1e-15);
+		met_summary_free(&m);
+	}
+}
+END_TEST
+
 START_TEST(migration_recompute_and_auto)
 {
 	const char *rec[] = {"router.migration=recompute", NULL};
@@ -1043,6 +1073,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, csv_numbers_are_what_printf_writes);
 	tcase_add_test(tc, requests_csv_rows_are_exact);
 	tcase_add_test(tc, migration_transfer_moves_blocks_over_the_link);
+	tcase_add_test(tc, lmcache_path_stages_through_host_memory);
 	tcase_add_test(tc, migration_recompute_and_auto);
 	tcase_add_loop_test(tc, overlapping_faults_compose, 0, 4);
 	tcase_add_test(tc, two_slow_faults_multiply);

@@ -122,6 +122,24 @@ cmp -s "$T/run1/requests.csv" "$T/run_nohp/requests.csv" && cmp -s "$T/s1" "$T/s
 "$KVSIM" run "$T/small.json" --out "$T/run3" --quiet --seed 9
 cmp -s "$T/run1/requests.csv" "$T/run3/requests.csv" && bad "--seed did not change the run" || ok
 
+# preemptive migration: with watermark_action "migrate" a node past the KV
+# watermark moves idle sessions' KV to nodes with room; summary.json counts
+# the moves as migration.by_reason.watermark (none with "close")
+cat >"$T/hot.json" <<'JSON'
+{"name": "hot", "duration_s": 300,
+ "cluster": {"nodes": 4, "nodes_per_server": 4, "engine": {"gpu_memory_utilization": 0.3}},
+ "router": {"policy": "prefix_affinity", "params": {}},
+ "workload": {"kind": "chat", "sessions_per_s": 1, "max_sessions": 100000,
+  "system_prompts": {"count": 4, "zipf_s": 2.0}}}
+JSON
+wm_moves() { sed -n '/"by_reason"/,/}/s/.*"watermark":[[:space:]]*\([0-9][0-9]*\).*/\1/p' "$1/summary.json"; }
+expect 0 "" run "$T/hot.json" --set router.watermark_action=migrate --out "$T/wm_mig" --quiet
+grep -q '"watermark_action":	"migrate"' "$T/wm_mig/summary.json" && [ "$(wm_moves "$T/wm_mig")" -gt 0 ] && ok ||
+	bad "watermark_action=migrate: migration.by_reason.watermark is '$(wm_moves "$T/wm_mig")'"
+expect 0 "" run "$T/hot.json" --set router.watermark_action=close --out "$T/wm_close" --quiet
+[ "$(wm_moves "$T/wm_close")" = 0 ] && ok ||
+	bad "watermark_action=close: migration.by_reason.watermark is '$(wm_moves "$T/wm_close")'"
+
 # compare: every policy present, same arrivals for all (a horizon long enough
 # for every session to finish, so the closed loop cuts no turn)
 sed 's/"duration_s": 60/"duration_s": 3000/' "$T/small.json" >"$T/long.json"
