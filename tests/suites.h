@@ -16,5 +16,6 @@ Suite *sweep_suite(void);
 Suite *physics_suite(void);
 Suite *fidelity_suite(void);
 Suite *metric_table_suite(void);
+Suite *router_suite(void);
 
 #endif
