@@ -26,11 +26,32 @@ struct request;
  * "policy"), a shed one gives a static reason. */
 
 /* What a policy may see of one node: the router's figures, never engine
- * internals. */
+ * internals. The router's own record comes first (with up): the fields a
+ * scan over the nodes reads most. */
 struct pol_node_view {
-	/* The router's own record, always current for this router replica. */
+	/* The router's own record, always current for this router replica:
+	 * what it sent, counted when it sent it and uncounted as the node
+	 * answers (first token, completion, failure), as Dynamo's router and
+	 * llm-d's active-request scorer keep it. */
 	uint32_t outstanding;   /* routed here by this router and not yet finished */
 	uint32_t routed_since;  /* routed here since the last load report */
+	int up;                  /* 0 while crashed */
+	int server;
+	/* Prompt blocks (full blocks of their prompts, a per-request sum: a
+	 * block two of them share counts twice) of the requests routed here
+	 * and not finished. */
+	uint64_t active_blocks;
+	/* Prompt tokens still to prefill of the requests routed here whose
+	 * first token has not come: each counts its prompt less the blocks
+	 * the router found cached on this node when it routed it (0 where it
+	 * did not look). Of these, prefill_done_tokens belong to requests
+	 * whose prefill ends with the node's iteration in progress, at
+	 * prefill_done_ns: read through pol_prefill_tokens, which leaves them
+	 * out from that time on. */
+	uint64_t prefill_tokens;
+	uint64_t prefill_done_tokens;
+	int64_t prefill_done_ns;
+	uint64_t routed_tokens_since; /* prompt tokens routed here since the last load report */
 	/* The node's load report: exact when router.load_report_interval_ms is
 	 * 0, else as of the last report. */
 	uint32_t queued;        /* waiting for admission */
@@ -42,8 +63,6 @@ struct pol_node_view {
 	double temperature_c;    /* 0 without the thermal model */
 	int throttled;           /* 1 while thermal throttling slows it */
 	int closed;              /* above router.kv_watermark: no new sessions */
-	int server;
-	int up;                  /* 0 while crashed */
 };
 
 struct pol_view {
@@ -80,7 +99,22 @@ struct pol_view {
 	 * nodes soon; it changes nothing. */
 	uint32_t (*kv_used_floor)(void *ctx, uint32_t node);
 	void (*prefetch_kv)(void *ctx, const uint32_t *nodes, uint32_t n);
+	/* Of r's full prompt blocks from block `from` on (those past what
+	 * node's HBM holds, from cached_prefix), how many follow on in the
+	 * DRAM tier (*host) and then in the NVMe tier (*disk) of node's
+	 * server, block by block as a reload would take them: each block from
+	 * DRAM if it is there, else from NVMe, up to the first in neither.
+	 * NULL when the servers have no tiers. O(blocks counted). */
+	void (*cached_tiers)(void *ctx, uint32_t node, const struct request *r, uint32_t from,
+			     uint32_t *host, uint32_t *disk);
 };
+
+/* Node i's prefill_tokens as of v->now_ns (see pol_node_view). */
+static inline uint64_t pol_prefill_tokens(const struct pol_view *v, uint32_t i)
+{
+	const struct pol_node_view *n = &v->nodes[i];
+	return n->prefill_tokens - (v->now_ns >= n->prefill_done_ns ? n->prefill_done_tokens : 0);
+}
 
 enum pol_action { POL_ROUTE, POL_SHED };
 

@@ -13,22 +13,30 @@ struct ws {
 	gsl_rng *rng;
 	uint32_t block_tokens;
 	int exact;
-	double w_prefix, w_kv, w_queue;
+	double w_prefix, w_kv, w_queue, w_active;
 };
 
 static void *ws_create(const struct cJSON *params, const char *path, const struct pol_env *env,
 		       char *err, size_t errlen)
 {
-	static const char *const keys[] = {"prefix_weight", "kv_weight", "queue_weight", "prefix",
-					   "max_tree_blocks", NULL};
+	static const char *const keys[] = {"prefix_weight", "kv_weight", "queue_weight",
+					   "active_weight", "prefix",    "max_tree_blocks", NULL};
 	static const char *const kinds[] = {"approx", "exact", NULL};
-	double wp = 2, wk = 1, wq = 1;
+	/* prefix 2 against load 1: llm-d-inference-scheduler's sample
+	 * configuration (prefix-cache-scorer 2, load-aware-scorer 1), the load
+	 * weight given to each of the free-KV and queue scorers; active 1
+	 * (chosen: as much as the queue, so that between two load reports the
+	 * router's own count of what it sent steers as much as the report;
+	 * llm-d's active-request-scorer, which its inference-scheduling guide
+	 * does not enable) */
+	double wp = 2, wk = 1, wq = 1, wa = 1;
 	int64_t cap = 32768;
 	int kind = 0;
 	if (cfg_check_keys(params, path, keys, err, errlen) ||
 	    cfg_number(params, path, "prefix_weight", 0, 1e9, &wp, err, errlen) ||
 	    cfg_number(params, path, "kv_weight", 0, 1e9, &wk, err, errlen) ||
 	    cfg_number(params, path, "queue_weight", 0, 1e9, &wq, err, errlen) ||
+	    cfg_number(params, path, "active_weight", 0, 1e9, &wa, err, errlen) ||
 	    cfg_enum(params, path, "prefix", kinds, &kind, err, errlen) ||
 	    cfg_int(params, path, "max_tree_blocks", 0, (int64_t)1 << 32, &cap, err, errlen))
 		return NULL;
@@ -44,16 +52,20 @@ static void *ws_create(const struct cJSON *params, const char *path, const struc
 	s->w_prefix = wp;
 	s->w_kv = wk;
 	s->w_queue = wq;
+	s->w_active = wa;
 	return s;
 }
 
 /* score = prefix_weight * matched blocks / prompt blocks
  *       + kv_weight * (1 - kv_util)
  *       + queue_weight * (max_q - q) / (max_q - min_q)   (1 when all equal)
- * with q the node's waiting requests plus those routed since its report.
- * The highest score wins; ties are drawn uniformly (llm-d's max-score
- * picker). The prefix match comes from the router's own record of routed
- * prompts ("approx", llm-d's default) or the exact cache index ("exact"). */
+ *       + active_weight * (max_a - a) / max_a             (1 when a or max_a is 0)
+ * with q the node's waiting requests (its last report, llm-d's
+ * queue-scorer) and a the requests the router sent it and has not seen
+ * finish (llm-d's active-request-scorer, counted at dispatch). The
+ * highest score wins; ties are drawn uniformly (llm-d's max-score picker).
+ * The prefix match comes from the router's own record of routed prompts
+ * ("approx", llm-d's default) or the exact cache index ("exact"). */
 static void ws_route(void *st, const struct pol_view *v, const struct request *r,
 		     struct pol_decision *d)
 {
@@ -65,16 +77,18 @@ static void ws_route(void *st, const struct pol_view *v, const struct request *r
 	uint32_t n = pol_prompt_blocks(r, s->block_tokens);
 	if (!s->exact && n > 0)
 		prompt_index_match(&s->idx, r->hashes, n);
-	double qmin = 0, qmax = 0;
+	uint32_t qmin = 0, qmax = 0, amax = 0;
 	int any = 0;
 	for (uint32_t i = 0; i < v->n_nodes; i++) {
-		if (!v->nodes[i].up)
+		const struct pol_node_view *nv = &v->nodes[i];
+		if (!nv->up)
 			continue;
-		double q = (double)v->nodes[i].queued + v->nodes[i].routed_since;
-		if (!any || q < qmin)
-			qmin = q;
-		if (!any || q > qmax)
-			qmax = q;
+		if (!any || nv->queued < qmin)
+			qmin = nv->queued;
+		if (!any || nv->queued > qmax)
+			qmax = nv->queued;
+		if (nv->outstanding > amax)
+			amax = nv->outstanding;
 		any = 1;
 	}
 	int32_t pick = -1;
@@ -86,9 +100,9 @@ static void ws_route(void *st, const struct pol_view *v, const struct request *r
 			continue;
 		uint32_t hit = s->exact ? (v->cached_prefix ? v->cached_prefix(v->ctx, i, r) : 0)
 					: s->idx.match[i];
-		double q = (double)nv->queued + nv->routed_since;
 		double sc = s->w_prefix * (n ? (double)hit / n : 0) + s->w_kv * (1 - nv->kv_util) +
-			    s->w_queue * (qmax > qmin ? (qmax - q) / (qmax - qmin) : 1);
+			    s->w_queue * (qmax > qmin ? (double)(qmax - nv->queued) / (qmax - qmin) : 1) +
+			    s->w_active * (amax > 0 ? (double)(amax - nv->outstanding) / amax : 1);
 		if (pick < 0 || sc > best) {
 			pick = (int32_t)i;
 			best = sc;
@@ -135,7 +149,7 @@ static void ws_destroy(void *st)
 const struct pol_ops pol_weighted_scorer = {
     .name = "weighted_scorer",
     .description = "stateful (llm-d scheduler): highest weighted sum of prefix-match (2), "
-		   "free-KV (1) and queue (1) scorers",
+		   "free-KV (1), queue (1) and active-request (1) scorers",
     .family = POL_PRODUCT,
     .product = "llm-d",
     .create = ws_create,

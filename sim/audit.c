@@ -43,6 +43,51 @@ static int audit_request(struct sim *s, const struct request *r)
 	return 0;
 }
 
+/* The routers' own record of node i (views.c) against the requests on it:
+ * for each router whose requests there are all in its queue or running
+ * (none on the way, swapped out or moving KV), its prompt blocks are
+ * theirs, and its prefill tokens as of now those of the ones without a
+ * first token. Read only where the node's first tokens so far are applied
+ * (idle, or its step's first iteration ended and applied, or not ended). */
+static void audit_router_record(struct sim *s, uint32_t i)
+{
+	const struct node *n = &s->nodes[i];
+	if (n->busy && n->span_ended == 0 && s->now >= n->span_end[0])
+		return;
+	for (uint32_t k = 0; k < s->n_replicas; k++) {
+		const struct pol_node_view *v = &s->views[k][i];
+		uint64_t blocks = 0, prefill = 0;
+		uint32_t here = 0;
+		for (const struct request *r = n->wait_head; r; r = r->qnext)
+			if (r->replica == k) {
+				here++;
+				blocks += r->rt_blocks;
+				prefill += r->generated ? 0 : r->rt_prefill;
+			}
+		for (uint32_t j = 0; j < n->n_running; j++) {
+			const struct request *r = n->running[j];
+			if (r->replica == k) {
+				here++;
+				blocks += r->rt_blocks;
+				prefill += r->generated ? 0 : r->rt_prefill;
+			}
+		}
+		if (here != v->outstanding)
+			continue;
+		uint64_t counted = v->prefill_tokens -
+				   (s->now >= v->prefill_done_ns ? v->prefill_done_tokens : 0);
+		if (blocks != v->active_blocks || prefill != counted) {
+			audit_fail(s,
+				   "node %u: router %u counts %llu prompt blocks and %llu tokens to "
+				   "prefill, its %u requests there hold %llu and have %llu",
+				   i, k, (unsigned long long)v->active_blocks,
+				   (unsigned long long)counted, here, (unsigned long long)blocks,
+				   (unsigned long long)prefill);
+			return;
+		}
+	}
+}
+
 /* A node's invariants: its KV tree and counters; blocks in use equal the
  * locked cached blocks plus the running requests' own; each request where
  * its state says. O(runs + requests on the node). */
@@ -108,9 +153,12 @@ static void audit_node(struct sim *s, uint32_t i)
 			   (unsigned long long)own, (unsigned long long)(locked + own));
 		return;
 	}
-	if (n->kv.n_used > n->kv.n_blocks)
+	if (n->kv.n_used > n->kv.n_blocks) {
 		audit_fail(s, "node %u: %u blocks in use > capacity %u", i, n->kv.n_used,
 			   n->kv.n_blocks);
+		return;
+	}
+	audit_router_record(s, i);
 }
 
 void audit_event(struct sim *s, const struct event *ev)

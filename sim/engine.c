@@ -14,8 +14,10 @@ void engine_kick(struct sim *s, uint32_t i)
 	if (!n->busy) {
 		thermal_advance(s, i);
 		thermal_apply_speed(s, i);
-		if (node_start_step(n, s->now) > 0)
+		if (node_start_step(n, s->now) > 0) {
 			sim_schedule_step(s, i);
+			views_prefill_step(s, i);
+		}
 		s->hl[i].busy = n->busy;
 	}
 	if ((s->has_dram || s->has_nvme) && s->mech.watermark_action == WM_OFFLOAD)

@@ -645,8 +645,8 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, int fold,
 	 * cached run it holds alone with nothing under it (no adoption of a
 	 * block cached meanwhile, which would free one). A prefill that would
 	 * keep an all-decode span from being counted (its tail run not its
-	 * own yet) is not folded where the owner counts: the next iteration's
-	 * span, once it has committed, can be. */
+	 * own yet) is not folded where the owner counts per request (lazy_kv
+	 * 1): the next iteration's span, once it has committed, can be. */
 	int lazy = n->lazy_kv && !n->kv.on_evict, lazy_fold = lazy;
 	for (uint32_t i = 0; lazy && i < n->n_batch; i++) {
 		const struct batch_entry *e = &n->batch[i];
@@ -660,12 +660,12 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, int fold,
 		else
 			lazy &= ok;
 	}
-	if (lazy && !lazy_fold)
+	if (lazy && !lazy_fold && n->lazy_kv == 1)
 		return;
 	if (fold)
 		for (uint32_t i = 0; i < n->n_batch; i++)
 			n->batch[i].c0 += n->batch[i].n - 1;
-	n->span_lazy_ok = lazy;
+	n->span_lazy_ok = lazy && lazy_fold;
 	if (lazy && n->span_res) {
 		uint32_t B = n->block_tokens, *g = n->span_res;
 		memset(g, 0, (B + 1) * sizeof *g);

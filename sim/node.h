@@ -57,8 +57,10 @@ struct node {
 	 * line. busy: an iteration is in progress. */
 	_Alignas(64) int busy;
 	/* Set by the owner when it reads nodes' KV use inside decode spans
-	 * without applying them (node_kv_used); span_lazy_ok: this span's plan
-	 * allows that (see plan_span). */
+	 * without applying them (node_kv_used): 1 per request (a span that
+	 * could not be counted is not opened by a fold), 2 now and then (it
+	 * is, and applied when read); span_lazy_ok: this span's plan allows
+	 * counting (see plan_span). */
 	int lazy_kv, span_lazy_ok;
 	/* node_kv_used's last count: lazy_used blocks until lazy_due_ns, for
 	 * the step that started at lazy_step_ns, applied to span_started

@@ -92,6 +92,11 @@ struct request {
 	uint32_t pending;        /* transfers it waits for */
 	uint32_t retries;        /* re-routings after its node failed */
 	uint32_t replica;        /* the router replica that routed it */
+	/* S: what it adds to its node's figures in its router's record
+	 * (views.c): prompt tokens to prefill (until its first token) and
+	 * prompt blocks (until it finishes); rt_mark: 0 until its first token
+	 * is due, then the node's prefill group (sim.pf_group) it is due in. */
+	uint32_t rt_prefill, rt_blocks, rt_mark;
 	uint16_t swapped;        /* 1 while swapped out (returns to its node's front) */
 	uint16_t mig_why;        /* enum mig_reason: why its KV would move (routing) */
 	int64_t xfer_start_ns;   /* when its migration began */

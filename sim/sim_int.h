@@ -177,6 +177,14 @@ struct sim {
 	struct pol_node_view **views;
 	uint64_t *total_out;        /* per replica: outstanding over nodes up */
 	struct loadheap *lheap;     /* per replica: nodes up by outstanding */
+	/* The routers' own record (views.c). pf_group: per node, the serial
+	 * of the prefill group its iteration in progress ends (the requests
+	 * whose first token it gives); pf_unmarked: per node, requests routed
+	 * there whose first token is not yet due. hit_blocks[i]: the blocks
+	 * of the request being routed found cached on node i, valid where
+	 * hit_stamp[i] == route_stamp (one stamp per routing). */
+	uint32_t *pf_group, *pf_unmarked, *hit_blocks;
+	uint64_t *hit_stamp, route_stamp;
 	uint32_t n_replicas, n_pol_st, n_up;
 	uint64_t replica_next;
 	const struct pol_ops *pol;

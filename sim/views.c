@@ -1,7 +1,10 @@
 /* views: the routers' views of the nodes, the KV watermark, the policies' callbacks. */
 #include "sim/views.h"
 
+#include <stdlib.h>
+
 #include "sim/audit.h"
+#include "sim/prefix_index.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
 #include "workloads/workload.h"
@@ -23,23 +26,131 @@ void views_set_up(struct sim *s, uint32_t i, int up)
 	s->n_up += up ? 1 : -1;
 }
 
-void views_count_dispatch(struct sim *s, const struct request *r, uint32_t node)
+int views_init(struct sim *s)
+{
+	uint32_t N = s->n_nodes;
+	s->pf_group = malloc(N * sizeof *s->pf_group);
+	s->pf_unmarked = calloc(N, sizeof *s->pf_unmarked);
+	s->hit_blocks = calloc(N, sizeof *s->hit_blocks);
+	s->hit_stamp = calloc(N, sizeof *s->hit_stamp);
+	if (!s->pf_group || !s->pf_unmarked || !s->hit_blocks || !s->hit_stamp)
+		return -1;
+	/* serials from 1: a request's rt_mark 0 means "no first token due" */
+	for (uint32_t i = 0; i < N; i++)
+		s->pf_group[i] = 1;
+	s->route_stamp = 1;
+	return 0;
+}
+
+void views_free(struct sim *s)
+{
+	free(s->pf_group);
+	free(s->pf_unmarked);
+	free(s->hit_blocks);
+	free(s->hit_stamp);
+}
+
+/* What r adds to node's figures: its prompt blocks, and its prompt less
+ * the blocks its router found cached there while routing it (Dynamo's
+ * add_request: isl - overlap x block size; the overlap the router knows
+ * is its cache index's answer for this node, 0 where the policy did not
+ * ask), the router's count of what it sent and of prompt tokens since
+ * the last report. */
+void views_count_dispatch(struct sim *s, struct request *r, uint32_t node)
 {
 	struct pol_node_view *v = &s->views[r->replica][node];
+	const struct node *n0 = &s->nodes[0]; /* every node has the engine's block size */
+	uint32_t hit = s->hit_stamp[node] == s->route_stamp ? s->hit_blocks[node] : 0;
+	uint64_t cached = (uint64_t)hit * n0->block_tokens;
+	r->rt_prefill = cached >= r->prompt_tokens ? 0 : r->prompt_tokens - (uint32_t)cached;
+	r->rt_blocks = node_full_blocks(n0, r->prompt_tokens);
+	r->rt_mark = 0;
 	v->outstanding++;
 	v->routed_since++;
+	v->routed_tokens_since += r->prompt_tokens;
+	v->prefill_tokens += r->rt_prefill;
+	v->active_blocks += r->rt_blocks;
+	s->pf_unmarked[node]++;
 	if (v->up)
 		s->total_out[r->replica]++;
 	lh_fix(&s->lheap[r->replica], node);
 }
 
-void views_count_done(struct sim *s, const struct request *r, uint32_t node)
+/* r leaves node's figures: its prefill tokens unless its first token has
+ * come (its group folded, see views_prefill_step), its blocks. */
+void views_count_done(struct sim *s, struct request *r, uint32_t node)
 {
 	struct pol_node_view *v = &s->views[r->replica][node];
 	v->outstanding--;
+	if (r->rt_mark == 0) {
+		v->prefill_tokens -= r->rt_prefill;
+		s->pf_unmarked[node]--;
+	} else if (r->rt_mark == s->pf_group[node]) {
+		v->prefill_tokens -= r->rt_prefill;
+		v->prefill_done_tokens -= r->rt_prefill;
+	}
+	v->active_blocks -= r->rt_blocks;
+	r->rt_prefill = r->rt_blocks = r->rt_mark = 0;
 	if (v->up)
 		s->total_out[r->replica]--;
 	lh_fix(&s->lheap[r->replica], node);
+}
+
+/* Node i's step has started; its last step has ended, so the group due
+ * at that step's first iteration's end has had its first tokens: fold it
+ * (its tokens leave prefill_tokens) and open the next. Then the requests
+ * of this step whose prompt its first iteration completes (a prefill
+ * chunk reaching num_tokens before any output; a folded prefill's too:
+ * plan_span moves its batch entry's c0, not num_computed) join the new
+ * group, due at span_end[0]. pol_prefill_tokens leaves a group out from
+ * its due time on, so the figure is exact at every instant without an
+ * event per first token. */
+void views_prefill_step(struct sim *s, uint32_t i)
+{
+	for (uint32_t k = 0; k < s->n_replicas; k++) {
+		struct pol_node_view *v = &s->views[k][i];
+		v->prefill_tokens -= v->prefill_done_tokens;
+		v->prefill_done_tokens = 0;
+	}
+	if (++s->pf_group[i] == 0)
+		s->pf_group[i] = 1;
+	const struct node *n = &s->nodes[i];
+	/* an all-decode span completes no prompt */
+	if (s->pf_unmarked[i] == 0 || (n->span_len > 1 && n->span_off == 0))
+		return;
+	int64_t due = n->span_end[0];
+	for (uint32_t j = 0; j < n->n_batch; j++) {
+		const struct batch_entry *e = &n->batch[j];
+		struct request *r = e->r;
+		if (r->rt_mark || r->generated || r->num_computed + e->n != r->num_tokens)
+			continue;
+		r->rt_mark = s->pf_group[i];
+		struct pol_node_view *v = &s->views[r->replica][i];
+		v->prefill_done_tokens += r->rt_prefill;
+		v->prefill_done_ns = due;
+		if (--s->pf_unmarked[i] == 0)
+			break;
+	}
+}
+
+int views_audit_drained(struct sim *s)
+{
+	for (uint32_t k = 0; k < s->n_replicas; k++)
+		for (uint32_t i = 0; i < s->n_nodes; i++) {
+			const struct pol_node_view *v = &s->views[k][i];
+			if (v->outstanding || v->active_blocks || v->prefill_tokens ||
+			    v->prefill_done_tokens || s->pf_unmarked[i]) {
+				audit_fail(s,
+					   "after the drain router %u still counts on node %u %u "
+					   "requests, %llu blocks, %llu prefill tokens (%llu due), "
+					   "%u without a first token due",
+					   k, i, v->outstanding, (unsigned long long)v->active_blocks,
+					   (unsigned long long)v->prefill_tokens,
+					   (unsigned long long)v->prefill_done_tokens, s->pf_unmarked[i]);
+				return -1;
+			}
+		}
+	return 0;
 }
 
 /* Whether node i is above the KV watermark (closed to new sessions): as
@@ -81,6 +192,18 @@ int views_private_nodes(void *ctx, const struct request *r, const int32_t **node
  * applying the span where that changes nothing the lookup sees
  * (node_cache_settled), which spares most syncs; --audit and the
  * eager_kv_views switch check that the answers do not differ. */
+/* The router's overlap for the request it is routing, which its record
+ * of r's prefill on the node it picks subtracts (views_count_dispatch). */
+static inline uint32_t note_hit(struct sim *s, uint32_t node, const struct request *r,
+				uint32_t blocks)
+{
+	if (r == s->routing) {
+		s->hit_blocks[node] = blocks;
+		s->hit_stamp[node] = s->route_stamp;
+	}
+	return blocks;
+}
+
 static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 {
 	struct sim *s = ctx;
@@ -107,7 +230,7 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 			s->kv_spared += spared;
 			if (s->opts->audit)
 				audit_private(s, node, r, m.blocks);
-			return m.blocks;
+			return note_hit(s, node, r, m.blocks);
 		}
 		s->kv_evicting++;
 	}
@@ -115,7 +238,28 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 	node_lookup(n, r->hashes, full, &m);
 	if (s->opts->audit)
 		audit_private(s, node, r, m.blocks);
-	return m.blocks;
+	return note_hit(s, node, r, m.blocks);
+}
+
+/* pol_view.cached_tiers: the reload's walk (engine_maybe_reload) over
+ * node's server's DRAM and NVMe indexes, counted, not moved. */
+static void cached_tiers(void *ctx, uint32_t node, const struct request *r, uint32_t from,
+			 uint32_t *host, uint32_t *disk)
+{
+	struct sim *s = ctx;
+	const struct node *n = &s->nodes[node];
+	uint32_t full = node_full_blocks(n, r->prompt_tokens), server = (uint32_t)n->server;
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	*host = *disk = 0;
+	for (uint32_t j = from; j < full; j++) {
+		if (s->has_dram && pidx_has(&s->dram, server, r->hashes[j]))
+			(*host)++;
+		else if (s->has_nvme && pidx_has(&s->nvme, server, r->hashes[j]))
+			(*disk)++;
+		else
+			break;
+	}
 }
 
 /* Node i's KV figures in the views as of now: counted where its span
@@ -229,6 +373,7 @@ void views_sync_all(struct sim *s)
 
 void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v)
 {
+	s->route_stamp++;
 	*v = (struct pol_view){
 		.n_nodes = s->n_nodes,
 		.nodes = s->views[r->replica],
@@ -243,14 +388,26 @@ void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v
 		.private_nodes = s->opts->no_private_nodes ? NULL : views_private_nodes,
 		.kv_used_floor = s->report_ns == 0 && !s->opts->no_kv_floor ? kv_used_floor : NULL,
 		.prefetch_kv = prefetch_kv,
+		.cached_tiers = (s->has_dram || s->has_nvme) && s->sc->cluster.engine.prefix_caching
+					? cached_tiers
+					: NULL,
 	};
 }
 
-/* Every node reports its load; the routers' views take it. */
+/* Every node reports its load; the routers' views take it. Inside a
+ * decode span its KV use is counted from the span's plan where that is
+ * exact (node_kv_used), not applied: a report every 50 ms would otherwise
+ * apply every node's spans that often, request by request. */
 void views_ev_report(struct sim *s, const struct event *ev)
 {
 	(void)ev;
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		uint32_t used;
+		if (s->nodes[i].lazy_kv && node_kv_used(&s->nodes[i], s->now, &used)) {
+			s->kv_counted += used != s->nodes[i].kv.n_used;
+			views_refresh_used(s, i, used);
+			continue;
+		}
 		node_sync(&s->nodes[i], s->now);
 		views_refresh(s, i);
 	}

@@ -37,6 +37,7 @@ static inline void views_refresh_used(struct sim *s, uint32_t i, uint32_t used)
 		v->temperature_c = h->temp_c;
 		v->throttled = h->throttled;
 		v->routed_since = 0;
+		v->routed_tokens_since = 0;
 	}
 }
 
@@ -54,11 +55,24 @@ static inline int views_unhealthy(const struct sim *s, const struct pol_node_vie
 	       v[i].kv_util > m->health_max_kv_util;
 }
 
+/* The routers' own records: 0, or -1 when memory runs out (views_free
+ * frees what was made). */
+int views_init(struct sim *s);
+void views_free(struct sim *s);
 /* Node i goes up or down in every replica's view. */
 void views_set_up(struct sim *s, uint32_t i, int up);
-/* The router's own record: r was sent to node, or left it. */
-void views_count_dispatch(struct sim *s, const struct request *r, uint32_t node);
-void views_count_done(struct sim *s, const struct request *r, uint32_t node);
+/* The router's own record: r was sent to node, or left it (finished, or
+ * failed there). Each dispatch is undone by one views_count_done. */
+void views_count_dispatch(struct sim *s, struct request *r, uint32_t node);
+void views_count_done(struct sim *s, struct request *r, uint32_t node);
+/* Node i has started a step (node_start_step): the requests whose first
+ * token its first iteration gives are due then (Dynamo's router hears of
+ * a first token and marks that request's prefill complete). O(batch)
+ * while some request routed to i has no first token due, else O(1). */
+void views_prefill_step(struct sim *s, uint32_t i);
+/* With --audit, after the drain: every router's record is back at zero.
+ * 0, or -1 (the run failed, naming the node and figure). */
+int views_audit_drained(struct sim *s);
 /* Whether node i is above the KV watermark (closed to new sessions). */
 int views_closed(struct sim *s, const struct pol_node_view *v, uint32_t i);
 /* The up node with the fewest waiting requests under limit (open to new

@@ -199,7 +199,10 @@ printf '{"gpus": {"H100-SXM": {"tdp_w": 700, "tdp_w": 600}}}' >"$T/dup_cat.json"
 bad dup_key_catalog "$T/dup_cat.json: gpus.H100-SXM.tdp_w: duplicate key" run "$T/ok.json" --catalog "$T/dup_cat.json" --out "$T/out_dup_key_catalog" --quiet
 bad dup_key_set '--set router.params={"threshold":1,"threshold":2}: router.params.threshold: duplicate key' run "$T/ok.json" --set 'router.params={"threshold":1,"threshold":2}' --out "$T/out_dup_key_set" --quiet
 scen policy_params_name '{"router": {"policy_params": {"kv_cst": {}}}}' 'router.policy_params.kv_cst: unknown policy "kv_cst" (known: round_robin,'
-scen policy_params_key '{"router": {"policy_params": {"kv_cost": {"bogus": 0}}}}' 'router.policy_params.kv_cost.bogus: unknown key (expected one of: overlap_weight, temperature, candidates)'
+scen policy_params_key '{"router": {"policy_params": {"kv_cost": {"bogus": 0}}}}' 'router.policy_params.kv_cost.bogus: unknown key (expected one of: overlap_weight, temperature, candidates, load, device_credit, host_credit, disk_credit)'
+scen kv_cost_load '{"router": {"policy": "kv_cost", "params": {"load": "queue"}}}' 'router.params.load: expected one of router, engine'
+scen kv_cost_host_credit '{"router": {"policy": "kv_cost", "params": {"host_credit": 2}}}' 'router.params.host_credit: expected a number in [0, 1]'
+scen ws_active_weight '{"router": {"policy": "weighted_scorer", "params": {"active_weight": -1}}}' 'router.params.active_weight: expected a number in [0,'
 scen policy_params_own '{"router": {"policy": "kv_cost", "policy_params": {"kv_cost": {"candidates": -1}}}}' 'router.policy_params.kv_cost.candidates: expected an integer in [0,'
 bad policy_moved_params 'router.policy_params.session_affinity.bogus: unknown key (expected one of: threshold, when_full, max_keys)' run "$T/ok.json" --policy kv_cost --set 'router.params={"bogus":0}' --out "$T/out_policy_moved_params" --quiet
 scen no_keys_policy '{"router": {"policy": "round_robin", "params": {"x": 1}}}' 'router.params.x: unknown key (router.params takes no keys)'

@@ -32,7 +32,7 @@ static int32_t heap_min(const void *lctx)
 /* A view over hand-built nodes, with the totals the simulator keeps. */
 static struct pol_view view_of(struct pol_node_view *nodes, uint32_t n)
 {
-	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+	struct pol_view v = {n, nodes, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 	for (uint32_t i = 0; i < n; i++) {
 		if (!nodes[i].up)
 			continue;
@@ -442,15 +442,18 @@ START_TEST(kv_cost_follows_dynamo)
 	fake_hits[1] = 8;
 	fake_hits[2] = 4;
 	uint64_t h[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-	/* 10 prompt blocks. w = 1: 10+10 = 20, 2+30 = 32, 6+5 = 11 -> node 2. */
-	void *st = make("kv_cost", NULL, &env, &ops);
+	/* The older form (load "engine"): the engine's KV use, no in-flight
+	 * count. 10 prompt blocks. w = 1: 10+10 = 20, 2+30 = 32, 6+5 = 11 ->
+	 * node 2. */
+	void *st = make("kv_cost", "{\"load\": \"engine\"}", &env, &ops);
+	ck_assert_int_eq(ops->reads_kv_util(st), POL_READS_KV_SOME);
 	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
 	ops->destroy(st);
 	/* w = 5: 60, 40, 35 -> node 2; w = 10: 110, 50, 65 -> node 1. */
-	st = make("kv_cost", "{\"overlap_weight\": 5}", &env, &ops);
+	st = make("kv_cost", "{\"load\": \"engine\", \"overlap_weight\": 5}", &env, &ops);
 	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
 	ops->destroy(st);
-	st = make("kv_cost", "{\"overlap_weight\": 10}", &env, &ops);
+	st = make("kv_cost", "{\"load\": \"engine\", \"overlap_weight\": 10}", &env, &ops);
 	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 1);
 	/* A tie (nodes 0 and 2 at 20): drawn uniformly between them. */
 	fake_hits[2] = 1;
@@ -469,12 +472,135 @@ START_TEST(kv_cost_follows_dynamo)
 	/* Temperature: a softmax over normalised costs; the cheapest is most
 	 * likely but not certain. costs 100, 130, 100 -> p = e^0 : e^-1 : e^0
 	 * at temperature 1 (normalised 0, 1, 0): node 1 with 1/(2e+1) = 0.155. */
-	st = make("kv_cost", "{\"overlap_weight\": 10, \"temperature\": 1}", &env, &ops);
+	st = make("kv_cost", "{\"load\": \"engine\", \"overlap_weight\": 10, \"temperature\": 1}",
+		  &env, &ops);
+	ck_assert_int_eq(ops->reads_kv_util(st), POL_READS_KV_ALL);
 	c[0] = c[1] = c[2] = 0;
 	for (int i = 0; i < 20000; i++)
 		c[route_prompt(ops, st, &v, h, 10, 0)]++;
 	ck_assert_int_lt(abs(c[1] - 3104), 250);
 	ops->destroy(st);
+	gsl_rng_free(rg);
+}
+END_TEST
+
+/* A fake view of the lower tiers: after the device hit (which the caller
+ * passes as `from`), host[node] blocks in DRAM, then disk[node] in NVMe. */
+static uint32_t fake_host[64], fake_disk[64];
+static uint32_t tier_lookups;
+static void fake_tiers(void *ctx, uint32_t node, const struct request *r, uint32_t from,
+		       uint32_t *host, uint32_t *disk)
+{
+	(void)ctx;
+	(void)r;
+	(void)from;
+	tier_lookups++;
+	*host = fake_host[node];
+	*disk = fake_disk[node];
+}
+static uint32_t checked_tiers_from[64];
+static void checked_tiers(void *ctx, uint32_t node, const struct request *r, uint32_t from,
+			  uint32_t *host, uint32_t *disk)
+{
+	checked_tiers_from[node] = from;
+	fake_tiers(ctx, node, r, from, host, disk);
+}
+
+/* Dynamo's current cost on the router's own record, by hand. B = 16, a
+ * 10-block prompt (160 tokens): need 10 blocks, and 10 projected blocks
+ * on every node.
+ *   adjusted = max(prefill tokens / 16 + 10 - credit, 0)
+ *   cost = overlap_weight x adjusted + active blocks + 10 */
+START_TEST(kv_cost_counts_in_flight_blocks)
+{
+	gsl_rng *rg = rng_stream(3, 9);
+	struct pol_env env = {3, 16, rg, 0};
+	const struct pol_ops *ops;
+	struct pol_node_view nodes[3] = {
+	    {.prefill_tokens = 320, .active_blocks = 50, .kv_used_blocks = 0, .up = 1},
+	    {.prefill_tokens = 0, .active_blocks = 70, .kv_used_blocks = 0, .up = 1},
+	    {.prefill_tokens = 160, .active_blocks = 60, .kv_used_blocks = 0, .up = 1}};
+	struct pol_view v = view_of(nodes, 3);
+	v.cached_prefix = fake_cached;
+	fake_hits[0] = 0;
+	fake_hits[1] = 8;
+	fake_hits[2] = 4;
+	uint64_t h[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	void *st = make("kv_cost", NULL, &env, &ops);
+	ck_assert_int_eq(ops->reads_kv_util(st), 0); /* no engine figure */
+	/* 20 + 10 - 0 = 30 -> 90; 0 + 10 - 8 = 2 -> 82; 10 + 10 - 4 = 16 -> 86 */
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 1);
+	/* 256 tokens routed to node 1 and not yet prefilled: 16 + 10 - 8 = 18
+	 * -> 98: node 2 (the engine's KV use, 0 everywhere, does not see them) */
+	nodes[1].prefill_tokens = 256;
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
+	/* Their first tokens are due at t = 1000 ns: counted until then, not
+	 * from then on (Dynamo marks a prefill complete at its first token) */
+	nodes[1].prefill_done_tokens = 256;
+	nodes[1].prefill_done_ns = 1000;
+	v.now_ns = 999;
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
+	v.now_ns = 1000;
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 1);
+	ops->destroy(st);
+	/* At t = 0 node 1's 256 tokens count again. overlap_weight (Dynamo's
+	 * prefill_load_scale) 0: active blocks alone, 60, 80, 70: node 0; 2:
+	 * 2 x 30 + 60 = 120, 2 x 18 + 80 = 116, 2 x 16 + 70 = 102: node 2 */
+	v.now_ns = 0;
+	st = make("kv_cost", "{\"overlap_weight\": 0}", &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 0);
+	ops->destroy(st);
+	st = make("kv_cost", "{\"overlap_weight\": 2}", &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 2);
+	ops->destroy(st);
+	/* The adjusted prefill is never below 0: device credit 3, node 0 with
+	 * 8 blocks cached and 70 active, node 1 with 10 and 74: max(10 - 24,
+	 * 0) + 80 = 80 against max(10 - 30, 0) + 84 = 84: node 0 (unclamped,
+	 * 66 against 64, node 1 would win) */
+	struct pol_node_view two[2] = {{.active_blocks = 70, .up = 1},
+				       {.active_blocks = 74, .up = 1}};
+	struct pol_view v2 = view_of(two, 2);
+	v2.cached_prefix = fake_cached;
+	fake_hits[0] = 8;
+	fake_hits[1] = 10;
+	struct pol_env env2 = {2, 16, rg, 0};
+	st = make("kv_cost", "{\"device_credit\": 3}", &env2, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v2, h, 10, 0), 0);
+	ops->destroy(st);
+	/* Lower tiers, after the blocks in HBM: node 0 has 4 in HBM, then 4 in
+	 * DRAM and 2 in NVMe: credit 4 + 0.75 x 4 + 0.25 x 2 = 7.5, cost 10 -
+	 * 7.5 + 30 = 32.5; node 1 has 7 in HBM: 10 - 7 + 30 = 33: node 0. With
+	 * host_credit 0.5: 4 + 2 + 0.5 = 6.5, 33.5: node 1. */
+	two[0].active_blocks = two[1].active_blocks = 20;
+	fake_hits[0] = 4;
+	fake_hits[1] = 7;
+	fake_host[0] = 4;
+	fake_disk[0] = 2;
+	fake_host[1] = fake_disk[1] = 0;
+	v2.cached_tiers = checked_tiers;
+	st = make("kv_cost", NULL, &env2, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v2, h, 10, 0), 0);
+	ck_assert_uint_eq(checked_tiers_from[0], 4); /* asked past the HBM hit */
+	ck_assert_uint_eq(checked_tiers_from[1], 7);
+	ops->destroy(st);
+	st = make("kv_cost", "{\"host_credit\": 0.5}", &env2, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v2, h, 10, 0), 1);
+	ops->destroy(st);
+	/* Without tiers (no callback) node 0's credit is 4: node 1 */
+	v2.cached_tiers = NULL;
+	st = make("kv_cost", NULL, &env2, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v2, h, 10, 0), 1);
+	ops->destroy(st);
+	/* Bad values name their path */
+	char err[256] = "";
+	cJSON *bad = cJSON_Parse("{\"host_credit\": 1.5}");
+	ck_assert_ptr_null(ops->create(bad, "router.params", &env, err, sizeof err));
+	ck_assert_ptr_nonnull(strstr(err, "router.params.host_credit"));
+	cJSON_Delete(bad);
+	bad = cJSON_Parse("{\"load\": \"queue\"}");
+	ck_assert_ptr_null(ops->create(bad, "router.params", &env, err, sizeof err));
+	ck_assert_ptr_nonnull(strstr(err, "router.params.load"));
+	cJSON_Delete(bad);
 	gsl_rng_free(rg);
 }
 END_TEST
@@ -499,7 +625,7 @@ START_TEST(kv_cost_skipped_lookups_change_nothing)
 	gsl_rng *rg = rng_stream(5, 7), *ref = gsl_rng_clone(rg), *gen = rng_stream(6, 1);
 	struct pol_env env = {N, 16, rg, 0};
 	const struct pol_ops *ops;
-	void *st = make("kv_cost", "{\"overlap_weight\": 2}", &env, &ops);
+	void *st = make("kv_cost", "{\"load\": \"engine\", \"overlap_weight\": 2}", &env, &ops);
 	struct pol_node_view nodes[N];
 	uint64_t h[BLOCKS];
 	for (uint32_t b = 0; b < BLOCKS; b++)
@@ -545,6 +671,84 @@ START_TEST(kv_cost_skipped_lookups_change_nothing)
 }
 END_TEST
 
+/* The same on the router's own record, lower tiers included: the lookups
+ * (HBM and tiers) of nodes whose cost with every block they could hold
+ * credited exceeds the minimum so far are skipped; picks and draws are
+ * those of the full scan. Prefill figures in part due (some before now,
+ * some after), fractional blocks, and rounds without tiers. */
+START_TEST(kv_cost_router_skipped_lookups_change_nothing)
+{
+	enum { N = 64, BLOCKS = 12 };
+	gsl_rng *rg = rng_stream(15, 7), *ref = gsl_rng_clone(rg), *gen = rng_stream(16, 1);
+	struct pol_env env = {N, 16, rg, 0};
+	const struct pol_ops *ops;
+	void *st = make("kv_cost", NULL, &env, &ops);
+	struct pol_node_view nodes[N];
+	uint64_t h[BLOCKS];
+	for (uint32_t b = 0; b < BLOCKS; b++)
+		h[b] = b + 1;
+	uint32_t lookups = 0, tiers = 0;
+	for (int round = 0; round < 3000; round++) {
+		int with_tiers = round % 2;
+		memset(nodes, 0, sizeof nodes);
+		for (uint32_t i = 0; i < N; i++) {
+			nodes[i].up = gsl_rng_uniform_int(gen, 8) != 0;
+			nodes[i].active_blocks = 4 * gsl_rng_uniform_int(gen, 4);
+			nodes[i].prefill_tokens = 8 * gsl_rng_uniform_int(gen, 6);
+			nodes[i].prefill_done_tokens =
+			    8 * gsl_rng_uniform_int(gen, nodes[i].prefill_tokens / 8 + 1);
+			nodes[i].prefill_done_ns = (int64_t)gsl_rng_uniform_int(gen, 3);
+			scan_hits[i] = (uint32_t)gsl_rng_uniform_int(gen, BLOCKS + 1);
+			fake_host[i] = (uint32_t)gsl_rng_uniform_int(gen, BLOCKS - scan_hits[i] + 1);
+			fake_disk[i] = (uint32_t)gsl_rng_uniform_int(
+			    gen, BLOCKS - scan_hits[i] - fake_host[i] + 1);
+		}
+		struct pol_view v = view_of(nodes, N);
+		v.now_ns = 1;
+		v.cached_prefix = scan_cached;
+		v.cached_tiers = with_tiers ? fake_tiers : NULL;
+		scan_lookups = tier_lookups = 0;
+		int32_t got = route_prompt(ops, st, &v, h, BLOCKS, 0);
+		lookups += scan_lookups;
+		tiers += tier_lookups;
+		double lo = INFINITY;
+		uint32_t n_lo = 0;
+		int32_t want = -1;
+		for (uint32_t i = 0; i < N; i++) {
+			if (!nodes[i].up)
+				continue;
+			uint64_t pf = nodes[i].prefill_tokens -
+				      (v.now_ns >= nodes[i].prefill_done_ns ? nodes[i].prefill_done_tokens
+									    : 0);
+			double pre = (double)pf / 16.0 + (double)BLOCKS * 16 / 16.0;
+			double load = (double)nodes[i].active_blocks + (double)BLOCKS;
+			uint32_t host = 0, disk = 0;
+			if (with_tiers && scan_hits[i] < BLOCKS) {
+				host = fake_host[i];
+				disk = fake_disk[i];
+			}
+			double x = pre - (1.0 * scan_hits[i] + 0.75 * host + 0.25 * disk);
+			double c = 1.0 * (x > 0 ? x : 0) + load;
+			if (c < lo) {
+				lo = c;
+				n_lo = 0;
+			}
+			if (c == lo && (++n_lo == 1 || gsl_rng_uniform_int(ref, n_lo) == 0))
+				want = (int32_t)i;
+		}
+		ck_assert_int_eq(got, want);
+		ck_assert_uint_eq(gsl_rng_get(rg), gsl_rng_get(ref));
+	}
+	ck_assert_uint_lt(lookups, 3000u * 56u / 2u);
+	ck_assert_uint_gt(tiers, 0);
+	ck_assert_uint_lt(tiers, 1500u * 56u / 2u);
+	ops->destroy(st);
+	gsl_rng_free(gen);
+	gsl_rng_free(ref);
+	gsl_rng_free(rg);
+}
+END_TEST
+
 /* kv_cost with candidates: only the session's last node and the nodes
  * drawn (Floyd's sampling over the nodes up) are scored and brought up to
  * date; the session's node is forgotten when the session ends. */
@@ -562,7 +766,7 @@ START_TEST(kv_cost_scores_only_its_candidates)
 	gsl_rng *rg = rng_stream(9, 7), *ref = gsl_rng_clone(rg);
 	struct pol_env env = {N, 16, rg, 0};
 	const struct pol_ops *ops;
-	void *st = make("kv_cost", "{\"candidates\": 1}", &env, &ops);
+	void *st = make("kv_cost", "{\"load\": \"engine\", \"candidates\": 1}", &env, &ops);
 	ck_assert_int_eq(ops->reads_kv_util(st), POL_READS_KV_SOME);
 	struct pol_node_view nodes[N];
 	memset(nodes, 0, sizeof nodes);
@@ -600,7 +804,7 @@ START_TEST(kv_cost_scores_only_its_candidates)
 	ck_assert_uint_eq(gsl_rng_get(rg), gsl_rng_get(ref));
 	ops->destroy(st);
 	/* Three candidates of five: distinct, so three nodes are synced. */
-	st = make("kv_cost", "{\"candidates\": 3}", &env, &ops);
+	st = make("kv_cost", "{\"load\": \"engine\", \"candidates\": 3}", &env, &ops);
 	for (int round = 0; round < 50; round++) {
 		memset(synced, 0, sizeof synced);
 		int32_t got = route_prompt(ops, st, &v, h, BLOCKS, 0);
@@ -658,8 +862,9 @@ START_TEST(weighted_scorer_follows_llm_d)
 	fake_hits[1] = 10;
 	fake_hits[2] = 5;
 	uint64_t h[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-	/* Weights 2, 1, 1: 0 + 0.8 + 1 = 1.8; 2 + 0.1 + 0 = 2.1; 1 + 0.5 + 0.5
-	 * = 2.0 -> node 1. */
+	/* Weights 2, 1, 1 (and the active scorer, 1 on every node while none
+	 * has requests out): 0 + 0.8 + 1 = 1.8; 2 + 0.1 + 0 = 2.1; 1 + 0.5 +
+	 * 0.5 = 2.0 -> node 1. */
 	void *st = make("weighted_scorer", "{\"prefix\": \"exact\"}", &env, &ops);
 	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 1);
 	ops->destroy(st);
@@ -667,6 +872,26 @@ START_TEST(weighted_scorer_follows_llm_d)
 	st = make("weighted_scorer", "{\"prefix\": \"exact\", \"prefix_weight\": 1}", &env, &ops);
 	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 0);
 	ops->destroy(st);
+	/* The active-request scorer (1 by default): requests the router sent
+	 * and has not seen finish, (max - a) / max. Outstanding 0, 9, 3: 1, 0,
+	 * 2/3: 2.8, 2.1, 2.667 -> node 0; routed_since does not enter the
+	 * queue scorer (llm-d's reads the report). */
+	nodes[1].outstanding = 9;
+	nodes[2].outstanding = 3;
+	nodes[0].routed_since = 50;
+	v = view_of(nodes, 3);
+	v.cached_prefix = fake_cached;
+	st = make("weighted_scorer", "{\"prefix\": \"exact\"}", &env, &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 0);
+	ops->destroy(st);
+	/* active_weight 0: node 1 again (2.1 against 1.8 and 2.0) */
+	st = make("weighted_scorer", "{\"prefix\": \"exact\", \"active_weight\": 0}", &env,
+		  &ops);
+	ck_assert_int_eq(route_prompt(ops, st, &v, h, 10, 0), 1);
+	ops->destroy(st);
+	nodes[0].outstanding = nodes[1].outstanding = nodes[2].outstanding = 0;
+	v = view_of(nodes, 3);
+	v.cached_prefix = fake_cached;
 	/* Approximate index: what was routed, not what is cached. A prompt
 	 * routed to node 2 makes node 2 the full match: 2 + 0.5 + 0.5 = 3. */
 	st = make("weighted_scorer", NULL, &env, &ops);
@@ -892,7 +1117,9 @@ Suite *policy_suite(void)
 	tcase_add_test(tc, consistent_hash_ring_is_stable_and_bounded);
 	tcase_add_test(tc, cache_aware_follows_sglang);
 	tcase_add_test(tc, kv_cost_follows_dynamo);
+	tcase_add_test(tc, kv_cost_counts_in_flight_blocks);
 	tcase_add_test(tc, kv_cost_skipped_lookups_change_nothing);
+	tcase_add_test(tc, kv_cost_router_skipped_lookups_change_nothing);
 	tcase_add_test(tc, kv_cost_scores_only_its_candidates);
 	tcase_add_test(tc, weighted_scorer_follows_llm_d);
 	tcase_add_test(tc, precise_prefix_is_bounded);

@@ -363,7 +363,8 @@ START_TEST(follow_up_admissions_are_hinted_with_their_history)
 }
 END_TEST
 
-/* kv_cost reads every node's KV use per request (or its candidates'); inside
+/* kv_cost on the engine's load reads every node's KV use per request (or
+ * its candidates'); inside
  * decode spans it is counted from the span's plan instead of applying the
  * span (unless the plan commits shared blocks, or a session has two
  * requests at once). Cache lookups (kv_cost, precise_prefix) are answered
@@ -386,10 +387,11 @@ START_TEST(counted_kv_views_equal_applied_ones)
 	    {"workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 400}",
 	     "cluster.engine={\"gpu_memory_utilization\": 0.22}"}};
 	static const char *const policies[][2] = {
-	    {"router.policy=kv_cost", "router.params={}"},
-	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}"},
-	    {"router.policy=precise_prefix", "router.params={}"}};
-	for (int p = 0; p < 3; p++) {
+	    {"router.policy=kv_cost", "router.params={\"load\": \"engine\"}"},
+	    {"router.policy=kv_cost", "router.params={\"load\": \"engine\", \"candidates\": 2}"},
+	    {"router.policy=precise_prefix", "router.params={}"},
+	    {"router.policy=kv_cost", "router.params={}"}};
+	for (int p = 0; p < 4; p++) {
 		for (int w = 0; w < 3; w++) {
 			uint64_t counted[2], unapplied[2], evicting[2], locked[2], spared[2];
 			const char *sets[] = {policies[p][0], policies[p][1], workloads[w][0],
@@ -485,9 +487,10 @@ START_TEST(private_blocks_bound_lookups_and_change_no_route)
 }
 END_TEST
 
-/* kv_cost at temperature 0 reads each node's KV use through a floor first
- * (pol_view.kv_used_floor: the blocks in use as last applied, which
- * bringing the node up to date can only raise) and brings up to date only
+/* kv_cost on the engine's load at temperature 0 reads each node's KV use
+ * through a floor first (pol_view.kv_used_floor: the blocks in use as last
+ * applied, which bringing the node up to date can only raise) and brings
+ * up to date only
  * the nodes the floor does not rule out. Against policies given no floor
  * (every node read is brought up to date): the same requests.csv, over
  * chat, RAG and a small cache, for the full scan and for candidates, all
@@ -502,7 +505,9 @@ START_TEST(kv_floor_skips_syncs_and_changes_no_route)
 	     "cluster.engine={}"},
 	    {"workload={\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 300}",
 	     "cluster.engine={\"gpu_memory_utilization\": 0.22}"}};
-	static const char *const params[] = {"router.params={}", "router.params={\"candidates\": 2}"};
+	static const char *const params[] = {
+	    "router.params={\"load\": \"engine\"}",
+	    "router.params={\"load\": \"engine\", \"candidates\": 2}"};
 	for (int p = 0; p < 2; p++) {
 		for (int w = 0; w < 3; w++) {
 			const char *sets[] = {"router.policy=kv_cost", params[p], workloads[w][0],
@@ -526,14 +531,16 @@ END_TEST
 START_TEST(decode_spans_do_not_change_results)
 {
 	/* round_robin; policies that read every node's cache (and KV use) per
-	 * request, bringing nodes inside spans up to date; and policies that
-	 * bring only the nodes they read up to date (sync_kv) */
+	 * request, bringing nodes inside spans up to date; policies that
+	 * bring only the nodes they read up to date (sync_kv); and kv_cost on
+	 * its own count, whose first tokens come due inside spans */
 	static const char *const policies[][2] = {
 	    {"router.policy=round_robin", "router.params={}"},
 	    {"router.policy=precise_prefix", "router.params={}"},
-	    {"router.policy=kv_cost", "router.params={}"},
-	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}"},
-	    {"router.policy=power_of_two", "router.params={\"metric\": \"kv_util\"}"}};
+	    {"router.policy=kv_cost", "router.params={\"load\": \"engine\"}"},
+	    {"router.policy=kv_cost", "router.params={\"load\": \"engine\", \"candidates\": 2}"},
+	    {"router.policy=power_of_two", "router.params={\"metric\": \"kv_util\"}"},
+	    {"router.policy=kv_cost", "router.params={}"}};
 	const char *dirs[2] = {"/tmp/kvsim_check_span_1", "/tmp/kvsim_check_span_256"};
 	const char *spans[2] = {"cluster.engine.max_span_iterations=1",
 				"cluster.engine.max_span_iterations=256"};
@@ -553,8 +560,8 @@ START_TEST(decode_spans_do_not_change_results)
 		run(chat_small, sets, dirs[i], &m, &t);
 		ck_assert_uint_gt(m.preemptions, 0);
 		ck_assert_uint_gt(m.migration_count, 0);
-		/* kv_cost reads every node's KV use: inside spans it is
-		 * counted from their plans, not applied */
+		/* kv_cost on the engine's load reads every node's KV use:
+		 * inside spans it is counted from their plans, not applied */
 		if (_i == 2 && i == 1)
 			ck_assert_uint_gt(m.kv_views_counted, 100);
 		events[i] = m.events;
@@ -604,8 +611,9 @@ static void assert_same_outputs(const char *const dirs[2], int case_i)
  * one still uncached; and with queues, where a last chunk that takes the
  * whole token budget keeps the queue head waiting for this iteration
  * only: no fold), RAG, KV pressure with preemptions and transfers,
- * kv_cost's counted views, precise_prefix's unapplied lookups, and a
- * crash. */
+ * kv_cost's own count of prefills (first tokens due inside a folded
+ * iteration) and, on the engine's load, its counted views, precise_prefix's
+ * unapplied lookups, and a crash. */
 START_TEST(prefill_spans_do_not_change_results)
 {
 	static const char *const cases[][5] = {
@@ -619,7 +627,8 @@ START_TEST(prefill_spans_do_not_change_results)
 	     NULL},
 	    {"router.policy=kv_cost", "router.params={}", "router.migration=transfer",
 	     "cluster.engine.gpu_memory_utilization=0.23"},
-	    {"router.policy=kv_cost", "router.params={\"candidates\": 2}", NULL, NULL},
+	    {"router.policy=kv_cost", "router.params={\"load\": \"engine\", \"candidates\": 2}",
+	     NULL, NULL},
 	    {"router.policy=least_loaded", "router.params={}",
 	     "faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 40, \"recover_after_s\": 20}]",
 	     NULL},
@@ -1066,7 +1075,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, counted_kv_views_equal_applied_ones);
 	tcase_add_test(tc, follow_up_admissions_are_hinted_with_their_history);
 	tcase_add_test(tc, private_blocks_bound_lookups_and_change_no_route);
-	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 5);
+	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 6);
 	tcase_add_loop_test(tc, prefill_spans_do_not_change_results, 0, 7);
 	tcase_add_loop_test(tc, held_back_commits_do_not_change_results, 0, 6);
 	tcase_add_test(tc, kv_floor_skips_syncs_and_changes_no_route);

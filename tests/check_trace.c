@@ -659,8 +659,8 @@ START_TEST(overlapping_sessions_stop_counted_kv_views)
 	char json[1024];
 	snprintf(json, sizeof json,
 		 "{\"duration_s\": 100, \"cluster\": {\"nodes\": 4}, \"router\": {\"policy\": "
-		 "\"kv_cost\", \"params\": {}}, \"workload\": {\"kind\": \"trace\", \"format\": "
-		 "\"kvsim\", \"path\": \"%s\"}}",
+		 "\"kv_cost\", \"params\": {\"load\": \"engine\"}}, \"workload\": {\"kind\": "
+		 "\"trace\", \"format\": \"kvsim\", \"path\": \"%s\"}}",
 		 trace);
 	uint64_t digest[2], counted[2];
 	for (int eager = 0; eager < 2; eager++) {

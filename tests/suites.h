@@ -18,5 +18,6 @@ Suite *fidelity_suite(void);
 Suite *metric_table_suite(void);
 Suite *links_suite(void);
 Suite *models_suite(void);
+Suite *router_suite(void);
 
 #endif
