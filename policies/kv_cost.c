@@ -349,6 +349,8 @@ const struct pol_ops pol_kv_cost = {
 		   "and the exact cache index, over every node or `candidates` sampled ones "
 		   "plus the session's last; optional softmax",
     .family = POL_PRODUCT,
+    /* Dynamo's workers publish ForwardPassMetrics every forward pass:
+     * report_interval_ms 0 (exact at iteration granularity) */
     .product = "NVIDIA Dynamo",
     .create = kc_create,
     .route = kc_route,

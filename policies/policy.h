@@ -149,6 +149,10 @@ struct pol_ops {
 	 * baseline): "SGLang router", "NVIDIA Dynamo", "llm-d", ... */
 	enum pol_family family;
 	const char *product;
+	/* How often its product's router learns the engines' load (ms): the
+	 * default of router.load_report_interval_ms for this column; 0, every
+	 * iteration (exact). */
+	double report_interval_ms;
 	/* Reads params (router.params, may be NULL; errors name path) and returns
 	 * the policy's state, or NULL with err filled. Freed by destroy. */
 	void *(*create)(const struct cJSON *params, const char *path, const struct pol_env *env,

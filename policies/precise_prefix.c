@@ -93,6 +93,9 @@ const struct pol_ops pol_precise_prefix = {
     .description = "oracle: the longest prefix really cached in HBM (exact cluster-wide "
 		   "index) among nodes under load_factor x mean load",
     .family = POL_PRODUCT,
+    /* llm-d's endpoint picker refreshes each pod's metrics every 50 ms
+     * (DefaultRefreshMetricsInterval) */
+    .report_interval_ms = 50,
     .product = "llm-d (precise prefix-cache scorer)",
     .create = pp_create,
     .route = pp_route,

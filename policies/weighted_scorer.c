@@ -151,6 +151,9 @@ const struct pol_ops pol_weighted_scorer = {
     .description = "stateful (llm-d scheduler): highest weighted sum of prefix-match (2), "
 		   "free-KV (1), queue (1) and active-request (1) scorers",
     .family = POL_PRODUCT,
+    /* llm-d's endpoint picker refreshes each pod's metrics every 50 ms
+     * (DefaultRefreshMetricsInterval) */
+    .report_interval_ms = 50,
     .product = "llm-d",
     .create = ws_create,
     .route = ws_route,

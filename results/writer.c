@@ -75,6 +75,7 @@ static void add_mechanisms(cJSON *o, const struct met_summary *s)
 	cJSON_AddBoolToObject(me, "offload", m->offload);
 	cJSON_AddStringToObject(me, "shed", mech_shed_name(m->shed));
 	cJSON_AddNumberToObject(me, "shed_wait_slo_multiple", m->shed_wait_x);
+	cJSON_AddNumberToObject(me, "load_report_interval_ms", m->report_s * 1e3);
 	cJSON *h = cJSON_AddObjectToObject(me, "health");
 	if (!h)
 		return;

@@ -643,13 +643,12 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 	static const double store_read_ms[] = {0, 0.2, 1.0}, store_write_ms[] = {0, 0.2, 2.0};
 	int store = STORE_LOCAL;
 	int64_t replicas = 1, retries = 3;
-	double report_ms = 0, hash_ns = 5;
+	double hash_ns = 5;
 	rc->kv_watermark = 0.85;
 	rc->new_session_queue_frac = 0.75;
 	if (cfg_number(r, "router", "kv_watermark", 0.01, 1, &rc->kv_watermark, err, errlen) ||
 	    cfg_number(r, "router", "new_session_queue_frac", 0, 1, &rc->new_session_queue_frac,
 		       err, errlen) ||
-	    cfg_number(r, "router", "load_report_interval_ms", 0, 1e9, &report_ms, err, errlen) ||
 	    cfg_enum(r, "router", "store", stores, &store, err, errlen) ||
 	    cfg_int(r, "router", "replicas", 1, 1024, &replicas, err, errlen) ||
 	    cfg_int(r, "router", "max_retries", 0, 1000, &retries, err, errlen) ||
@@ -662,7 +661,6 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 	rc->store = (enum store_kind)store;
 	rc->store_read_s = rd * 1e-3;
 	rc->store_write_s = wr * 1e-3;
-	rc->load_report_interval_s = report_ms * 1e-3;
 	rc->hash_s_per_token = hash_ns * 1e-9;
 	rc->replicas = (int)replicas;
 	rc->max_retries = (int)retries;

@@ -102,7 +102,6 @@ struct router_cfg {
 	int max_queue_per_node;
 	double new_session_queue_frac; /* new sessions are shed at this share of the bound */
 	double kv_watermark;           /* 1: off */
-	double load_report_interval_s; /* 0: exact views */
 	enum store_kind store;
 	double store_read_s, store_write_s;
 	double hash_s_per_token;

@@ -10,7 +10,8 @@
 #include "sim/cfg.h"
 
 static const char *const keys[] = {"migration", "watermark_action", "offload", "shed",
-				   "shed_wait_slo_multiple", "health", NULL};
+				   "shed_wait_slo_multiple", "health", "load_report_interval_ms",
+				   NULL};
 static const char *const migs[] = {"auto", "transfer", "recompute", NULL};
 static const char *const wms[] = {"none", "close", "offload", "migrate", NULL};
 static const char *const sheds[] = {"none", "predicted_wait", NULL};
@@ -26,12 +27,13 @@ int mech_is_key(const char *key)
 int mech_parse(cJSON *obj, const char *path, int strip, struct mech_set *out, char *err,
 	       size_t errlen)
 {
-	*out = (struct mech_set){-1, -1, -1, -1, -1, -1, -1, -1, -1};
+	*out = (struct mech_set){-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 	if (!obj)
 		return 0;
 	int mig = -1, wm = -1, shed = -1, off = -1;
-	double x = -1;
+	double x = -1, rep = -1;
 	if (cfg_enum(obj, path, "migration", migs, &mig, err, errlen) ||
+	    cfg_number(obj, path, "load_report_interval_ms", 0, 1e9, &rep, err, errlen) ||
 	    cfg_enum(obj, path, "watermark_action", wms, &wm, err, errlen) ||
 	    cfg_bool(obj, path, "offload", &off, err, errlen) ||
 	    cfg_enum(obj, path, "shed", sheds, &shed, err, errlen) ||
@@ -42,6 +44,7 @@ int mech_parse(cJSON *obj, const char *path, int strip, struct mech_set *out, ch
 	out->offload = off;
 	out->shed = shed;
 	out->shed_wait_x = x;
+	out->report_ms = rep;
 	cJSON *h = cJSON_GetObjectItemCaseSensitive(obj, "health");
 	if (h) {
 		static const char *const hkeys[] = {"enabled", "max_temperature_c", "throttled",
@@ -75,7 +78,7 @@ int mech_parse(cJSON *obj, const char *path, int strip, struct mech_set *out, ch
  * choice: at that share the next long prompt preempts). */
 static struct mech family_default(enum pol_family f, double resume_c)
 {
-	struct mech m = {MIG_RECOMPUTE, WM_NONE, 0, SHED_NONE, 1.0, 0, resume_c, 1, 0.95};
+	struct mech m = {MIG_RECOMPUTE, WM_NONE, 0, SHED_NONE, 1.0, 0, resume_c, 1, 0.95, 0};
 	if (f == POL_SEED) {
 		m.migration = MIG_AUTO;
 		m.watermark_action = WM_MIGRATE;
@@ -106,12 +109,16 @@ static void apply(const struct mech_set *s, struct mech *m)
 		m->health_throttled = s->health_throttled;
 	if (s->health_max_kv_util >= 0)
 		m->health_max_kv_util = s->health_max_kv_util;
+	if (s->report_ms >= 0)
+		m->report_s = s->report_ms * 1e-3;
 }
 
-int mech_resolve(enum pol_family fam, const struct mech_set *router, const struct mech_set *own,
-		 enum kv_path path, double resume_c, struct mech *out, char *err, size_t errlen)
+int mech_resolve(enum pol_family fam, double report_ms, const struct mech_set *router,
+		 const struct mech_set *own, enum kv_path path, double resume_c, struct mech *out,
+		 char *err, size_t errlen)
 {
 	*out = family_default(fam, resume_c);
+	out->report_s = report_ms * 1e-3;
 	apply(router, out);
 	apply(own, out);
 	if (path == KVX_NONE) {
@@ -157,6 +164,13 @@ void mech_describe(const struct mech *m, char *out, size_t outlen)
 			 m->offload ? "on" : "off", mech_shed_name(m->shed));
 	if (k > 0 && (size_t)k < outlen && m->shed == SHED_PREDICTED_WAIT)
 		k += snprintf(out + k, outlen - (size_t)k, " (x%g SLO)", m->shed_wait_x);
+	if (k > 0 && (size_t)k < outlen) {
+		if (m->report_s > 0)
+			k += snprintf(out + k, outlen - (size_t)k, ", load reports every %g ms",
+				      m->report_s * 1e3);
+		else
+			k += snprintf(out + k, outlen - (size_t)k, ", load reports exact");
+	}
 	if (k > 0 && (size_t)k < outlen)
 		k += snprintf(out + k, outlen - (size_t)k, ", health %s", m->health ? "on" : "off");
 	if (k > 0 && (size_t)k < outlen && m->health)

@@ -57,12 +57,13 @@ struct mech {
 	double health_max_temp_c; /* hotter nodes are unhealthy */
 	int health_throttled;     /* throttled nodes are unhealthy */
 	double health_max_kv_util; /* nodes with more KV in use are unhealthy */
+	double report_s;          /* engines' load report interval; 0: exact views */
 };
 
 /* Settings given in the scenario: a field below 0 is not set. */
 struct mech_set {
 	int migration, watermark_action, offload, shed, health, health_throttled;
-	double shed_wait_x, health_max_temp_c, health_max_kv_util;
+	double shed_wait_x, health_max_temp_c, health_max_kv_util, report_ms;
 };
 
 /* Whether key names a mechanism (the router reads it, not the policy). */
@@ -72,12 +73,14 @@ int mech_is_key(const char *key);
 int mech_parse(struct cJSON *obj, const char *path, int strip, struct mech_set *out, char *err,
 	       size_t errlen);
 /* The column's mechanisms: own (router.policy_params.<policy>) over
- * router (router.<key>) over the family's defaults. resume_c is the
- * thermal model's resume temperature (the health filter's default). A
- * setting the cluster cannot honour (a transfer without a path) is an
- * error: -1 with err. */
-int mech_resolve(enum pol_family fam, const struct mech_set *router, const struct mech_set *own,
-		 enum kv_path path, double resume_c, struct mech *out, char *err, size_t errlen);
+ * router (router.<key>) over the family's defaults, and the product's load
+ * report interval (report_ms: what its router is told how often; 0:
+ * every iteration). resume_c is the thermal model's resume temperature
+ * (the health filter's default). A setting the cluster cannot honour (a
+ * transfer without a path) is an error: -1 with err. */
+int mech_resolve(enum pol_family fam, double report_ms, const struct mech_set *router,
+		 const struct mech_set *own, enum kv_path path, double resume_c, struct mech *out,
+		 char *err, size_t errlen);
 /* Names, for outputs. */
 const char *mech_family_name(enum pol_family f);
 const char *mech_path_name(enum kv_path p);

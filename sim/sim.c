@@ -149,7 +149,8 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 			 sc->router.policy, names);
 		return 2;
 	}
-	if (mech_resolve(s->pol->family, &sc->router.mech_all, &sc->router.mech_own,
+	if (mech_resolve(s->pol->family, s->pol->report_interval_ms, &sc->router.mech_all,
+			 &sc->router.mech_own,
 			 sc->cluster.kv_transfer, sc->cluster.thermal.resume_c, &s->mech, err, errlen))
 		return 2;
 	s->r_route = rng_stream(sc->seed, STREAM_ROUTING);
@@ -241,7 +242,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	if (views_init(s))
 		goto oom;
 	s->view = s->views[0];
-	s->report_ns = (int64_t)llround(sc->router.load_report_interval_s * 1e9);
+	s->report_ns = (int64_t)llround(s->mech.report_s * 1e9);
 	s->block_bytes = cl->model->kv_bytes_per_token * cl->engine.kv_block_tokens;
 	uint64_t dram_blocks = (uint64_t)(cl->tiers.dram_bytes / s->block_bytes);
 	uint64_t nvme_blocks = (uint64_t)(cl->tiers.nvme_bytes / s->block_bytes);

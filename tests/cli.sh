@@ -734,13 +734,13 @@ for seed in 1 2; do
 done
 # Each column's mechanisms: printed under the table and in summary.json; a
 # router key sets every column's, a policy_params key one column's.
-expect 0 "  round_robin       kv recompute, watermark none, offload off, shed none, health off; kv path nixl (baseline)" compare --policies round_robin,session_affinity --set duration_s=20 --out "$T/mech"
+expect 0 "  round_robin       kv recompute, watermark none, offload off, shed none, load reports exact, health off; kv path nixl (baseline)" compare --policies round_robin,session_affinity --set duration_s=20 --out "$T/mech"
 grep -q '"family":	"seed"' "$T/mech/session_affinity/summary.json" && grep -q '"watermark_action":	"migrate"' "$T/mech/session_affinity/summary.json" && ok ||
 	bad "summary.json lacks the seed's mechanisms"
 "$KVSIM" compare --policies round_robin,least_loaded --set duration_s=20 --set cluster.kv_transfer=lmcache \
 	--set router.policy_params.round_robin.offload=true --set router.migration=auto --out "$T/mech2" >"$T/mech2.out" 2>&1 &&
-	grep -q "  round_robin       kv auto, watermark none, offload on, shed none, health off; kv path lmcache (baseline)" "$T/mech2.out" &&
-	grep -q "  least_loaded      kv auto, watermark none, offload off, shed none, health off; kv path lmcache (baseline)" "$T/mech2.out" && ok ||
+	grep -q "  round_robin       kv auto, watermark none, offload on, shed none, load reports exact, health off; kv path lmcache (baseline)" "$T/mech2.out" &&
+	grep -q "  least_loaded      kv auto, watermark none, offload off, shed none, load reports exact, health off; kv path lmcache (baseline)" "$T/mech2.out" && ok ||
 	bad "router.migration and policy_params mechanisms not applied as documented: $(tail -4 "$T/mech2.out")"
 grep -q '"by_reason":	{' "$T/mech/session_affinity/summary.json" && ok || bad "summary.json lacks migration.by_reason"
 
