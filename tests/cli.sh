@@ -744,5 +744,25 @@ grep -q '"family":	"seed"' "$T/mech/session_affinity/summary.json" && grep -q '"
 	bad "router.migration and policy_params mechanisms not applied as documented: $(tail -4 "$T/mech2.out")"
 grep -q '"by_reason":	{' "$T/mech/session_affinity/summary.json" && ok || bad "summary.json lacks migration.by_reason"
 
+# Direction: where shared contexts (300 documents of ~3,000 tokens, 0.9M tokens) exceed one
+# node's cache (~0.46M tokens), every KV-aware router beats random and least loaded by a
+# clear margin: at most 0.75x their recompute, at least 1.15x their prefix hit ratio, at
+# most 0.85x their TTFT p50.
+"$KVSIM" compare workloads/scenarios/rag.json --policies random,least_loaded,prefix_affinity,cache_aware,kv_cost,weighted_scorer,precise_prefix \
+	--set 'workload.documents={"count": 300, "zipf_s": 0.8, "tokens": {"dist": "lognormal", "median": 3000, "sigma": 0.3}}' \
+	--set workload.docs_per_request=2 --out "$T/direction" --quiet >/dev/null 2>&1 &&
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ g[$1] = $c["recompute_gpu_s"]; h[$1] = $c["prefix_hit_ratio"]; p[$1] = $c["ttft_p50_s"] }
+		END { bg = g["random"] < g["least_loaded"] ? g["random"] : g["least_loaded"]
+		      bh = h["random"] > h["least_loaded"] ? h["random"] : h["least_loaded"]
+		      bp = p["random"] < p["least_loaded"] ? p["random"] : p["least_loaded"]
+		      split("prefix_affinity cache_aware kv_cost weighted_scorer precise_prefix", k, " ")
+		      for (i = 1; i <= 5; i++)
+			if (!(g[k[i]] <= 0.75 * bg && h[k[i]] >= 1.15 * bh && p[k[i]] <= 0.85 * bp)) {
+				printf "%s: recompute %s, hit %s, TTFT p50 %s against %s, %s, %s\n", k[i], g[k[i]], h[k[i]], p[k[i]], bg, bh, bp
+				exit 1
+			} }' "$T/direction/comparison.csv" >"$T/direction.out" && ok ||
+	bad "a KV-aware router does not beat the stateless ones where shared contexts exceed a node's cache: $(cat "$T/direction.out")"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
