@@ -383,6 +383,25 @@ START_TEST(profile_cost_model_uses_the_measurements)
 				32 * attn_table_prefill_s(cm.attn_table, 512, 0) * f2 / f1, 1e-15);
 	ck_assert_double_lt(f2, f1); /* half the heads per GPU: faster */
 	cfg_scenario_free(&s);
+	/* A model without attention rows of its own (Llama-3-70B): the table
+	 * its backend's fit was made from (Llama-3-8B, FlashInfer), scaled to
+	 * its heads per GPU; on H100 (no attention rows) the fit itself. */
+	const char *l70[] = {"cluster.gpu=A100-80G", "cluster.model=Llama-3-70B", "cluster.tp=4",
+			     "cluster.cost_model.kind=profile", NULL};
+	th_scenario("{}", l70, &s);
+	cost_init(&cm, &s.cluster, s.weight_bytes);
+	ck_assert_ptr_nonnull(cm.attn_table);
+	ck_assert_ptr_null(cm.attn_table_tp);
+	ck_assert_int_eq(cm.table_scaled, 1);
+	ck_assert_double_eq(cm.table_shape.q_heads, 32);
+	ck_assert_double_eq(cm.shape.q_heads, 16);
+	cfg_scenario_free(&s);
+	const char *h100[] = {"cluster.gpu=H100-SXM", "cluster.model=Llama-2-7B",
+			      "cluster.cost_model.kind=profile", NULL};
+	th_scenario("{}", h100, &s);
+	cost_init(&cm, &s.cluster, s.weight_bytes);
+	ck_assert_ptr_null(cm.attn_table);
+	cfg_scenario_free(&s);
 	/* A model without profiles is refused with a message. */
 	const char *no[] = {"cluster.model=Qwen2.5-7B", "cluster.cost_model.kind=profile", NULL};
 	char err[1024];
