@@ -19,7 +19,7 @@
 /* GPT-J 6B (EleutherAI/gpt-j-6b config.json: n_layer 28, n_embd 4096,
  * n_head 16, so head_dim 256, n_positions 2048; 6,053,381,344 parameters
  * per its model card), a model the catalog does not carry. */
-static const char gptj[] = "{\"layers\": 28, \"hidden\": 4096, \"q_heads\": 16, \"kv_heads\": 16, "
+const char pub_gptj_json[] = "{\"layers\": 28, \"hidden\": 4096, \"q_heads\": 16, \"kv_heads\": 16, "
 			   "\"head_dim\": 256, \"params\": 6.053381344e9, \"max_context\": 2048}";
 
 /* NVIDIA, TensorRT-LLM docs/source/performance.md, "Low Latency" (v0.5
@@ -39,8 +39,8 @@ const struct pub_ttft pub_ttft_rows[] = {
     {"H100-SXM", "Llama-2-7B", "fp8", 1, 2048, 36, 1, NULL},
     {"H100-SXM", "Llama-2-70B", "fp8", 4, 128, 26, 1, NULL},
     {"H100-SXM", "Llama-2-70B", "fp8", 4, 2048, 109, 0, NULL},
-    {"H100-SXM", "GPT-J-6B", "fp8", 1, 128, 7, 0, gptj},
-    {"H100-SXM", "GPT-J-6B", "fp8", 1, 2048, 29, 0, gptj},
+    {"H100-SXM", "GPT-J-6B", "fp8", 1, 128, 7, 0, pub_gptj_json},
+    {"H100-SXM", "GPT-J-6B", "fp8", 1, 2048, 29, 0, pub_gptj_json},
 };
 const size_t pub_ttft_n = sizeof pub_ttft_rows / sizeof *pub_ttft_rows;
 

@@ -18,6 +18,8 @@ struct pub_ttft {
 };
 extern const struct pub_ttft pub_ttft_rows[];
 extern const size_t pub_ttft_n;
+/* GPT-J 6B's catalog entry (the catalog has none), for model_json. */
+extern const char pub_gptj_json[];
 
 /* kvsim's batch-1 prefill time (ms) for row r: one iteration of its
  * prompt on an empty replica (the default scenario's engine, all of HBM
