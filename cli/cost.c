@@ -12,6 +12,7 @@
 #include "sim/catalog.h"
 #include "sim/config.h"
 #include "sim/cost.h"
+#include "sim/published.h"
 
 enum {
 	O_GPU = CLI_OPT_OWN,
@@ -199,6 +200,7 @@ static void print_cost(const struct cost_args *c, const struct scenario *s,
 	const struct cost_cfg *cost = &s->cluster.cost;
 	const char *bound = p->comm_s > p->combined_s			? "communication"
 			    : p->overhead_s + p->kernels_s > p->combined_s ? "overhead"
+			    : p->attention_s > p->combined_s		? "attention"
 			    : cost->kind == COST_PROFILE			? "measured layers"
 			    : p->compute_s >= p->memory_s			? "compute"
 									: "memory";
@@ -215,13 +217,14 @@ static void print_cost(const struct cost_args *c, const struct scenario *s,
 		printf("{\"gpu\":\"%s\",\"model\":%s,\"tp\":%d,\"dtype\":\"%s\",\"cost_model\":\"%s\","
 		       "\"prefill_tokens\":%.0f,\"cached_tokens\":%.0f,\"decode_batch\":%.0f,"
 		       "\"context\":%.0f,\"compute_s\":%.9g,\"memory_s\":%.9g,\"combined_s\":%.9g,"
-		       "\"kernels_s\":%.9g,\"communication_s\":%.9g,\"overhead_s\":%.9g,"
-		       "\"iteration_s\":%.9g,\"bound\":\"%s\",\"kv_bytes_per_token\":%.0f,"
+		       "\"kernels_s\":%.9g,\"attention_s\":%.9g,\"communication_s\":%.9g,"
+		       "\"overhead_s\":%.9g,\"iteration_s\":%.9g,\"bound\":\"%s\",\"kv_bytes_per_token\":%.0f,"
 		       "\"params\":%.0f,\"active_params\":%.0f,\"kv_capacity_tokens\":%.0f}\n",
 		       s->cluster.gpu->name, name ? name : "\"\"", s->cluster.tp, c->dtype,
 		       kinds[cost->kind], c->prefill, c->cached, c->batch, c->context, p->compute_s,
-		       p->memory_s, p->combined_s, p->kernels_s, p->comm_s, p->overhead_s, p->total_s,
-		       bound, m->kv_bytes_per_token, m->params, m->active_params, kv_tokens);
+		       p->memory_s, p->combined_s, p->kernels_s, p->attention_s, p->comm_s,
+		       p->overhead_s, p->total_s, bound, m->kv_bytes_per_token, m->params,
+		       m->active_params, kv_tokens);
 		free(name);
 		return;
 	}
@@ -237,9 +240,10 @@ static void print_cost(const struct cost_args *c, const struct scenario *s,
 		       cost->mbu, cost->knee, cost->op_overhead_us);
 	printf("  compute        %10.3f ms\n", p->compute_s * 1e3);
 	printf("  memory         %10.3f ms\n", p->memory_s * 1e3);
-	printf("  %-14s %10.3f ms\n", cost->kind == COST_PROFILE ? "layers+attn" : "combined",
+	printf("  %-14s %10.3f ms\n", cost->kind == COST_PROFILE ? "layers" : "combined",
 	       p->combined_s * 1e3);
 	printf("  kernels        %10.3f ms\n", p->kernels_s * 1e3);
+	printf("  attention      %10.3f ms\n", p->attention_s * 1e3);
 	printf("  communication  %10.3f ms\n", p->comm_s * 1e3);
 	printf("  overhead       %10.3f ms\n", p->overhead_s * 1e3);
 	printf("  iteration      %10.3f ms  (%s-bound)\n", p->total_s * 1e3, bound);
@@ -352,6 +356,104 @@ static int fit_allreduce(const char *dir, const struct cat_gpu *gp, int json, in
 	return rc;
 }
 
+/* Attention per backend, on the attention tables of the GPU's profile
+ * folder (none: nothing printed); an exit code (reported). */
+static int fit_attention(const char *dir, const struct cat_gpu *gp, int json)
+{
+	struct cal_attn_set set;
+	char err[2048];
+	if (cal_attn_load_gpu(dir, gp->profile, &set, err, sizeof err)) {
+		fprintf(stderr, "kvsim calibrate: %s\n", err);
+		return CLI_USAGE;
+	}
+	int rc = CLI_OK, k = 0;
+	if (json && set.n)
+		printf(",\"%s_attention\":{", gp->profile);
+	for (int b = 0; b < ATTN_BACKENDS && !rc; b++) {
+		int have = 0;
+		for (int i = 0; i < set.n; i++)
+			have |= set.files[i].backend == (enum attn_backend)b;
+		if (!have)
+			continue;
+		struct attn_fit f;
+		if (cal_attn_fit(&set, (enum attn_backend)b, gp->bf16_flops, gp->hbm_bytes_per_s, &f, err,
+				 sizeof err)) {
+			fprintf(stderr, "kvsim calibrate: %s attention (%s): %s\n", gp->profile,
+				attn_backend_names[b], err);
+			rc = CLI_INTERNAL;
+			break;
+		}
+		if (json) {
+			printf("%s\"%s\":{\"prefill\":{\"fixed_us\":%.3f,\"efficiency\":%.4f,"
+			       "\"causal\":%.4f,\"rows_half\":%.1f,\"context_half\":%.1f},\"decode\":{"
+			       "\"fixed_us\":%.3f,\"per_head_us\":%.5f,\"bandwidth\":%.4f},\"profile\":\"%s\"}",
+			       k++ ? "," : "", attn_backend_names[b], f.pre_fixed_s * 1e6, f.efficiency,
+			       f.causal, f.rows_half, f.context_half, f.dec_fixed_s * 1e6,
+			       f.per_head_s * 1e6, f.bandwidth, f.profile);
+			continue;
+		}
+		printf("  \"attention\" %s:\n    \"prefill\": {\"fixed_us\": %.3f, \"efficiency\": %.4f, "
+		       "\"causal\": %.4f, \"rows_half\": %.1f, \"context_half\": %.1f}\n    \"decode\": "
+		       "{\"fixed_us\": %.3f, \"per_head_us\": %.5f, \"bandwidth\": %.4f}\n",
+		       attn_backend_names[b], f.pre_fixed_s * 1e6, f.efficiency, f.causal, f.rows_half,
+		       f.context_half, f.dec_fixed_s * 1e6, f.per_head_s * 1e6, f.bandwidth);
+		printf("    %-32s %4s %8s %8s %6s\n", "table", "tp", "kind", "MAPE", "worst");
+		for (int i = 0; i < set.n; i++) {
+			if (set.files[i].backend != (enum attn_backend)b)
+				continue;
+			for (int tp = 1; tp <= 8; tp++)
+				for (int pre = 1; pre >= 0; pre--) {
+					struct cal_attn_err e;
+					cal_attn_errors(&f, &set.files[i], pre, tp, gp->bf16_flops,
+							gp->hbm_bytes_per_s, &e);
+					if (e.n)
+						printf("    %-32s %4d %8s %7.1f%% %7.1f%%\n", set.names[i], tp,
+						       pre ? "prefill" : "decode", 100 * e.mape, 100 * e.worst);
+				}
+		}
+	}
+	if (json && set.n)
+		printf("}");
+	cal_attn_set_free(&set);
+	return rc;
+}
+
+/* The engine overhead line (Vidur's CPU medians, copied in
+ * sim/published.c) and the FP8 efficiencies of each GPU with published
+ * FP8 rows; an exit code (reported). */
+static int fit_published(const struct catalog *cat, int json)
+{
+	double base, per;
+	pub_fit_overhead(&base, &per);
+	if (json)
+		printf(",\"iteration_overhead\":{\"base_ms\":%.4f,\"per_seq_ms\":%.5f}", base, per);
+	else
+		printf("engine overhead (Vidur's CPU medians, vLLM on A100; sim/published.c):\n"
+		       "  \"iteration_overhead\": {\"base_ms\": %.4f, \"per_seq_ms\": %.5f}\n",
+		       base, per);
+	for (size_t g = 0; g < cat->n_gpus; g++) {
+		const char *name = cat->gpus[g].name;
+		int rows = 0;
+		for (size_t i = 0; i < pub_ttft_n; i++)
+			rows += pub_ttft_rows[i].fit && !strcmp(pub_ttft_rows[i].gpu, name);
+		if (!rows)
+			continue;
+		double mfu, mbu, rms;
+		char err[2048];
+		if (pub_fit_fp8(name, &mfu, &mbu, &rms, err, sizeof err)) {
+			fprintf(stderr, "kvsim calibrate: %s\n", err);
+			return CLI_INTERNAL;
+		}
+		if (json)
+			printf(",\"%s_fp8\":{\"mfu\":%.4f,\"mbu\":%.4f}", name, mfu, mbu);
+		else
+			printf("%s FP8 (TensorRT-LLM's published first-token latencies, %d rows fitted):\n"
+			       "  \"fp8\": {\"mfu\": %.4f, \"mbu\": %.4f}   RMS error %.1f%%\n",
+			       name, rows, mfu, mbu, 100 * rms);
+	}
+	return CLI_OK;
+}
+
 static int cmd_calibrate(const struct cli_ctx *cx, int argc, char **argv)
 {
 	const char *dir = "../shared/profiles/vidur", *only = NULL, *v;
@@ -392,8 +494,12 @@ static int cmd_calibrate(const struct cli_ctx *cx, int argc, char **argv)
 		if (rc == CLI_USAGE)
 			break;
 		rc = fit_allreduce(dir, gp, json, rc);
+		if (!rc)
+			rc = fit_attention(dir, gp, json);
 		fitted++;
 	}
+	if (!rc && fitted && !only)
+		rc = fit_published(&cat, json);
 	if (json)
 		printf("}\n");
 	if (!rc && fitted == 0) {
@@ -415,10 +521,11 @@ const struct cli_cmd cli_cost_cmd = {
 	"Prints the predicted time of one engine iteration of a replica (tp GPUs of type\n"
 	"G serving model M): a prefill of TOKENS new tokens after CACHED cached ones,\n"
 	"plus B decodes each attending over K tokens. The time is split into compute\n"
-	"(FLOPs / (peak x mfu)), memory (bytes / (HBM bandwidth x mbu)), their smooth\n"
-	"maximum (or, with --cost-model profile, the measured layers), per-kernel cost,\n"
-	"tensor-parallel communication and the engine's fixed overhead, and names the\n"
-	"bound that dominates.\n",
+	"of the linear layers (FLOPs / (peak x mfu)), memory (weights / (HBM bandwidth x\n"
+	"mbu)), their smooth maximum (or, with --cost-model profile, the measured\n"
+	"layers), per-kernel cost, attention (calibrated, or measured with --cost-model\n"
+	"profile), tensor-parallel communication and the engine's CPU overhead, and\n"
+	"names the bound that dominates.\n",
 };
 
 const struct cli_cmd cli_calibrate_cmd = {
@@ -430,7 +537,10 @@ const struct cli_cmd cli_calibrate_cmd = {
     .about =
 	"Fits the roofline's mfu, mbu, knee and per-kernel overhead, per GPU, to the\n"
 	"measured linear-operator times in DIR/compute/<gpu>/<org>/<model>/mlp.csv (Vidur\n"
-	"format), by least squares of the relative error (GSL). Prints the fitted values\n"
-	"(the catalog's \"roofline\" entries come from here) and the error by model and\n"
-	"tensor-parallel degree.\n",
+	"format), by least squares of the relative error (GSL); the intra-server\n"
+	"all-reduce lines to DIR/network/<gpu>_dgx/all_reduce.csv; the attention model\n"
+	"of each backend to the attention tables beside mlp.csv (attention.csv or\n"
+	"attention_sample.csv); and, without --gpu, the engine's CPU time per iteration\n"
+	"and the FP8 efficiencies to the published figures in sim/published.c. Prints\n"
+	"the fitted values (the catalog's entries come from here) and the errors.\n",
 };

@@ -10,6 +10,7 @@
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 
@@ -324,5 +325,282 @@ int cal_collective(const char *csv, int workers, double min_bytes, double *alpha
 	free(x);
 	free(y);
 	free(w);
+	return rc;
+}
+
+void cal_attn_set_free(struct cal_attn_set *set)
+{
+	for (int i = 0; i < set->n; i++) {
+		attn_rows_free(&set->files[i]);
+		free(set->names[i]);
+	}
+	free(set->files);
+	free(set->names);
+	memset(set, 0, sizeof *set);
+}
+
+int cal_attn_load_gpu(const char *dir, const char *gpu, struct cal_attn_set *set, char *err,
+		      size_t errlen)
+{
+	memset(set, 0, sizeof *set);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/compute/%s", dir, gpu);
+	int n_org, rc = 0;
+	char **orgs = subdirs(path, &n_org);
+	for (int i = 0; orgs && i < n_org && !rc; i++) {
+		snprintf(path, sizeof path, "%s/compute/%s/%s", dir, gpu, orgs[i]);
+		int n_mod;
+		char **mods = subdirs(path, &n_mod);
+		for (int j = 0; mods && j < n_mod && !rc; j++) {
+			char folder[600];
+			snprintf(folder, sizeof folder, "%s/%s", orgs[i], mods[j]);
+			struct attn_rows *f = realloc(set->files, (size_t)(set->n + 1) * sizeof *f);
+			char **nm = f ? realloc(set->names, (size_t)(set->n + 1) * sizeof *nm) : NULL;
+			if (f)
+				set->files = f;
+			if (nm)
+				set->names = nm;
+			if (!f || !nm) {
+				snprintf(err, errlen, "out of memory");
+				rc = -1;
+				break;
+			}
+			struct attn_table t;
+			int got = attn_table_load(&t, &set->files[set->n], dir, gpu, folder, err, errlen);
+			if (got < 0) {
+				rc = -1;
+				break;
+			}
+			if (got == 0)
+				continue;
+			attn_table_free(&t);
+			set->names[set->n++] = strdup(folder);
+		}
+		free_list(mods, n_mod);
+	}
+	free_list(orgs, n_org);
+	if (rc)
+		cal_attn_set_free(set);
+	return rc;
+}
+
+double cal_attn_predict(const struct attn_fit *f, const struct attn_rows *a, const struct attn_row *r,
+			double peak, double bw)
+{
+	struct attn_shape s;
+	attn_rows_shape(a, r->tp, peak, bw, &s);
+	if (r->prefill)
+		return attn_fit_prefill_s(f, &s, r->chunk, r->chunk * r->kv, r->chunk * r->chunk,
+					  r->kv + r->chunk);
+	return attn_fit_decode_s(f, &s, r->batch, r->batch * r->kv, NULL);
+}
+
+void cal_attn_errors(const struct attn_fit *f, const struct attn_rows *a, int prefill, int tp,
+		     double peak, double bw, struct cal_attn_err *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct attn_row *r = &a->r[i];
+		if (r->prefill != prefill || (tp && r->tp != tp))
+			continue;
+		double e = fabs(cal_attn_predict(f, a, r, peak, bw) - r->t_s) / r->t_s;
+		out->mape += e;
+		out->worst = fmax(out->worst, e);
+		out->n++;
+	}
+	if (out->n)
+		out->mape /= out->n;
+}
+
+/* The rows of backend b's files, one kind, as (file, row) pairs. */
+struct attn_pts {
+	const struct cal_attn_set *set;
+	const struct attn_rows **file;
+	const struct attn_row **row;
+	size_t n;
+	double peak, bw;
+};
+
+static int attn_pts_of(const struct cal_attn_set *set, enum attn_backend b, int prefill,
+		       struct attn_pts *p)
+{
+	size_t cap = 0;
+	for (int i = 0; i < set->n; i++)
+		cap += set->files[i].backend == b ? set->files[i].n : 0;
+	p->set = set;
+	p->n = 0;
+	p->file = malloc((cap + 1) * sizeof *p->file);
+	p->row = malloc((cap + 1) * sizeof *p->row);
+	if (!p->file || !p->row)
+		return -1;
+	for (int i = 0; i < set->n; i++)
+		for (size_t k = 0; set->files[i].backend == b && k < set->files[i].n; k++)
+			if (set->files[i].r[k].prefill == prefill) {
+				p->file[p->n] = &set->files[i];
+				p->row[p->n++] = &set->files[i].r[k];
+			}
+	return 0;
+}
+
+/* Decode: t = fixed + per_head x (batch x kv heads) + (batch x kv x KV
+ * bytes / bw) / bandwidth: linear in (fixed, per_head, 1 / bandwidth). */
+static int fit_decode(const struct attn_pts *p, struct attn_fit *out, char *err, size_t errlen)
+{
+	if (p->n < 3) {
+		snprintf(err, errlen, "decode: %zu rows, need at least 3", p->n);
+		return -1;
+	}
+	gsl_matrix *X = gsl_matrix_alloc(p->n, 3), *cov = gsl_matrix_alloc(3, 3);
+	gsl_vector *y = gsl_vector_alloc(p->n), *w = gsl_vector_alloc(p->n), *c = gsl_vector_alloc(3);
+	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(p->n, 3);
+	int rc = -1;
+	if (!X || !cov || !y || !w || !c || !ws) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		struct attn_shape s;
+		const struct attn_row *r = p->row[i];
+		attn_rows_shape(p->file[i], r->tp, p->peak, p->bw, &s);
+		gsl_matrix_set(X, i, 0, 1.0);
+		gsl_matrix_set(X, i, 1, r->batch * s.kv_heads);
+		gsl_matrix_set(X, i, 2, r->batch * r->kv * s.kv_bytes / p->bw);
+		gsl_vector_set(y, i, r->t_s);
+		gsl_vector_set(w, i, 1.0 / (r->t_s * r->t_s));
+	}
+	double chisq;
+	gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws);
+	double fixed = gsl_vector_get(c, 0), ph = gsl_vector_get(c, 1), inv = gsl_vector_get(c, 2);
+	if (!(inv > 1) || fixed < 0 || ph < 0) {
+		snprintf(err, errlen, "decode fit out of range: fixed %g s, per head %g s, 1/bandwidth %g",
+			 fixed, ph, inv);
+		goto done;
+	}
+	out->dec_fixed_s = fixed;
+	out->per_head_s = ph;
+	out->bandwidth = 1.0 / inv;
+	rc = 0;
+done:
+	gsl_matrix_free(X);
+	gsl_matrix_free(cov);
+	gsl_vector_free(y);
+	gsl_vector_free(w);
+	gsl_vector_free(c);
+	if (ws)
+		gsl_multifit_linear_free(ws);
+	return rc;
+}
+
+/* Prefill parameters x = (fixed in us, logit efficiency, logit causal,
+ * log rows_half, log context_half). */
+static void unpack_pre(const gsl_vector *x, struct attn_fit *f)
+{
+	f->pre_fixed_s = fabs(gsl_vector_get(x, 0)) * 1e-6;
+	f->efficiency = 1.0 / (1.0 + exp(-gsl_vector_get(x, 1)));
+	f->causal = 1.0 / (1.0 + exp(-gsl_vector_get(x, 2)));
+	f->rows_half = exp(gsl_vector_get(x, 3));
+	f->context_half = exp(gsl_vector_get(x, 4));
+}
+
+static int pre_residuals(const gsl_vector *x, void *ctx, gsl_vector *fv)
+{
+	const struct attn_pts *p = ctx;
+	struct attn_fit f;
+	unpack_pre(x, &f);
+	for (size_t i = 0; i < p->n; i++) {
+		double t = cal_attn_predict(&f, p->file[i], p->row[i], p->peak, p->bw);
+		gsl_vector_set(fv, i, (t - p->row[i]->t_s) / p->row[i]->t_s);
+	}
+	return GSL_SUCCESS;
+}
+
+static int fit_prefill(const struct attn_pts *p, struct attn_fit *out, char *err, size_t errlen)
+{
+	enum { NP = 5 };
+	if (p->n < 2 * NP) {
+		snprintf(err, errlen, "prefill: %zu rows, need at least %d", p->n, 2 * NP);
+		return -1;
+	}
+	/* Starts (fixed us, efficiency, causal, rows half, context half):
+	 * launch-scale fixed costs, FlashAttention-2's 50-73% of peak on A100
+	 * (Dao, 2023) and below, the causal triangle and the whole square,
+	 * halves from one wave of query tiles to many (chosen to span the
+	 * plausible range; the best of them is kept). */
+	static const double starts[][NP] = {{10, 0.5, 0.5, 1e3, 1e3},  {5, 0.7, 0.5, 1e4, 1e3},
+					    {10, 0.4, 0.9, 1e3, 1e3},  {2, 0.3, 0.9, 1e2, 1e2},
+					    {20, 0.6, 0.6, 1e4, 1e4}};
+	gsl_multifit_nlinear_fdf fdf;
+	memset(&fdf, 0, sizeof fdf);
+	fdf.f = pre_residuals;
+	fdf.n = p->n;
+	fdf.p = NP;
+	fdf.params = (void *)p;
+	gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
+	gsl_multifit_nlinear_workspace *w =
+	    gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, p->n, NP);
+	gsl_vector *x = gsl_vector_alloc(NP);
+	if (!w || !x) {
+		if (w)
+			gsl_multifit_nlinear_free(w);
+		gsl_vector_free(x);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	double best = INFINITY;
+	for (size_t k = 0; k < sizeof starts / sizeof *starts; k++) {
+		const double *s0 = starts[k];
+		gsl_vector_set(x, 0, s0[0]);
+		gsl_vector_set(x, 1, log(s0[1] / (1 - s0[1])));
+		gsl_vector_set(x, 2, log(s0[2] / (1 - s0[2])));
+		gsl_vector_set(x, 3, log(s0[3]));
+		gsl_vector_set(x, 4, log(s0[4]));
+		gsl_multifit_nlinear_init(x, &fdf, w);
+		int info;
+		int status = gsl_multifit_nlinear_driver(500, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+		if (status != GSL_SUCCESS && status != GSL_EMAXITER)
+			continue;
+		double chisq;
+		gsl_blas_ddot(gsl_multifit_nlinear_residual(w), gsl_multifit_nlinear_residual(w), &chisq);
+		if (chisq < best) {
+			best = chisq;
+			unpack_pre(gsl_multifit_nlinear_position(w), out);
+		}
+	}
+	gsl_multifit_nlinear_free(w);
+	gsl_vector_free(x);
+	if (!isfinite(best)) {
+		snprintf(err, errlen, "prefill fit did not converge");
+		return -1;
+	}
+	return 0;
+}
+
+int cal_attn_fit(const struct cal_attn_set *set, enum attn_backend b, double peak, double bw,
+		 struct attn_fit *out, char *err, size_t errlen)
+{
+	struct attn_fit f = {0};
+	struct attn_pts pre = {0}, dec = {0};
+	int rc = -1;
+	if (attn_pts_of(set, b, 1, &pre) || attn_pts_of(set, b, 0, &dec)) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	pre.peak = dec.peak = peak;
+	pre.bw = dec.bw = bw;
+	if (fit_decode(&dec, &f, err, errlen) || fit_prefill(&pre, &f, err, errlen))
+		goto done;
+	size_t most = 0;
+	for (int i = 0; i < set->n; i++)
+		if (set->files[i].backend == b && set->files[i].n > most) {
+			most = set->files[i].n;
+			snprintf(f.profile, sizeof f.profile, "%s", set->names[i]);
+		}
+	*out = f;
+	rc = 0;
+done:
+	free(pre.file);
+	free(pre.row);
+	free(dec.file);
+	free(dec.row);
 	return rc;
 }

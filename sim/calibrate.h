@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "sim/attention.h"
+
 struct profile;
 
 /* The calibrated roofline of one layer's linear operators:
@@ -56,5 +58,38 @@ int cal_load_gpu(const char *dir, const char *gpu, struct cal_point **pts, size_
  * 0, or -1 with err (FILE:LINE for bad rows). */
 int cal_collective(const char *csv, int workers, double min_bytes, double *alpha_s,
 		   double *beta_s_per_byte, double *mape, int *n_rows, char *err, size_t errlen);
+
+/* Every attention table under DIR/compute/<gpu>/<org>/<model>/
+ * (attention.csv, else attention_sample.csv), sorted by path. */
+struct cal_attn_set {
+	struct attn_rows *files;
+	char **names; /* "<org>/<model>" */
+	int n;
+};
+/* 0 (set->n may be 0: no attention data for that GPU), or -1 with err.
+ * Caller frees with cal_attn_set_free. */
+int cal_attn_load_gpu(const char *dir, const char *gpu, struct cal_attn_set *set, char *err,
+		      size_t errlen);
+void cal_attn_set_free(struct cal_attn_set *set);
+/* The fit's prediction of row r of a (its own TP degree) on a GPU of peak
+ * FLOP/s and bw bytes/s. */
+double cal_attn_predict(const struct attn_fit *f, const struct attn_rows *a, const struct attn_row *r,
+			double peak, double bw);
+/* Fits backend b's attention model to every row measured with it in set
+ * (all TP degrees), least squares of relative error: decode by weighted
+ * linear least squares (GSL multifit_wlinear), prefill by GSL
+ * multifit_nlinear from fixed starts (the best kept): deterministic.
+ * out->profile names the file with the most rows. 0, or -1 with err (no
+ * rows of b, or no convergence). */
+int cal_attn_fit(const struct cal_attn_set *set, enum attn_backend b, double peak, double bw,
+		 struct attn_fit *out, char *err, size_t errlen);
+/* The relative error of f over a's rows of one kind (prefill 1, decode
+ * 0) at tp (0: every TP degree): mean, worst and count. */
+struct cal_attn_err {
+	double mape, worst;
+	int n;
+};
+void cal_attn_errors(const struct attn_fit *f, const struct attn_rows *a, int prefill, int tp,
+		     double peak, double bw, struct cal_attn_err *out);
 
 #endif

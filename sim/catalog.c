@@ -11,12 +11,110 @@
 #include "sim/cfg.h"
 #include "sim/embedded.h"
 
+/* A GPU's "attention" ({backend: {"prefill": {...}, "decode": {...},
+ * "profile"}}), "iteration_overhead" ({"base_ms", "per_seq_ms"}) and "fp8"
+ * ({"mfu", "mbu"}): the calibrated attention, engine overhead and FP8
+ * efficiencies. */
+static int parse_gpu_timing(const cJSON *e, const char *path, struct cat_gpu *g, char *err,
+			    size_t errlen)
+{
+	static const char *const fit_keys[] = {"prefill", "decode", "profile", NULL};
+	static const char *const pre_keys[] = {"fixed_us", "efficiency", "causal", "rows_half",
+					       "context_half", NULL};
+	static const char *const dec_keys[] = {"fixed_us", "per_head_us", "bandwidth", NULL};
+	static const char *const ov_keys[] = {"base_ms", "per_seq_ms", NULL};
+	static const char *const fp8_keys[] = {"mfu", "mbu", NULL};
+	char p[200], q[240];
+	const cJSON *at = cJSON_GetObjectItemCaseSensitive(e, "attention");
+	snprintf(p, sizeof p, "%s.attention", path);
+	if (cfg_expect_object(at, p, err, errlen) ||
+	    cfg_check_keys(at, p, attn_backend_names, err, errlen))
+		return -1;
+	for (int b = 0; at && b < ATTN_BACKENDS; b++) {
+		const cJSON *fe = cJSON_GetObjectItemCaseSensitive(at, attn_backend_names[b]);
+		if (!fe)
+			continue;
+		struct attn_fit *f = &g->attn[b];
+		cfg_join(p, sizeof p, path, "attention");
+		cfg_join(q, sizeof q, p, attn_backend_names[b]);
+		const cJSON *pre = cJSON_GetObjectItemCaseSensitive(fe, "prefill");
+		const cJSON *dec = cJSON_GetObjectItemCaseSensitive(fe, "decode");
+		if (cfg_expect_object(fe, q, err, errlen) ||
+		    cfg_check_keys(fe, q, fit_keys, err, errlen))
+			return -1;
+		/* a backend the GPU has is overridden field by field; a new one
+		 * needs at least its efficiencies */
+		double pf_us = f->pre_fixed_s * 1e6, df_us = f->dec_fixed_s * 1e6;
+		double ph_us = f->per_head_s * 1e6;
+		if (!g->has_attn[b])
+			memset(f, 0, sizeof *f), pf_us = df_us = ph_us = 0;
+		cfg_join(p, sizeof p, q, "prefill");
+		if (cfg_expect_object(pre, p, err, errlen) ||
+		    cfg_check_keys(pre, p, pre_keys, err, errlen) ||
+		    cfg_number(pre, p, "fixed_us", 0, 1e6, &pf_us, err, errlen) ||
+		    cfg_number(pre, p, "efficiency", 1e-3, 1, &f->efficiency, err, errlen) ||
+		    cfg_number(pre, p, "causal", 0.01, 1, &f->causal, err, errlen) ||
+		    cfg_number(pre, p, "rows_half", 0, 1e9, &f->rows_half, err, errlen) ||
+		    cfg_number(pre, p, "context_half", 0, 1e9, &f->context_half, err, errlen))
+			return -1;
+		cfg_join(p, sizeof p, q, "decode");
+		if (cfg_expect_object(dec, p, err, errlen) ||
+		    cfg_check_keys(dec, p, dec_keys, err, errlen) ||
+		    cfg_number(dec, p, "fixed_us", 0, 1e6, &df_us, err, errlen) ||
+		    cfg_number(dec, p, "per_head_us", 0, 1e6, &ph_us, err, errlen) ||
+		    cfg_number(dec, p, "bandwidth", 1e-3, 1, &f->bandwidth, err, errlen) ||
+		    cfg_string(fe, q, "profile", f->profile, sizeof f->profile, err, errlen))
+			return -1;
+		if (f->efficiency <= 0 || f->causal <= 0 || f->bandwidth <= 0) {
+			snprintf(err, errlen, "%s: a new backend needs prefill.efficiency, "
+					      "prefill.causal and decode.bandwidth",
+				 q);
+			return -1;
+		}
+		f->pre_fixed_s = pf_us * 1e-6;
+		f->dec_fixed_s = df_us * 1e-6;
+		f->per_head_s = ph_us * 1e-6;
+		g->has_attn[b] = 1;
+	}
+	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(e, "iteration_overhead");
+	snprintf(p, sizeof p, "%s.iteration_overhead", path);
+	if (ov) {
+		if (cfg_expect_object(ov, p, err, errlen) || cfg_check_keys(ov, p, ov_keys, err, errlen))
+			return -1;
+		if (!g->has_overhead && (!cJSON_GetObjectItemCaseSensitive(ov, "base_ms") ||
+					 !cJSON_GetObjectItemCaseSensitive(ov, "per_seq_ms"))) {
+			snprintf(err, errlen, "%s: expected base_ms and per_seq_ms", p);
+			return -1;
+		}
+		if (cfg_number(ov, p, "base_ms", 0, 1e6, &g->overhead_base_ms, err, errlen) ||
+		    cfg_number(ov, p, "per_seq_ms", 0, 1e6, &g->overhead_per_seq_ms, err, errlen))
+			return -1;
+		g->has_overhead = 1;
+	}
+	const cJSON *f8 = cJSON_GetObjectItemCaseSensitive(e, "fp8");
+	snprintf(p, sizeof p, "%s.fp8", path);
+	if (!f8)
+		return 0;
+	if (cfg_expect_object(f8, p, err, errlen) || cfg_check_keys(f8, p, fp8_keys, err, errlen))
+		return -1;
+	if (g->fp8_mfu <= 0 && (!cJSON_GetObjectItemCaseSensitive(f8, "mfu") ||
+				!cJSON_GetObjectItemCaseSensitive(f8, "mbu"))) {
+		snprintf(err, errlen, "%s: expected mfu and mbu", p);
+		return -1;
+	}
+	return cfg_number(f8, p, "mfu", 1e-3, 1, &g->fp8_mfu, err, errlen) ||
+			       cfg_number(f8, p, "mbu", 1e-3, 1, &g->fp8_mbu, err, errlen)
+		       ? -1
+		       : 0;
+}
+
 static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is_new, char *err,
 		     size_t errlen)
 {
 	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_mib",  "hbm_bytes_per_s",
 					   "tdp_w",      "link",      "price_per_hour", "profile",
-					   "roofline",   "allreduce", "hbm_bytes", NULL};
+					   "roofline",   "allreduce", "hbm_bytes", "attention",
+					   "iteration_overhead", "fp8", NULL};
 	static const char *const roof_keys[] = {"mfu", "mbu", "knee", "op_overhead_us", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
 		return -1;
@@ -30,7 +128,8 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 		     cfg_number(roof, rp, "knee", 0, 64, &g->knee, err, errlen) ||
 		     cfg_number(roof, rp, "op_overhead_us", 0, 1e6, &g->op_overhead_us, err, errlen)))
 		return -1;
-	if (cfg_string(e, path, "profile", g->profile, sizeof g->profile, err, errlen))
+	if (cfg_string(e, path, "profile", g->profile, sizeof g->profile, err, errlen) ||
+	    parse_gpu_timing(e, path, g, err, errlen))
 		return -1;
 	const cJSON *ar = cJSON_GetObjectItemCaseSensitive(e, "allreduce");
 	if (ar) {
@@ -68,6 +167,8 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 			    strcmp(keys[i], "profile") && strcmp(keys[i], "roofline") &&
 			    strcmp(keys[i], "allreduce") && strcmp(keys[i], "hbm_bytes") &&
 			    (strcmp(keys[i], "hbm_mib") || !has_bytes) &&
+			    strcmp(keys[i], "attention") && strcmp(keys[i], "iteration_overhead") &&
+			    strcmp(keys[i], "fp8") &&
 			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
 				snprintf(err, errlen, "%s.%s: missing (a new GPU needs every field)", path,
 					 keys[i]);

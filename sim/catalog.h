@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "sim/attention.h"
+
 struct cJSON;
 
 #define CAT_NAME_LEN 48
@@ -22,6 +24,16 @@ struct cat_gpu {
 	/* Calibrated intra-server all-reduce by group size (index tp <= 8):
 	 * alpha + beta * bytes; beta 0 = none (the link model is used). */
 	double ar_alpha_s[9], ar_beta_s_per_byte[9];
+	/* Calibrated attention per backend (kvsim calibrate); has_attn 0 = none. */
+	struct attn_fit attn[ATTN_BACKENDS];
+	int has_attn[ATTN_BACKENDS];
+	/* The engine's CPU time per iteration, base + per request in the batch
+	 * (ms); has_overhead 0 = not given. */
+	double overhead_base_ms, overhead_per_seq_ms;
+	int has_overhead;
+	/* Calibrated FP8 efficiencies of the linear layers (of fp8_flops and of
+	 * the HBM bandwidth); 0 = none. */
+	double fp8_mfu, fp8_mbu;
 };
 
 struct cat_model {

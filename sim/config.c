@@ -152,10 +152,12 @@ static int pick_link(const struct catalog *cat, const cJSON *links, const char *
 static int cost_keys_used(const cJSON *cm, int kind, const char *kind_name, char *err,
 			  size_t errlen)
 {
-	static const char *const used[3][7] = {
-	    {"kind", "mfu", "mbu", "knee", "op_overhead_us", "overhead_ms", NULL},
+	static const char *const used[3][9] = {
+	    {"kind", "mfu", "mbu", "knee", "op_overhead_us", "overhead_ms", "overhead_per_seq_ms",
+	     "attention", NULL},
 	    {"kind", "base_ms", "per_token_ms", NULL},
-	    {"kind", "profiles", "overhead_ms", "mfu", "mbu", "knee", NULL}};
+	    {"kind", "profiles", "overhead_ms", "overhead_per_seq_ms", "attention", "mfu", "mbu",
+	     NULL}};
 	for (const cJSON *c = cm ? cm->child : NULL; c; c = c->next) {
 		int ok = c->string[0] == '_';
 		for (int k = 0; used[kind][k] && !ok; k++)
@@ -311,6 +313,54 @@ static int load_hf_model(struct scenario *s, const char *model, char *err, size_
 	return 0;
 }
 
+/* cost_model.kind "profile": measured attention times, the model's own on
+ * this GPU, else those the GPU's fit for the selected backend was made
+ * from (scaled to the model's shape by the fit); neither: the fit alone. */
+static int cost_attn_load(struct scenario *s, char *err, size_t errlen)
+{
+	struct cost_cfg *co = &s->cluster.cost;
+	const struct cat_gpu *g = s->cluster.gpu;
+	const char *folders[2] = {s->cluster.model->profile,
+				  g->has_attn[co->attn_backend] ? g->attn[co->attn_backend].profile
+								: ""};
+	for (int i = 0; i < 2; i++) {
+		if (!folders[i][0])
+			continue;
+		struct attn_table *t = calloc(1, sizeof *t);
+		struct attn_rows rows;
+		char inner[1024] = "out of memory";
+		int rc = t ? attn_table_load(t, &rows, co->profiles, g->profile, folders[i], inner,
+					     sizeof inner)
+			   : -1;
+		if (rc <= 0) {
+			free(t);
+			if (rc == 0)
+				continue;
+			snprintf(err, errlen, "cluster.cost_model: %s", inner);
+			return -1;
+		}
+		attn_rows_shape(&rows, t->tp, g->bf16_flops, g->hbm_bytes_per_s,
+				&co->attn_table_shape);
+		/* the rows at the replica's own TP degree, where the file has some */
+		struct attn_table *own = NULL;
+		if (s->cluster.tp != t->tp && !strcmp(folders[i], s->cluster.model->profile) &&
+		    (own = calloc(1, sizeof *own)) &&
+		    attn_table_build(own, &rows, s->cluster.tp, (size_t)-1)) {
+			free(own);
+			own = NULL;
+		}
+		co->attn_table_tp = own;
+		if (g->has_attn[rows.backend])
+			co->attn_table_fit = g->attn[rows.backend];
+		else
+			attn_fit_plain(&co->attn_table_fit, co->mfu, co->mbu);
+		attn_rows_free(&rows);
+		co->attn_table = t;
+		return 0;
+	}
+	return 0;
+}
+
 int64_t cfg_kv_blocks(const struct cluster_cfg *cl, double gpu_memory_utilization,
 		      double activation_reserve_gib, double *weight_bytes, double *kv_bytes)
 {
@@ -339,7 +389,8 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	    "max_span_iterations", NULL};
 	static const char *const cost_keys[] = {"kind",    "mfu",	   "mbu",
 						"overhead_ms", "base_ms", "per_token_ms",
-						"knee",    "op_overhead_us", "profiles", NULL};
+						"knee",    "op_overhead_us", "profiles",
+						"overhead_per_seq_ms", "attention", NULL};
 	static const char *const dtypes[] = {"bf16", "fp8", NULL};
 	static const char *const cost_kinds[] = {"roofline", "fixed", "profile", NULL};
 	static const char *const preempt_modes[] = {"recompute", "swap", NULL};
@@ -442,8 +493,18 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	co->mbu = gp->mfu > 0 ? gp->mbu : 0.8;
 	co->knee = gp->mfu > 0 ? gp->knee : 0;
 	co->op_overhead_us = gp->mfu > 0 ? gp->op_overhead_us : 0;
+	/* FP8 GEMMs: the GPU's calibrated FP8 efficiencies where it has them */
+	double mfu16 = co->mfu, mbu16 = co->mbu;
+	if (cl->dtype == DTYPE_FP8 && gp->fp8_mfu > 0) {
+		co->mfu = gp->fp8_mfu;
+		co->mbu = gp->fp8_mbu;
+	}
 	snprintf(co->profiles, sizeof co->profiles, "../shared/profiles/vidur");
-	co->overhead_ms = 2.0;
+	/* The engine's CPU time per iteration: the GPU's entry (catalog), or
+	 * none for a GPU added without one. */
+	co->overhead_ms = gp->has_overhead ? gp->overhead_base_ms : 0;
+	co->overhead_per_seq_ms = gp->has_overhead ? gp->overhead_per_seq_ms : 0;
+	int backend = ATTN_FLASHINFER;
 	co->base_ms = 5.0;
 	co->per_token_ms = 0.0;
 	if (cfg_check_keys(cm, "cluster.cost_model", cost_keys, err, errlen) ||
@@ -452,6 +513,10 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	    cfg_number(cm, "cluster.cost_model", "mbu", 1e-3, 1, &co->mbu, err, errlen) ||
 	    cfg_number(cm, "cluster.cost_model", "overhead_ms", 0, 1e6, &co->overhead_ms, err,
 		       errlen) ||
+	    cfg_number(cm, "cluster.cost_model", "overhead_per_seq_ms", 0, 1e6,
+		       &co->overhead_per_seq_ms, err, errlen) ||
+	    cfg_enum(cm, "cluster.cost_model", "attention", attn_backend_names, &backend, err,
+		     errlen) ||
 	    cfg_number(cm, "cluster.cost_model", "base_ms", 0, 1e6, &co->base_ms, err, errlen) ||
 	    cfg_number(cm, "cluster.cost_model", "per_token_ms", 0, 1e6, &co->per_token_ms, err,
 		       errlen) ||
@@ -462,9 +527,18 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 		       errlen))
 		return -1;
 	co->kind = (enum cost_kind)kind;
+	co->attn_backend = backend;
+	/* The attention fit of that backend on this GPU, else the plain
+	 * roofline at the 16-bit efficiency */
+	if (gp->has_attn[backend])
+		co->attn = gp->attn[backend];
+	else
+		attn_fit_plain(&co->attn, cl->dtype == DTYPE_FP8 ? mfu16 : co->mfu,
+			       cl->dtype == DTYPE_FP8 ? mbu16 : co->mbu);
 	if (cost_keys_used(cm, kind, cost_kinds[kind], err, errlen))
 		return -1;
-	if (co->kind == COST_PROFILE && cost_profile_load(s, err, errlen))
+	if (co->kind == COST_PROFILE &&
+	    (cost_profile_load(s, err, errlen) || cost_attn_load(s, err, errlen)))
 		return -1;
 	if (co->kind == COST_FIXED && co->base_ms + co->per_token_ms <= 0) {
 		snprintf(err, errlen, "cluster.cost_model: a fixed cost model needs base_ms or "
@@ -825,6 +899,13 @@ void cfg_scenario_free(struct scenario *s)
 		free(s->cluster.cost.profile);
 		s->cluster.cost.profile = NULL;
 	}
+	struct attn_table **tabs[2] = {&s->cluster.cost.attn_table, &s->cluster.cost.attn_table_tp};
+	for (int i = 0; i < 2; i++)
+		if (*tabs[i]) {
+			attn_table_free(*tabs[i]);
+			free(*tabs[i]);
+			*tabs[i] = NULL;
+		}
 	catalog_free(&s->cat);
 	cJSON_Delete(s->router.params);
 	cJSON_Delete(s->router.policy_params);

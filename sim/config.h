@@ -59,7 +59,14 @@ struct fault_cfg {
 
 struct cost_cfg {
 	enum cost_kind kind;
-	double mfu, mbu, overhead_ms; /* roofline */
+	double mfu, mbu, overhead_ms; /* roofline; overhead_ms: the engine's CPU time per iteration */
+	double overhead_per_seq_ms;   /* and per request in the batch */
+	int attn_backend;             /* enum attn_backend */
+	struct attn_fit attn;         /* the GPU's fit for attn_backend, or the plain roofline's */
+	struct attn_table *attn_table; /* profile: measured attention (owned), or NULL */
+	struct attn_table *attn_table_tp; /* and at the replica's TP degree (owned), or NULL */
+	struct attn_fit attn_table_fit;     /* the fit of the table's backend */
+	struct attn_shape attn_table_shape; /* the shape the table was measured at */
 	double knee, op_overhead_us;  /* calibrated roofline (knee 0: plain max) */
 	char profiles[1024];          /* profile: the Vidur data folder */
 	struct profile *profile;      /* profile: the model's mlp.csv, loaded */

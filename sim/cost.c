@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/calibrate.h"
 #include "sim/config.h"
 #include "sim/profile.h"
 
@@ -12,11 +11,11 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 {
 	const struct cat_model *m = cl->model;
 	const struct cat_gpu *g = cl->gpu;
-	cm->fixed = cl->cost.kind == COST_FIXED;
-	cm->base_s = cl->cost.base_ms * 1e-3;
-	cm->per_token_s = cl->cost.per_token_ms * 1e-3;
+	const struct cost_cfg *co = &cl->cost;
+	cm->fixed = co->kind == COST_FIXED;
+	cm->base_s = co->base_ms * 1e-3;
+	cm->per_token_s = co->per_token_ms * 1e-3;
 	cm->flops_per_token = 2.0 * m->active_params;
-	cm->attn_flops_per_pair = 4.0 * m->layers * m->q_heads * m->head_dim;
 	cm->weight_bytes = weight_bytes;
 	cm->experts = m->experts;
 	if (m->experts > 0) {
@@ -27,11 +26,11 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 	} else {
 		cm->expert_bytes = cm->dense_weight_bytes = cm->log_expert_miss = 0;
 	}
-	cm->kv_bytes_per_token = m->kv_bytes_per_token;
 	double peak = cl->dtype == DTYPE_FP8 ? g->fp8_flops : g->bf16_flops;
-	cm->flops_per_s = cl->tp * peak * cl->cost.mfu;
-	cm->bytes_per_s = cl->tp * g->hbm_bytes_per_s * cl->cost.mbu;
-	cm->overhead_s = cl->cost.overhead_ms * 1e-3;
+	cm->flops_per_s = cl->tp * peak * co->mfu;
+	cm->bytes_per_s = cl->tp * g->hbm_bytes_per_s * co->mbu;
+	cm->overhead_s = co->overhead_ms * 1e-3;
+	cm->per_seq_s = co->overhead_per_seq_ms * 1e-3;
 	cm->tp = cl->tp;
 	cm->layers = m->layers;
 	cm->act_bytes_per_token = 2.0 * m->hidden;
@@ -39,49 +38,99 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 	cm->link_latency_s = cl->intra_server->latency_s;
 	cm->ar_alpha_s = cl->tp <= 8 ? g->ar_alpha_s[cl->tp] : 0;
 	cm->ar_beta_s_per_byte = cl->tp <= 8 ? g->ar_beta_s_per_byte[cl->tp] : 0;
-	cm->knee = cl->cost.knee;
-	cm->op_overhead_s = cl->cost.op_overhead_us * 1e-6;
-	cm->prof = cl->cost.kind == COST_PROFILE && cl->cost.profile
-			   ? prof_series_for(cl->cost.profile, cl->tp)
-			   : NULL;
+	cm->knee = co->knee;
+	cm->op_overhead_s = co->op_overhead_us * 1e-6;
+	cm->prof = co->kind == COST_PROFILE && co->profile ? prof_series_for(co->profile, cl->tp)
+							    : NULL;
+	/* Attention per GPU: heads split over tp (KV heads replicated where
+	 * fewer than tp), at the GPU's 16-bit peak (attention kernels run in
+	 * 16 bits whatever the weights' precision). */
+	struct attn_shape *sh = &cm->shape;
+	sh->q_heads = (double)m->q_heads / cl->tp;
+	sh->kv_heads = m->kv_heads >= cl->tp ? (double)m->kv_heads / cl->tp : 1;
+	sh->head_dim = m->head_dim;
+	/* one GPU's share of a token's KV in one layer, copies included
+	 * (KV heads fewer than tp, an MLA latent on every GPU) */
+	sh->kv_bytes = catalog_kv_bytes_per_token_tp(m, cl->tp) / cl->tp / m->layers;
+	sh->peak_flops = g->bf16_flops;
+	sh->hbm_bytes_per_s = g->hbm_bytes_per_s;
+	cm->attn = co->attn;
+	cm->attn_table = co->kind == COST_PROFILE ? co->attn_table : NULL;
+	cm->attn_table_tp = cm->attn_table ? co->attn_table_tp : NULL;
+	cm->table_fit = co->attn_table_fit;
+	cm->table_shape = co->attn_table_shape;
+	cm->table_scaled = cm->attn_table && memcmp(&cm->table_shape, sh, sizeof *sh) != 0;
 }
 
-/* max(a, b) when knee is 0, else (a^knee + b^knee)^(1/knee). With d, also
- * its first and second derivatives (d[0], d[1]) when a and b change at
- * rates da and db. For the smooth maximum S = hi u, u = (1 + t)^(1/knee),
- * t = (lo / hi)^knee, r = lo / hi, from the two powers already taken:
- *   S'  = u / (1 + t) (hi' + (t / r) lo'),
- *   S'' = (knee - 1) / S (u^2 / (1 + t) (hi'^2 + (t / r^2) lo'^2) - S'^2).
- * For the plain maximum, the larger one's rate (at a tie, either: both are
- * subgradients) and no curvature (but a kink). */
-static inline __attribute__((always_inline)) double smooth_max_d(double a, double b, double knee,
-								 double da, double db, double *d)
+/* One layer's prefill attention: the measured table (chunks aggregated as
+ * Vidur does: sqrt(sum n_i^2) new tokens after sum c_i) at this TP degree
+ * where its rows surround the chunk, else scaled from the table's shape
+ * by the fit's ratio; or the fit. */
+static double prefill_attn_s(const struct cost_model *cm, const struct cost_batch *b, double nc)
+{
+	if (b->prefills == 0)
+		return 0;
+	if (!cm->attn_table)
+		return attn_fit_prefill_s(&cm->attn, &cm->shape, b->pf_new, nc, b->pf_sq,
+					  (b->pf_cached + b->pf_new) / b->prefills);
+	double n = sqrt(b->pf_sq), c = b->pf_cached;
+	double t = cm->attn_table_tp ? attn_table_prefill_within(cm->attn_table_tp, n, c) : NAN;
+	if (!isnan(t))
+		return t;
+	t = attn_table_prefill_s(cm->attn_table, n, c);
+	if (cm->table_scaled)
+		t *= attn_fit_prefill_s(&cm->table_fit, &cm->shape, n, n * c, n * n, c + n) /
+		     attn_fit_prefill_s(&cm->table_fit, &cm->table_shape, n, n * c, n * n, c + n);
+	return t;
+}
+
+/* One layer's decode attention over sum_k tokens in all, and (*slope) its
+ * derivative in sum_k / decodes (a decode span's iteration): the table at
+ * the mean context (Vidur's aggregation), scaled as above, or the fit. */
+static double decode_attn_s(const struct cost_model *cm, double d, double sum_k, double *slope)
+{
+	*slope = 0;
+	if (d <= 0)
+		return 0;
+	double pt, t;
+	if (!cm->attn_table) {
+		t = attn_fit_decode_s(&cm->attn, &cm->shape, d, sum_k, &pt);
+		*slope = pt * d;
+		return t;
+	}
+	double dt;
+	t = cm->attn_table_tp ? attn_table_decode_within(cm->attn_table_tp, d, sum_k / d, &dt) : NAN;
+	if (!isnan(t)) {
+		*slope = dt;
+		return t;
+	}
+	t = attn_table_decode_s(cm->attn_table, d, sum_k / d, &dt);
+	if (!cm->table_scaled) {
+		*slope = dt;
+		return t;
+	}
+	double pa, pb, fa = attn_fit_decode_s(&cm->table_fit, &cm->shape, d, sum_k, &pa);
+	double fb = attn_fit_decode_s(&cm->table_fit, &cm->table_shape, d, sum_k, &pb);
+	*slope = dt * fa / fb + t * d * (pa * fb - fa * pb) / (fb * fb);
+	return t * fa / fb;
+}
+
+/* max(a, b) when knee is 0, else (a^knee + b^knee)^(1/knee), scaled so
+ * that large ratios do not overflow. */
+static inline double smooth_max(double a, double b, double knee)
 {
 	/* (not fmax/fmin: a library call each at -O2; a and b are never NaN) */
 	double hi = a > b ? a : b, lo = a > b ? b : a;
-	double dhi = a > b ? da : db, dlo = a > b ? db : da;
-	if (knee <= 0 || hi <= 0) {
-		if (d)
-			d[0] = dhi, d[1] = 0;
+	if (knee <= 0 || hi <= 0)
 		return hi;
-	}
-	double r = lo / hi, t = pow(r, knee), u = pow(1.0 + t, 1.0 / knee), s = hi * u;
-	if (d) {
-		/* r^(knee-1) = t / r, or at r = 0 its limit (1 at knee 1, else
-		 * 0); r^(knee-2) unbounded there for knee < 2: curvature +inf */
-		double v = u / (1.0 + t);
-		d[0] = v * (dhi + (r > 0 ? t / r : knee == 1) * dlo);
-		d[1] = r > 0 ? (knee - 1) / s * (u * v * (dhi * dhi + t / (r * r) * dlo * dlo) - d[0] * d[0])
-			     : knee == 1 || dlo == 0 ? 0 : INFINITY;
-	}
-	return s;
+	return hi * pow(1.0 + pow(lo / hi, knee), 1.0 / knee);
 }
 
 /* cost_parts; with d, also the first and second derivatives of total_s
  * in j (d[0], d[1]) for the batch grown by j decodes' worth of attention
  * and KV (a decode span's iteration j: attn_pairs and kv_tokens up by
- * b->decodes each per iteration). Inlined, so that cost_parts's copy (d
- * NULL) computes none of it. */
+ * b->decodes each per iteration): only the decodes' attention grows, the
+ * fit's linearly (no curvature), a measured table's piecewise linearly. */
 static inline __attribute__((always_inline)) void
 parts_d(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p, double *d)
 {
@@ -94,28 +143,30 @@ parts_d(const struct cost_model *cm, const struct cost_batch *b, struct cost_par
 			d[0] = d[1] = 0;
 		return;
 	}
-	double attn_flops = cm->attn_flops_per_pair * b->attn_pairs;
-	double kv_bytes = cm->kv_bytes_per_token * b->kv_tokens;
-	/* compute_s and memory_s grow along a span; nothing else does */
-	double dc = cm->attn_flops_per_pair * b->decodes / cm->flops_per_s;
-	double dm = cm->kv_bytes_per_token * b->decodes / cm->bytes_per_s;
+	/* The decodes' KV tokens and the prefills' sum n_i c_i, from the sums
+	 * (exact: integers far below 2^53). Only the decodes' part grows
+	 * along a decode span, by one token per decode per iteration. */
+	double dec_k = b->kv_tokens - b->pf_cached - b->pf_new;
+	double nc = b->attn_pairs - dec_k - b->pf_sq / 2, slope;
+	double attn = prefill_attn_s(cm, b, nc) + decode_attn_s(cm, b->decodes, dec_k, &slope);
+	p->attention_s = cm->layers * attn;
 	if (cm->prof) {
 		/* Measured layers (all operators but attention, per GPU of the
-		 * tp group) plus attention from the roofline. */
-		p->compute_s = attn_flops / cm->flops_per_s;
-		p->memory_s = kv_bytes / cm->bytes_per_s;
+		 * tp group) plus the embedding. */
 		double layer = prof_interp(cm->prof, PROF_LAYER, b->new_tokens);
 		double emb = prof_interp(cm->prof, PROF_EMB, b->new_tokens);
-		p->combined_s = cm->layers * layer + emb +
-				smooth_max_d(p->compute_s, p->memory_s, cm->knee, dc, dm, d);
+		p->combined_s = cm->layers * layer + emb;
 	} else {
-		double flops = cm->flops_per_token * b->new_tokens + attn_flops;
-		double bytes = cost_weight_read_bytes(cm, b->new_tokens) + kv_bytes;
-		p->compute_s = flops / cm->flops_per_s;
-		p->memory_s = bytes / cm->bytes_per_s;
-		p->combined_s = smooth_max_d(p->compute_s, p->memory_s, cm->knee, dc, dm, d);
+		/* The linear layers: 2 FLOPs per active weight and token; the
+		 * weights read once (of a MoE layer, the experts the batch
+		 * touches). */
+		p->compute_s = cm->flops_per_token * b->new_tokens / cm->flops_per_s;
+		p->memory_s = cost_weight_read_bytes(cm, b->new_tokens) / cm->bytes_per_s;
+		p->combined_s = smooth_max(p->compute_s, p->memory_s, cm->knee);
 		p->kernels_s = (double)cm->layers * COST_KERNELS_PER_LAYER * cm->op_overhead_s;
 	}
+	if (d) /* along a span only attention grows: linear in the iteration */
+		d[0] = cm->layers * slope, d[1] = 0;
 	if (cm->tp > 1) {
 		/* Ring all-reduce of the layer's activations, twice per layer. */
 		double msg = cm->act_bytes_per_token * b->new_tokens;
@@ -125,8 +176,8 @@ parts_d(const struct cost_model *cm, const struct cost_batch *b, struct cost_par
 				       2.0 * (cm->tp - 1) / cm->tp * msg / cm->link_bytes_per_s;
 		p->comm_s = 2.0 * cm->layers * one;
 	}
-	p->overhead_s = cm->overhead_s;
-	p->total_s = p->combined_s + p->kernels_s + p->comm_s + p->overhead_s;
+	p->overhead_s = cm->overhead_s + cm->per_seq_s * (b->decodes + b->prefills);
+	p->total_s = p->combined_s + p->kernels_s + p->attention_s + p->comm_s + p->overhead_s;
 }
 
 void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p)
@@ -138,7 +189,7 @@ static double compute_s(const struct cost_model *cm, const struct cost_batch *b)
 {
 	struct cost_parts p;
 	cost_parts(cm, b, &p);
-	return p.combined_s + p.comm_s; /* the fixed per-iteration costs excluded */
+	return p.combined_s + p.attention_s + p.comm_s; /* the fixed per-iteration costs excluded */
 }
 
 double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b)
@@ -203,9 +254,10 @@ static double span_x(const struct cost_model *cm, const struct cost_batch *b0, u
 	return cost_iteration_s(cm, &b) * 1e9;
 }
 
-/* Along a decode span the iteration time x(j) is convex in j: compute and
- * memory time are linear in j, their smooth maximum (the l_knee norm, knee
- * >= 1) or plain maximum is convex, and the other terms are constant. So
+/* Along a decode span the iteration time x(j) is convex in j: the decodes'
+ * attention (the calibrated model's) is linear in j and the other terms
+ * are constant (a measured attention table, piecewise linear, may bend
+ * either way: such spans are evaluated iteration by iteration). So
  * with x known exactly at grid points G apart, on each grid interval the
  * chord bounds x from above and the neighbouring intervals' chords,
  * extended, bound it from below. Where both bounds (widened by a margin far
@@ -268,7 +320,8 @@ uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, 
 	uint32_t evals = 0, last = (to - 1) / G + 1;
 	if (from < G && last < 2 && !tangent)
 		last = 2;
-	int convex = cm->fixed || cm->knee == 0 || cm->knee >= 1;
+	/* measured attention tables are piecewise linear: maybe not convex */
+	int convex = cm->fixed || ((cm->knee == 0 || cm->knee >= 1) && !cm->attn_table);
 	if (!convex || (*n_grid <= last && to - from <= last + 1 - *n_grid)) {
 		/* no grid, or one that would cost as much as the iterations */
 		for (uint32_t j = from; j < to; j++)

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "sim/attention.h"
+
 struct cluster_cfg;
 
 /* Sums over one iteration's batch; the engine adds to them as it schedules.
@@ -14,6 +16,7 @@ struct cost_batch {
 	double new_tokens;    /* sum n_i + d: tokens through the weights */
 	double attn_pairs;    /* sum n_i * (c_i + n_i / 2) + sum k_j */
 	double kv_tokens;     /* sum (c_i + n_i) + sum k_j: KV read or written */
+	double pf_new, pf_cached, pf_sq; /* the prefills': sum n_i, sum c_i, sum n_i^2 */
 	int decodes, prefills;
 };
 
@@ -21,8 +24,7 @@ struct cost_model {
 	int fixed;                   /* 1: base + per_token * tokens */
 	double base_s, per_token_s;  /* fixed */
 	double flops_per_token;      /* 2 * active params */
-	double attn_flops_per_pair;  /* 4 * layers * q_heads * head_dim */
-	double weight_bytes, kv_bytes_per_token;
+	double weight_bytes;
 	/* Mixture of experts (experts 0: dense): an iteration reads the dense
 	 * weights and, of each MoE layer, the routed experts its tokens touch
 	 * (cost_weight_read_bytes). */
@@ -32,7 +34,17 @@ struct cost_model {
 	double log_expert_miss;     /* ln(1 - k / E): a token skipping an expert */
 	double flops_per_s;          /* tp * peak * mfu */
 	double bytes_per_s;          /* tp * hbm bandwidth * mbu */
-	double overhead_s;
+	double overhead_s, per_seq_s; /* the engine's CPU time per iteration and per request in it */
+	/* attention, per layer and GPU: the calibrated model, or (attn_table)
+	 * measured times, scaled by the fit's ratio from table_shape where
+	 * that differs from shape (table_scaled); attn_table_tp: measured at
+	 * this replica's TP degree too (used where its rows surround a batch) */
+	struct attn_fit attn;
+	struct attn_shape shape;
+	const struct attn_table *attn_table, *attn_table_tp;
+	struct attn_fit table_fit;
+	struct attn_shape table_shape;
+	int table_scaled;
 	/* tensor parallelism: 2 all-reduces per layer over the intra-server link */
 	int tp, layers;
 	double act_bytes_per_token;  /* hidden * 2 (bf16 activations) */
@@ -51,11 +63,12 @@ struct cost_model {
 
 /* An iteration's time, term by term (seconds). */
 struct cost_parts {
-	double compute_s, memory_s; /* FLOPs / (peak x mfu), bytes / (bandwidth x mbu) */
+	double compute_s, memory_s; /* linear layers: FLOPs / (peak x mfu), weights / (bandwidth x mbu) */
 	double combined_s;          /* their (smooth) maximum, or the profile's layers */
 	double kernels_s;           /* fixed per-kernel cost */
+	double attention_s;         /* the attention kernels of every layer */
 	double comm_s;              /* tensor-parallel all-reduces */
-	double overhead_s;          /* the engine's fixed per-iteration overhead */
+	double overhead_s;          /* the engine's CPU time for the iteration */
 	double total_s;
 };
 
@@ -64,6 +77,7 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 static inline void cost_batch_clear(struct cost_batch *b)
 {
 	b->new_tokens = b->attn_pairs = b->kv_tokens = 0;
+	b->pf_new = b->pf_cached = b->pf_sq = 0;
 	b->decodes = b->prefills = 0;
 }
 /* Adds a prefill chunk of n new tokens after c cached ones. */
@@ -72,6 +86,9 @@ static inline void cost_add_prefill(struct cost_batch *b, double n, double c)
 	b->new_tokens += n;
 	b->attn_pairs += n * (c + n / 2.0);
 	b->kv_tokens += c + n;
+	b->pf_new += n;
+	b->pf_cached += c;
+	b->pf_sq += n * n;
 	b->prefills++;
 }
 /* Adds a decode step attending over k tokens (the new one included). */
@@ -137,7 +154,8 @@ struct cost_span {
 uint32_t cost_span_ns(const struct cost_model *cm, const struct cost_batch *b0, uint32_t from,
 		      uint32_t to, struct cost_span *sp, int64_t *out);
 /* Seconds to prefill n tokens after c cached ones as a batch of its own, the
- * fixed per-iteration overhead excluded (the marginal cost of a recompute). */
+ * engine's per-iteration overhead and the fixed per-kernel cost excluded
+ * (the marginal cost of a recompute). */
 double cost_prefill_s(const struct cost_model *cm, double n, double c);
 
 #endif

@@ -207,6 +207,12 @@ scen policy_params_own '{"router": {"policy": "kv_cost", "policy_params": {"kv_c
 bad policy_moved_params 'router.policy_params.session_affinity.bogus: unknown key (expected one of: threshold, when_full, max_keys)' run "$T/ok.json" --policy kv_cost --set 'router.params={"bogus":0}' --out "$T/out_policy_moved_params" --quiet
 scen no_keys_policy '{"router": {"policy": "round_robin", "params": {"x": 1}}}' 'router.params.x: unknown key (router.params takes no keys)'
 scen cv_poisson '{"workload": {"kind": "open", "cv": 2}}' 'workload.cv: takes "arrival": "gamma" (Poisson arrivals have cv 1)'
+scen attention_backend '{"cluster": {"cost_model": {"attention": "xformers"}}}' 'cluster.cost_model.attention: expected one of flashinfer, flash_attention, got "xformers"'
+scen attention_fit '{"catalog": {"gpus": {"H100-SXM": {"attention": {"flashinfer": {"prefill": {"efficiency": 2}}}}}}}' 'catalog.gpus.H100-SXM.attention.flashinfer.prefill.efficiency: expected a number in [0.001, 1], got 2'
+scen attention_new '{"catalog": {"gpus": {"X": {"bf16_flops": 1e15, "hbm_bytes": 1e11, "hbm_bytes_per_s": 1e12, "tdp_w": 500, "link": "pcie5", "attention": {"flashinfer": {"decode": {"bandwidth": 0.8}}}}}}}' 'catalog.gpus.X.attention.flashinfer: a new backend needs prefill.efficiency, prefill.causal and decode.bandwidth'
+scen overhead_new '{"catalog": {"gpus": {"X": {"bf16_flops": 1e15, "hbm_bytes": 1e11, "hbm_bytes_per_s": 1e12, "tdp_w": 500, "link": "pcie5", "iteration_overhead": {"base_ms": 1}}}}}' 'catalog.gpus.X.iteration_overhead: expected base_ms and per_seq_ms'
+scen fp8_range '{"catalog": {"gpus": {"H100-SXM": {"fp8": {"mbu": 3}}}}}' 'catalog.gpus.H100-SXM.fp8.mbu: expected a number in [0.001, 1], got 3'
+scen per_seq_fixed '{"cluster": {"cost_model": {"kind": "fixed", "base_ms": 2, "overhead_per_seq_ms": 0.5}}}' 'cluster.cost_model.overhead_per_seq_ms: not read by the fixed cost model'
 scen mfu_fixed '{"cluster": {"cost_model": {"kind": "fixed", "base_ms": 2, "mfu": 0.5}}}' 'cluster.cost_model.mfu: not read by the fixed cost model (it reads base_ms, per_token_ms)'
 scen base_roofline '{"cluster": {"cost_model": {"base_ms": 2}}}' 'cluster.cost_model.base_ms: not read by the roofline cost model'
 bad policy_option 'kvsim: --policy: unknown policy "nonsense" (known: round_robin,' run "$T/ok.json" --policy nonsense --out "$T/out_policy_option" --quiet

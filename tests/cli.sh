@@ -261,6 +261,10 @@ printf '{"cluster": {"model": "Qwen3-8B/config.json", "nodes": 1}}' >"$T/sub/qwe
 expect 0 "valid" validate "$T/sub/qwen_here.json"
 expect 2 "no such folder" calibrate --profiles /nonexistent
 expect 0 '"a100":{"mfu":0.7431' calibrate --json --gpu a100
+expect 0 '"flash_attention":{"prefill":{"fixed_us":1.041' calibrate --json --gpu a100
+expect 0 '"iteration_overhead":{"base_ms":1.2355,"per_seq_ms":0.03599}' calibrate --json
+expect 0 '"attention_s":0.00' cost --gpu A100-80G --model Llama-2-7B --prefill 512 --json
+expect 0 "attention-bound" cost --gpu H100-SXM --model Llama-3-8B --decode-batch 64 --context 4000
 expect 0 "usage: kvsim cost" cost --help
 expect 0 "usage: kvsim calibrate" calibrate --help
 

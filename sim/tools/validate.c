@@ -17,10 +17,11 @@
 #include "sim/cost.h"
 #include "sim/hfconfig.h"
 #include "sim/profile.h"
+#include "sim/published.h"
 #include "sim/sim.h"
 #include "workloads/tracestats.h"
 
-#define N_TABLES 7
+enum { N_TABLES = 9 };
 static int failures, table_fails[N_TABLES], table_at;
 
 static const char *verdict(int pass)
@@ -41,17 +42,18 @@ static const char *const explain[N_TABLES] = {
     "64-256-token error there is 12-13% while its overall error stays within 8%. The "
     "`profile` cost model interpolates the measurements themselves (leave-one-out error in "
     "the last column) and is the one to use where that knee matters.",
-    "(b) FP8: no FP8 operator profiles exist to calibrate against, so kvsim assumes the FP8 "
-    "tensor-core peak at the efficiency fitted on FP16 and half the weight bytes. TensorRT-LLM "
-    "v0.5's FP8 prefill was far from that peak (its 2,048-token FP8 time, 36 ms, is about what "
-    "kvsim predicts for FP16), so kvsim is 25-35% optimistic for compute-bound FP8 prefill. "
-    "Fitting mfu to these figures would be fitting to the validation data; a user modelling "
-    "FP8 of that generation can set `cluster.cost_model.mfu` to about 0.4.",
+    "(b): unexplained.",
     "(c): unexplained.",
     "(d): unexplained (a simulator bug).",
     "(e): unexplained.",
     "(f): unexplained.",
     "(g): unexplained.",
+    "(h): unexplained.",
+    "(i) The engine's CPU time per request depends on the model as well: CodeLlama-34b's input "
+    "preparation takes about three times Llama-2-7b's per request (Vidur's medians: 1.70 ms "
+    "against 0.67 ms at 32 requests, TP 1), so one line per GPU misses it on the larger model "
+    "and most where the fitted range ends (64 requests). The line is fitted on both models; a "
+    "per-model line would need measurements of each model.",
 };
 
 static int load(const char *json, const char *const *sets, struct scenario *s)
@@ -149,55 +151,56 @@ static int table_profiles(FILE *o, const char *dir)
 	return 0;
 }
 
-/* (b) batch-1 TTFT against TensorRT-LLM v0.5's published figures. */
+/* (b) batch-1 TTFT against TensorRT-LLM v0.5's published figures; the
+ * FP8 efficiencies refitted from their rows and compared with the
+ * catalog's. */
 static int table_ttft(FILE *o)
 {
 	table_at = 1;
-	struct row {
-		const char *gpu, *model, *dtype;
-		int tp, tokens;
-		double ms;
-	} rows[] = {
-	    {"A100-80G", "Llama-2-7B", "bf16", 1, 128, 16},
-	    {"A100-80G", "Llama-2-7B", "bf16", 1, 2048, 133},
-	    {"A100-80G", "Llama-2-70B", "bf16", 4, 128, 47},
-	    {"A100-80G", "Llama-2-70B", "bf16", 4, 2048, 377},
-	    {"H100-SXM", "Llama-2-7B", "fp8", 1, 128, 7},
-	    {"H100-SXM", "Llama-2-7B", "fp8", 1, 2048, 36},
-	    {"H100-SXM", "Llama-2-70B", "fp8", 4, 128, 26},
-	    {"H100-SXM", "Llama-2-70B", "fp8", 4, 2048, 109},
-	};
+	char err[2048];
 	fprintf(o, "## (b) Batch-1 time to first token vs TensorRT-LLM\n\n"
 		   "What: kvsim's prefill iteration for one request of N prompt tokens (calibrated "
-		   "roofline, default 2 ms engine overhead, all-reduces over NVLink) against the "
-		   "first-token latency NVIDIA published for TensorRT-LLM v0.5 (docs/source/"
-		   "performance.md; FP16 on A100, FP8 on H100; LLaMA-7B is Llama-2-7B's shape, "
-		   "LLaMA-70B Llama-2-70B's). Target: within 15%%.\n\n"
+		   "roofline and attention, the GPU's engine overhead, all-reduces over NVLink) "
+		   "against the first-token latency NVIDIA published for TensorRT-LLM v0.5 "
+		   "(docs/source/performance.md; FP16 on A100, FP8 on H100; LLaMA-7B is Llama-2-7B's "
+		   "shape, LLaMA-70B Llama-2-70B's, GPT-J 6B is given its own shape). The FP8 rows "
+		   "calibrate H100's FP8 efficiencies (`fp8.mfu` of the FP8 peak, `fp8.mbu` of the HBM "
+		   "bandwidth reading 1-byte weights): fitted on the rows marked *fit*, checked on the "
+		   "rows marked *held out*. Target: within 15%%.\n\n"
 		   "| GPU | model | dtype | TP | prompt tokens | TensorRT-LLM (ms) | kvsim (ms) | error "
-		   "| target | result |\n|---|---|---|---|---|---|---|---|---|---|\n");
-	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-		char g[80], m[80], d[80], t[80];
-		snprintf(g, sizeof g, "cluster.gpu=\"%s\"", rows[i].gpu);
-		snprintf(m, sizeof m, "cluster.model=\"%s\"", rows[i].model);
-		snprintf(d, sizeof d, "cluster.dtype=\"%s\"", rows[i].dtype);
-		snprintf(t, sizeof t, "cluster.tp=%d", rows[i].tp);
-		const char *sets[] = {g, m, d, t, "cluster.engine.activation_reserve_gib=0",
-				      "cluster.engine.gpu_memory_utilization=1", NULL};
-		struct scenario s;
-		if (load("{}", sets, &s))
+		   "| FP8 calibration | target | result |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < pub_ttft_n; i++) {
+		const struct pub_ttft *r = &pub_ttft_rows[i];
+		double ms;
+		if (pub_ttft_ms(r, &ms, err, sizeof err)) {
+			fprintf(stderr, "validate: %s\n", err);
 			return -1;
-		struct cost_model cm;
-		cost_init(&cm, &s.cluster, s.weight_bytes);
-		struct cost_batch b;
-		cost_batch_clear(&b);
-		cost_add_prefill(&b, rows[i].tokens, 0);
-		double ms = cost_iteration_s(&cm, &b) * 1e3, err = ms / rows[i].ms - 1;
-		fprintf(o, "| %s | %s | %s | %d | %d | %.0f | %.1f | %+.1f%% | 15%% | %s |\n",
-			rows[i].gpu, rows[i].model, rows[i].dtype, rows[i].tp, rows[i].tokens, rows[i].ms,
-			ms, 100 * err, verdict(fabs(err) <= 0.15));
-		cfg_scenario_free(&s);
+		}
+		double e = ms / r->ms - 1;
+		fprintf(o, "| %s | %s | %s | %d | %d | %.0f | %.1f | %+.1f%% | %s | 15%% | %s |\n", r->gpu,
+			r->model, r->dtype, r->tp, r->tokens, r->ms, ms, 100 * e,
+			strcmp(r->dtype, "fp8") ? "-" : r->fit ? "fit" : "held out",
+			verdict(fabs(e) <= 0.15));
 	}
-	fprintf(o, "\n");
+	struct catalog cat;
+	if (catalog_load_builtin(&cat, err, sizeof err))
+		return -1;
+	const struct cat_gpu *g = catalog_gpu(&cat, "H100-SXM");
+	double mfu, mbu, rms;
+	if (!g || pub_fit_fp8(g->name, &mfu, &mbu, &rms, err, sizeof err)) {
+		fprintf(stderr, "validate: %s\n", g ? err : "no H100-SXM in the catalog");
+		catalog_free(&cat);
+		return -1;
+	}
+	int same = fabs(mfu - g->fp8_mfu) < 6e-5 && fabs(mbu - g->fp8_mbu) < 6e-5;
+	fprintf(o, "\nRefitted from the *fit* rows (GSL least squares of relative error): FP8 mfu "
+		   "%.4f, mbu %.4f (RMS error %.1f%% on those rows); the catalog holds %.4f and %.4f: "
+		   "%s. The KV cache's precision does not enter these figures (a prompt computed from "
+		   "scratch reads no cached KV), so they cannot tell whether it is FP8 (TensorRT-LLM's "
+		   "engines were built with `--fp8_kv_cache`); kvsim keeps the model's `kv_dtype_bytes` "
+		   "under `dtype: fp8`.\n\n",
+		mfu, mbu, 100 * rms, g->fp8_mfu, g->fp8_mbu, verdict(same));
+	catalog_free(&cat);
 	return 0;
 }
 
@@ -672,6 +675,234 @@ static int table_models(FILE *o)
 		(long long)s.kv_blocks_per_node * s.cluster.engine.kv_block_tokens,
 		(long long)blocks_gb * s.cluster.engine.kv_block_tokens, all_experts_s * 1e3);
 	cfg_scenario_free(&s);
+/* A replica of model on gpu at tp with the cost model kind (and the
+ * attention backend named) and its cost model; the caller frees s. */
+static int attn_replica(const char *gpu, const char *model, int tp, const char *kind,
+			const char *backend, struct scenario *s, struct cost_model *cm)
+{
+	char g[96], m[96], t[48], k[64], b[80];
+	snprintf(g, sizeof g, "cluster.gpu=\"%s\"", gpu);
+	snprintf(m, sizeof m, "cluster.model=\"%s\"", model);
+	snprintf(t, sizeof t, "cluster.tp=%d", tp);
+	snprintf(k, sizeof k, "cluster.cost_model.kind=\"%s\"", kind);
+	snprintf(b, sizeof b, "cluster.cost_model.attention=\"%s\"", backend);
+	const char *sets[] = {g, m, t, k, b, "cluster.engine.activation_reserve_gib=0",
+			      "cluster.engine.gpu_memory_utilization=1", NULL};
+	if (load("{}", sets, s))
+		return -1;
+	cost_init(cm, &s->cluster, s->weight_bytes);
+	return 0;
+}
+
+/* One layer's attention time kvsim gives a measured row's batch: a chunk
+ * after its cached tokens, or batch decodes over kv tokens each. */
+static double attn_of(const struct cost_model *cm, const struct attn_row *r)
+{
+	struct cost_batch b;
+	cost_batch_clear(&b);
+	if (r->prefill)
+		cost_add_prefill(&b, r->chunk, r->kv);
+	else
+		for (double i = 0; i < r->batch; i++)
+			cost_add_decode(&b, r->kv);
+	struct cost_parts p;
+	cost_parts(cm, &b, &p);
+	return p.attention_s / cm->layers;
+}
+
+/* (h) attention kernels: the calibrated model and the profile model's
+ * interpolation (leave-one-out at the table's own TP degree, scaled to
+ * the others) against every measured row. */
+static int table_attention(FILE *o, const char *dir)
+{
+	table_at = 7;
+	struct catalog cat;
+	char err[2048];
+	if (catalog_load_builtin(&cat, err, sizeof err))
+		return -1;
+	fprintf(o, "## (h) Attention kernels vs Vidur's measured tables\n\n"
+		   "What: the time of one layer's attention kernel (prefill: a chunk of new tokens "
+		   "after cached ones; decode: a batch of requests over a KV length) measured by Vidur "
+		   "on A100 (`attention_sample.csv`: rows of its attention tables; Llama-2-7b with "
+		   "FlashAttention, Llama-3-8B with FlashInfer), against kvsim's `attention_s` per "
+		   "layer: the roofline's calibrated attention (the catalog's fit for the table's "
+		   "backend, fitted by `kvsim calibrate` on these rows) and the `profile` model's "
+		   "interpolation with the row itself left out (exact at measured points by "
+		   "construction). The `profile` model interpolates the rows of the replica's own TP "
+		   "degree where they surround a batch, and otherwise scales the TP 1 table by the "
+		   "fit's ratio between the two shapes (heads per GPU); the last column is that "
+		   "scaling alone, as for a TP degree or model without rows of its own (reported, held "
+		   "out). Target: MAPE within 20%% (roofline) and 10%% (profile).\n\n"
+		   "| GPU | table | backend | kind | TP | rows | roofline MAPE | worst | profile MAPE "
+		   "(leave-one-out) | profile scaled from TP 1 | target | result |\n"
+		   "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	int rc = 0;
+	for (size_t gi = 0; gi < cat.n_gpus && !rc; gi++) {
+		const struct cat_gpu *gp = &cat.gpus[gi];
+		if (!gp->profile[0] || !strcmp(gp->name, "H200"))
+			continue;
+		struct cal_attn_set set;
+		if (cal_attn_load_gpu(dir, gp->profile, &set, err, sizeof err)) {
+			fprintf(stderr, "validate: %s\n", err);
+			rc = -1;
+			break;
+		}
+		for (int fi = 0; fi < set.n && !rc; fi++) {
+			const struct attn_rows *a = &set.files[fi];
+			const char *model = NULL, *backend = attn_backend_names[a->backend];
+			for (size_t k = 0; k < cat.n_models; k++)
+				if (!strcmp(cat.models[k].profile, set.names[fi]))
+					model = cat.models[k].name;
+			if (!model)
+				continue;
+			int tp0 = a->r[0].tp;
+			for (size_t i = 0; i < a->n; i++)
+				if (a->r[i].tp < tp0)
+					tp0 = a->r[i].tp;
+			for (int tp = 1; tp <= 8 && !rc; tp++) {
+				for (int pre = 1; pre >= 0 && !rc; pre--) {
+					struct scenario sr, sp;
+					struct cost_model cr, cp;
+					int n = 0;
+					double er = 0, worst = 0, ep = 0, es = 0;
+					for (size_t i = 0; i < a->n; i++)
+						n += a->r[i].tp == tp && a->r[i].prefill == pre;
+					if (n == 0)
+						continue;
+					if (attn_replica(gp->name, model, tp, "roofline", backend, &sr, &cr) ||
+					    attn_replica(gp->name, model, tp, "profile", backend, &sp, &cp)) {
+						rc = -1;
+						break;
+					}
+					for (size_t i = 0; i < a->n && !rc; i++) {
+						const struct attn_row *r = &a->r[i];
+						if (r->tp != tp || r->prefill != pre)
+							continue;
+						double e = fabs(attn_of(&cr, r) - r->t_s) / r->t_s;
+						er += e;
+						worst = fmax(worst, e);
+						/* the row left out of the table of its TP degree */
+						struct attn_table loo;
+						const struct attn_table *base = cp.attn_table, *own = cp.attn_table_tp;
+						if (attn_table_build(&loo, a, tp == tp0 ? 0 : tp, i)) {
+							rc = -1;
+							break;
+						}
+						if (tp == tp0)
+							cp.attn_table = &loo;
+						else
+							cp.attn_table_tp = &loo;
+						ep += fabs(attn_of(&cp, r) - r->t_s) / r->t_s;
+						/* and scaled from the smallest TP alone (no rows of its own) */
+						cp.attn_table_tp = NULL;
+						es += fabs(attn_of(&cp, r) - r->t_s) / r->t_s;
+						cp.attn_table = base;
+						cp.attn_table_tp = own;
+						attn_table_free(&loo);
+					}
+					cfg_scenario_free(&sr);
+					cfg_scenario_free(&sp);
+					if (rc)
+						break;
+					er /= n;
+					ep /= n;
+					es /= n;
+					char scaled[32] = "-";
+					if (tp != tp0)
+						snprintf(scaled, sizeof scaled, "%.1f%%", 100 * es);
+					fprintf(o, "| %s | %s | %s | %s | %d | %d | %.1f%% | %.1f%% | %.1f%% | %s | "
+						   "20%% / 10%% | %s |\n",
+						gp->name, set.names[fi], backend, pre ? "prefill" : "decode", tp, n,
+						100 * er, 100 * worst, 100 * ep, scaled,
+						verdict(er <= 0.20 && ep <= 0.10));
+				}
+			}
+		}
+		cal_attn_set_free(&set);
+	}
+	catalog_free(&cat);
+	if (rc)
+		return -1;
+	fprintf(o, "\nThe fitted values per GPU and backend are in `sim/catalog/gpus.json` "
+		   "(`attention`); a test re-fits them from the data and checks they match.\n\n"
+		   "**Other GPUs.** No attention measurements exist here for H100 or any other GPU, "
+		   "so every other GPU takes the A100 fit with its efficiency read as a fraction of "
+		   "that GPU's 16-bit peak and its bandwidth as a fraction of that GPU's HBM bandwidth "
+		   "(the fixed costs as measured). For memory-bound decode that transfers well: "
+		   "memory-bound kernels reach a similar share of HBM bandwidth on A100 and H100, so "
+		   "expect the A100 decode error plus about 10%%. For prefill it depends on the kernel "
+		   "generation: FlashAttention-2 reaches 50-73%% of A100's peak (Dao, 2023) but only "
+		   "about 35%% of H100's, where FlashAttention-3 reaches 75%% (Shah et al., 2024). "
+		   "kvsim's prefill attention on H100 is therefore about right (within 15-20%%) for "
+		   "Hopper-native kernels (FlashAttention-3, FlashInfer's and TensorRT-LLM's Hopper "
+		   "kernels) and up to about 2x optimistic for FlashAttention-2 run on H100. A GPU "
+		   "added to the catalog without an `attention` entry gets the plain roofline "
+		   "(causal FLOPs at its `mfu`, KV reads at its `mbu`, no fixed costs): on the rows "
+		   "above that is several times optimistic for short prefill chunks and small decode "
+		   "batches, where the fixed costs dominate.\n\n");
+	return 0;
+}
+
+/* (i) the engine's CPU time per step: the catalog's line against the
+ * medians Vidur measured (copied in sim/published.c). */
+static int table_overhead(FILE *o)
+{
+	table_at = 8;
+	struct catalog cat;
+	char err[2048];
+	if (catalog_load_builtin(&cat, err, sizeof err))
+		return -1;
+	const struct cat_gpu *g = catalog_gpu(&cat, "A100-80G");
+	if (!g || !g->has_overhead) {
+		fprintf(stderr, "validate: the catalog's A100-80G has no iteration_overhead\n");
+		catalog_free(&cat);
+		return -1;
+	}
+	double base, per;
+	pub_fit_overhead(&base, &per);
+	fprintf(o, "## (i) Engine overhead per iteration vs Vidur's CPU measurements\n\n"
+		   "What: the engine's CPU time per iteration, `base_ms + per_seq_ms x requests`, "
+		   "against the medians of scheduling + input preparation + sampling that Vidur "
+		   "measured for vLLM on A100 with batches of 8-64 decodes (microsoft/vidur "
+		   "data/profiling/a100/cpu_overheads.csv at 0633efa; the figures are copied in "
+		   "sim/published.c). Fitted on the TP 1 rows (least squares of relative error); the "
+		   "TP 2 and 4 rows are held out and reported. Catalog: %.4f ms + %.5f ms per request "
+		   "(refitted: %.4f + %.5f). Target: MAPE within 25%% on the fitted rows.\n\n"
+		   "| model | TP | rows | measured (ms) | line (ms) | MAPE | worst | rows' role | target | "
+		   "result |\n|---|---|---|---|---|---|---|---|---|---|\n",
+		g->overhead_base_ms, g->overhead_per_seq_ms, base, per);
+	int same = fabs(base - g->overhead_base_ms) < 6e-5 && fabs(per - g->overhead_per_seq_ms) < 6e-6;
+	for (size_t i = 0; i < pub_cpu_n;) {
+		const struct pub_cpu *r0 = &pub_cpu_rows[i];
+		size_t j = i;
+		double sum = 0, worst = 0, lo = 0, hi = 0, plo = 0, phi = 0;
+		for (; j < pub_cpu_n && pub_cpu_rows[j].tp == r0->tp &&
+		       !strcmp(pub_cpu_rows[j].model, r0->model);
+		     j++) {
+			const struct pub_cpu *r = &pub_cpu_rows[j];
+			double t = r->schedule_ms + r->prepare_ms + r->sample_ms;
+			double m = g->overhead_base_ms + g->overhead_per_seq_ms * r->batch;
+			double e = fabs(m - t) / t;
+			sum += e;
+			worst = fmax(worst, e);
+			if (j == i)
+				lo = t, plo = m;
+			hi = t, phi = m;
+		}
+		double mape = sum / (double)(j - i);
+		fprintf(o, "| %s | %d | %zu (batch %d-%d) | %.2f-%.2f | %.2f-%.2f | %.1f%% | %.1f%% | %s "
+			   "| %s | %s |\n",
+			r0->model, r0->tp, j - i, r0->batch, pub_cpu_rows[j - 1].batch, lo, hi, plo, phi,
+			100 * mape, 100 * worst, r0->fit ? "fit" : "held out", r0->fit ? "25%" : "-",
+			r0->fit ? verdict(mape <= 0.25 && same) : "reported");
+		i = j;
+	}
+	fprintf(o, "\nNot modelled: engines that overlap the CPU's scheduling of the next step "
+		   "with the GPU's current one (SGLang's overlap scheduler, vLLM's asynchronous "
+		   "scheduling) hide most of this time; set `cost_model.overhead_ms` and "
+		   "`overhead_per_seq_ms` to 0 for them. No CPU measurements exist for other GPUs' "
+		   "hosts; their catalog entries carry A100's line.\n\n");
+	catalog_free(&cat);
 	return 0;
 }
 
@@ -705,7 +936,7 @@ int main(int argc, char **argv)
 		kvsim_version());
 	int rc = table_profiles(o, profiles) || table_ttft(o) || table_links(o, profiles) ||
 		 table_queueing(o) || table_mooncake(o, traces) || table_tp_links(o, profiles) ||
-		 table_models(o);
+		 table_models(o) || table_attention(o, profiles) || table_overhead(o);
 	int any = 0;
 	for (int k = 0; k < N_TABLES; k++)
 		any |= table_fails[k] > 0;
@@ -716,13 +947,31 @@ int main(int argc, char **argv)
 				fprintf(o, "- %d row(s) of table %s\n", table_fails[k], explain[k]);
 		fprintf(o, "\n");
 	}
+	/* TensorRT-LLM's GPT-J rows on A100 (FP16), reported, not targets */
+	const struct pub_ttft gptj[2] = {{"A100-80G", "GPT-J-6B", "bf16", 1, 128, 12, 0, pub_gptj_json},
+					 {"A100-80G", "GPT-J-6B", "bf16", 1, 2048, 129, 0, pub_gptj_json}};
+	double gj[2] = {0, 0};
+	char gerr[1024];
+	for (int i = 0; i < 2 && !rc; i++)
+		if (pub_ttft_ms(&gptj[i], &gj[i], gerr, sizeof gerr)) {
+			fprintf(stderr, "validate: %s\n", gerr);
+			rc = 1;
+		}
 	fprintf(o, "## Not validated\n\n"
-		   "- Attention kernels: the profiles carry no attention timings, so attention (and "
-		   "the KV reads of decodes) comes from the roofline in both cost models.\n"
+		   "- Attention on GPUs other than A100: no measurements; they take the A100 fit "
+		   "as table (h) says, with the expected error given there. Attention of models other "
+		   "than Llama-2-7b and Llama-3-8B comes from the fit (roofline) or from a measured "
+		   "table scaled by heads per GPU (`profile`), checked only across TP degrees.\n"
 		   "- No end-to-end hardware runs: serving latencies under load (queueing, batching, "
 		   "preemption) are checked against queueing theory, not against a measured cluster.\n"
-		   "- H200 uses the H100 fit; B200 and L40S are not calibrated (DESIGN's plain roofline "
-		   "with mfu 0.7, mbu 0.8).\n"
+		   "- H200 uses the H100 fits (linear layers and FP8); B200 and L40S are not calibrated "
+		   "(DESIGN's plain roofline with mfu 0.7, mbu 0.8, and their FP8 at those "
+		   "efficiencies). Of TensorRT-LLM's other first-token rows, GPT-J 6B on A100 in FP16 "
+		   "is not a target (kvsim %+.0f%% at 128 tokens, %+.0f%% at 2,048: its compute/memory "
+		   "knee is fitted on Vidur's vLLM GEMMs, not TensorRT's fused ones); L40S and "
+		   "Falcon-180B are not compared.\n"
+		   "- The engine overhead is one engine's (vLLM as Vidur profiled it) on A100 hosts; "
+		   "other engines and hosts differ (table (i)).\n"
 		   "- The other per-layer operators (norms, rope, activation, add) are modelled as a "
 		   "fixed cost per kernel in the roofline; their time at large token counts is "
 		   "under-estimated (the `profile` model measures them).\n"
@@ -750,7 +999,8 @@ int main(int argc, char **argv)
 		   "79.1-79.3 GiB against nvidia-smi's 79.65), and vLLM measures "
 		   "the activation peak where kvsim reserves a fixed `activation_reserve_gib`.\n\n"
 		   "Summary: %d target(s) failed%s.\n",
-		failures, failures ? ", each explained above" : "");
+		100 * (gj[0] / gptj[0].ms - 1), 100 * (gj[1] / gptj[1].ms - 1), failures,
+		failures ? ", each explained above" : "");
 	int bad = ferror(o);
 	bad |= fclose(o) != 0;
 	if (rc || bad || rename(tmp, out) != 0) {
@@ -758,10 +1008,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "validate: failed; %s not written\n", out);
 		return 2;
 	}
-	/* Tables (a) and (b) carry explanations of their known misses; a miss
+	/* Tables (a) and (i) carry explanations of their known misses; a miss
 	 * anywhere else is unexplained and fails the run. */
-	int unexplained = table_fails[2] + table_fails[3] + table_fails[4] + table_fails[5] +
-			  table_fails[6];
+	int unexplained = 0;
+	for (int k = 1; k < N_TABLES - 1; k++)
+		unexplained += table_fails[k];
 	printf("wrote %s: %d target(s) failed, %d unexplained\n", out, failures, unexplained);
 	return unexplained ? 1 : 0;
 }
