@@ -334,7 +334,8 @@ static void assert_same_keys(const cJSON *a, const cJSON *b)
 		if (!x)
 			break;
 		ck_assert_str_eq(x->string, y->string);
-		ck_assert_int_eq(x->type & 0xff, y->type & 0xff);
+		if (!(cJSON_IsBool(x) && cJSON_IsBool(y))) /* true and false are two types */
+			ck_assert_int_eq(x->type & 0xff, y->type & 0xff);
 		if (cJSON_IsObject(x) && !strstr(x->string, "_reasons"))
 			assert_same_keys(x, y);
 	}
