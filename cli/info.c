@@ -89,7 +89,11 @@ static int cmd_list(const struct cli_ctx *cx, int argc, char **argv)
 		size_t n;
 		const struct pol_ops *const *all = pol_all(&n);
 		for (size_t i = 0; i < n; i++)
-			printf("%-18s %s\n", all[i]->name, all[i]->description);
+			printf("%-18s %-10s %s\n", all[i]->name, mech_family_name(all[i]->family),
+			       all[i]->description);
+		printf("\nThe family sets the defaults of the router's mechanisms (KV transfer, "
+		       "watermark action,\noffload, shedding, health, load reports): "
+		       "docs/policies.md, \"Mechanisms\".\n");
 		return CLI_OK;
 	}
 	if (!strcmp(what, "workloads")) {

@@ -58,8 +58,9 @@ static void sa_destroy(void *st)
 
 const struct pol_ops pol_session_affinity = {
     .name = "session_affinity",
-    .description = "stateful: a session stays on its node while load < threshold, else moves "
-		   "to the least-loaded node under threshold; none under -> shed",
+    .description = "stateful: a session stays on its node while load < threshold (the "
+		   "engine's max_num_seqs), else moves to the least-loaded node under it; none "
+		   "under -> the least-loaded (when_full \"shed\": shed)",
     .family = POL_SEED,
     .create = sa_create,
     .route = sa_route,
