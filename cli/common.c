@@ -453,9 +453,19 @@ int cli_select_policy(cJSON *root, const char *name, char *err, size_t errlen)
 		} else if (!mine) {
 			cJSON_AddItemToObject(pp, own, params);
 		} else {
-			for (cJSON *c = params->child; c; c = c->next)
-				if (!cJSON_GetObjectItemCaseSensitive(mine, c->string))
+			for (cJSON *c = params->child; c; c = c->next) {
+				cJSON *have = cJSON_GetObjectItemCaseSensitive(mine, c->string);
+				if (!have) {
 					cJSON_AddItemToObject(mine, c->string, cJSON_Duplicate(c, 1));
+				} else if (mech_is_key(c->string) && cJSON_IsObject(have) &&
+					   cJSON_IsObject(c)) {
+					/* a mechanism's object (health) merges field by field */
+					for (cJSON *f = c->child; f; f = f->next)
+						if (!cJSON_GetObjectItemCaseSensitive(have, f->string))
+							cJSON_AddItemToObject(have, f->string,
+									      cJSON_Duplicate(f, 1));
+				}
+			}
 			cJSON_Delete(params);
 		}
 	}

@@ -645,6 +645,20 @@ static int own_policy_params(struct router_cfg *rc, const cJSON *pp, char *err, 
 		cJSON *v = cJSON_Duplicate(c, 1);
 		if (!v)
 			goto oom;
+		/* router.health-like objects merge field by field, as router.<key>
+		 * and policy_params do: the policy's entry wins where both give one */
+		cJSON *had = cJSON_GetObjectItemCaseSensitive(rc->params, c->string);
+		if (mech_is_key(c->string) && cJSON_IsObject(had) && cJSON_IsObject(v)) {
+			for (cJSON *f = had->child; f; f = f->next)
+				if (!cJSON_GetObjectItemCaseSensitive(v, f->string)) {
+					cJSON *fv = cJSON_Duplicate(f, 1);
+					if (!fv || !cJSON_AddItemToObject(v, f->string, fv)) {
+						cJSON_Delete(fv);
+						cJSON_Delete(v);
+						goto oom;
+					}
+				}
+		}
 		cJSON_DeleteItemFromObjectCaseSensitive(rc->params, c->string);
 		if (!cJSON_AddItemToObject(rc->params, c->string, v)) {
 			cJSON_Delete(v);

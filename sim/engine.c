@@ -76,10 +76,12 @@ int engine_unpin(struct sim *s, struct request *r, uint32_t i)
 
 /* Prefix blocks that dst's HBM lacks but its server's DRAM or NVMe tier
  * holds are reloaded before prefill when that is quicker than computing
- * them. Returns 1 if reload transfers were started. */
+ * them (columns that offload), and a swapped-out request's blocks come
+ * back from DRAM. Returns 1 if reload transfers were started. */
 int engine_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 {
-	if ((!s->has_dram && !s->has_nvme) || !s->sc->cluster.engine.prefix_caching)
+	int dram = s->has_dram || (r->swapped && s->swap_dram);
+	if ((!dram && !s->has_nvme) || !s->sc->cluster.engine.prefix_caching)
 		return 0;
 	uint32_t B = (uint32_t)s->sc->cluster.engine.kv_block_tokens;
 	uint32_t full = r->swapped ? r->high_water / B : r->prompt_tokens / B;
@@ -91,7 +93,7 @@ int engine_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 	node_lookup(n, r->hashes, full, &m);
 	uint32_t server = (uint32_t)n->server, j = m.blocks, from_dram = 0, from_nvme = 0;
 	for (; j < full; j++) {
-		if (s->has_dram && pidx_has(&s->dram, server, r->hashes[j]))
+		if (dram && pidx_has(&s->dram, server, r->hashes[j]))
 			from_dram++;
 		else if (s->has_nvme && pidx_has(&s->nvme, server, r->hashes[j]))
 			from_nvme++;

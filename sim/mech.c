@@ -114,8 +114,8 @@ static void apply(const struct mech_set *s, struct mech *m)
 }
 
 int mech_resolve(enum pol_family fam, double report_ms, const struct mech_set *router,
-		 const struct mech_set *own, enum kv_path path, double resume_c, struct mech *out,
-		 char *err, size_t errlen)
+		 const struct mech_set *own, const char *own_path, enum kv_path path,
+		 double resume_c, struct mech *out, char *err, size_t errlen)
 {
 	*out = family_default(fam, resume_c);
 	out->report_s = report_ms * 1e-3;
@@ -123,11 +123,18 @@ int mech_resolve(enum pol_family fam, double report_ms, const struct mech_set *r
 	apply(own, out);
 	if (path == KVX_NONE) {
 		if (out->migration == MIG_TRANSFER) {
-			snprintf(err, errlen, "router.migration: \"transfer\" needs a KV transfer path, "
-					      "and cluster.kv_transfer is \"none\"");
+			snprintf(err, errlen, "%s.migration: \"transfer\" needs a KV transfer path, "
+					      "and cluster.kv_transfer is \"none\"",
+				 own->migration >= 0 ? own_path : "router");
 			return -1;
 		}
 		out->migration = MIG_RECOMPUTE; /* auto has nothing to choose from */
+	}
+	if (out->watermark_action == WM_OFFLOAD && !out->offload) {
+		snprintf(err, errlen, "%s.watermark_action: \"offload\" writes blocks down to the "
+				      "tiers, which this column does not use; set offload: true too",
+			 own->watermark_action >= 0 ? own_path : "router");
+		return -1;
 	}
 	return 0;
 }

@@ -72,23 +72,24 @@ int mech_is_key(const char *key);
  * when strip, they are removed from obj. 0, or -1 with err. */
 int mech_parse(struct cJSON *obj, const char *path, int strip, struct mech_set *out, char *err,
 	       size_t errlen);
-/* The column's mechanisms: own (router.policy_params.<policy>) over
+/* The column's mechanisms: own (router.policy_params.<policy>, read at
+ * own_path, for messages) over
  * router (router.<key>) over the family's defaults, and the product's load
  * report interval (report_ms: what its router is told how often; 0:
  * every iteration). resume_c is the thermal model's resume temperature
  * (the health filter's default). A setting the cluster cannot honour (a
  * transfer without a path) is an error: -1 with err. */
 int mech_resolve(enum pol_family fam, double report_ms, const struct mech_set *router,
-		 const struct mech_set *own, enum kv_path path, double resume_c, struct mech *out,
-		 char *err, size_t errlen);
+		 const struct mech_set *own, const char *own_path, enum kv_path path,
+		 double resume_c, struct mech *out, char *err, size_t errlen);
 /* Names, for outputs. */
 const char *mech_family_name(enum pol_family f);
 const char *mech_path_name(enum kv_path p);
 const char *mech_wm_name(enum wm_action a);
 const char *mech_shed_name(enum shed_rule r);
 const char *mech_migration_name(enum migration_mode m);
-/* One line: "transfer auto, watermark migrate, offload on, shed
- * predicted_wait x1, health on (<80 C, throttled, kv<0.95)". */
+/* One line: "kv auto, watermark migrate, offload on, shed predicted_wait
+ * (x1 SLO), load reports exact, health on (>80 C, throttled, kv>0.95)". */
 void mech_describe(const struct mech *m, char *out, size_t outlen);
 
 #endif

@@ -62,6 +62,7 @@ struct pm_move {
 	uint32_t drop;        /* blocks the source was to free, as planned */
 	uint32_t crash_src, crash_dst; /* the nodes' crash counts at the start */
 	uint32_t next_free;
+	int64_t start_ns; /* when the move began (migration.seconds) */
 };
 
 struct premig {
@@ -262,6 +263,7 @@ static void land(struct sim *s, uint32_t k)
 	assert(pm->out[mv.src] >= mv.drop && pm->in[mv.dst] >= mv.there - mv.have);
 	pm->out[mv.src] -= mv.drop;
 	pm->in[mv.dst] -= mv.there - mv.have;
+	s->migration_s += (double)(s->now - mv.start_ns) * 1e-9; /* as a migration's, landed or not */
 	struct session_rec *rec = mv.rec;
 	if (rec->idle_seq != mv.seq || rec->id == 0 || rec->live != 0)
 		return; /* its next turn came: it found its KV on the source */
@@ -306,7 +308,7 @@ static void start_move(struct sim *s, struct session_rec *rec, uint64_t seq, uin
 	if (k == UINT32_MAX)
 		return;
 	pm->mv[k] = (struct pm_move){rec, seq, src, dst, have, there, drop, s->crashes[src],
-				     s->crashes[dst], UINT32_MAX};
+				     s->crashes[dst], UINT32_MAX, s->now};
 	pm->out[src] += drop;
 	pm->in[dst] += there - have;
 	double bytes = (double)(there - have) * s->block_bytes;

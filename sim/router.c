@@ -312,14 +312,15 @@ static double predicted_ttft_s(const struct sim *s, uint32_t i, const struct req
 	return ahead > 0 ? cost_prefill_s(&s->cost, ahead, 0) : 0;
 }
 
-/* The up node (healthy when the filter is on and one is) with the
- * shortest predicted wait (the fewest queued prompt tokens), or -1. */
-static int32_t least_predicted(const struct sim *s, const struct pol_node_view *v)
+/* The up node (open to new sessions when need_open; healthy when the
+ * filter is on and one is) with the shortest predicted wait (the fewest
+ * queued prompt tokens), or -1. */
+static int32_t least_predicted(struct sim *s, const struct pol_node_view *v, int need_open)
 {
 	int32_t best = -1, any = -1;
 	uint64_t best_q = 0, any_q = 0;
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
-		if (!v[i].up)
+		if (!v[i].up || (need_open && views_closed(s, v, i)))
 			continue;
 		uint64_t q = s->nodes[i].waiting_tokens;
 		if (any < 0 || q < any_q) {
@@ -393,7 +394,8 @@ static void route(struct sim *s, struct request *r)
 		if (new_session)
 			limit *= s->sc->router.new_session_queue_frac;
 		if (predicted_ttft_s(s, dst, r) > limit) {
-			int32_t alt = least_predicted(s, view);
+			int32_t alt = least_predicted(s, view,
+						      new_session && m->watermark_action == WM_CLOSE);
 			if (alt < 0 || predicted_ttft_s(s, (uint32_t)alt, r) > limit) {
 				reject(s, r, REQ_SHED,
 				       new_session ? "overload_new_session" : "predicted_wait");
@@ -407,8 +409,11 @@ static void route(struct sim *s, struct request *r)
 	 * admission control new sessions meet a lower bound. */
 	uint32_t bound = (uint32_t)s->sc->router.max_queue_per_node;
 	int favour = m->shed != SHED_NONE && new_session;
-	if (favour)
+	if (favour) {
 		bound = (uint32_t)floor(s->sc->router.new_session_queue_frac * bound);
+		if (bound < 1) /* a bound of 1 still admits new sessions to an empty queue */
+			bound = 1;
+	}
 	if (s->nodes[dst].n_waiting >= bound) {
 		int32_t alt = least_queued(s, view, bound,
 					   new_session && m->watermark_action == WM_CLOSE);

@@ -150,7 +150,7 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 		return 2;
 	}
 	if (mech_resolve(s->pol->family, s->pol->report_interval_ms, &sc->router.mech_all,
-			 &sc->router.mech_own,
+			 &sc->router.mech_own, sc->router.params_path,
 			 sc->cluster.kv_transfer, sc->cluster.thermal.resume_c, &s->mech, err, errlen))
 		return 2;
 	s->r_route = rng_stream(sc->seed, STREAM_ROUTING);
@@ -247,8 +247,10 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	uint64_t dram_blocks = (uint64_t)(cl->tiers.dram_bytes / s->block_bytes);
 	uint64_t nvme_blocks = (uint64_t)(cl->tiers.nvme_bytes / s->block_bytes);
 	/* the servers' tiers hold KV when the column's engines offload to
-	 * them; swap preemption (vLLM's CPU swap space) uses DRAM anyway */
-	s->has_dram = dram_blocks > 0 && (s->mech.offload || cl->engine.preempt_swap);
+	 * them; swap preemption (vLLM's CPU swap space) uses DRAM for the
+	 * preempted requests' KV alone otherwise */
+	s->has_dram = dram_blocks > 0 && s->mech.offload;
+	s->swap_dram = dram_blocks > 0 && cl->engine.preempt_swap;
 	s->has_nvme = nvme_blocks > 0 && s->mech.offload;
 	if (pidx_init(&s->dram, s->n_servers, dram_blocks) ||
 	    pidx_init(&s->nvme, s->n_servers, nvme_blocks))
@@ -277,7 +279,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		/* Decode spans apply a span's KV growth and its time at its end;
 		 * watermark offload, thermal throttling and slow-downs act per
 		 * iteration, so with them a node steps one iteration per event. */
-		if (s->has_dram || s->has_nvme || th->enabled || has_slow_fault(sc, i))
+		if (s->has_dram || s->has_nvme || s->swap_dram || th->enabled || has_slow_fault(sc, i))
 			s->nodes[i].max_span = 1;
 		if (s->has_dram || s->has_nvme) {
 			s->nodes[i].kv.on_evict = links_on_hbm_evict;

@@ -217,6 +217,9 @@ struct sim {
 	uint32_t n_servers;
 	double block_bytes;
 	int has_dram, has_nvme;
+	/* DRAM holds swapped-out requests' KV (swap preemption), whether or not
+	 * the column offloads (has_dram) */
+	int swap_dram;
 	struct pidx dram, nvme;   /* owners: servers */
 	double *wd_host, *wd_nvme; /* per server: write-down bytes not yet sent */
 	uint32_t *dirty, n_dirty;

@@ -258,5 +258,8 @@ scen pp_offload '{"router": {"policy_params": {"round_robin": {"offload": "yes"}
 scen kv_path '{"cluster": {"kv_transfer": "rdma"}}' 'cluster.kv_transfer: expected one of none, nixl, lmcache, got "rdma"'
 scen no_path '{"cluster": {"kv_transfer": "none"}, "router": {"migration": "transfer"}}' 'router.migration: "transfer" needs a KV transfer path, and cluster.kv_transfer is "none"'
 
+scen pp_no_path '{"cluster": {"kv_transfer": "none"}, "router": {"policy_params": {"session_affinity": {"migration": "transfer"}}}}' 'router.policy_params.session_affinity.migration: "transfer" needs a KV transfer path, and cluster.kv_transfer is "none"'
+scen wm_offload_off '{"router": {"policy": "round_robin", "watermark_action": "offload"}}' 'router.watermark_action: "offload" writes blocks down to the tiers, which this column does not use; set offload: true too'
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

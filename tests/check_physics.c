@@ -349,6 +349,40 @@ START_TEST(shedding_drops_new_sessions_first)
 }
 END_TEST
 
+/* Swap preemption in a column that does not offload (round robin in front
+ * of plain vLLM with its CPU swap space): DRAM holds the preempted
+ * requests' KV and nothing else, so only swapped blocks come back (none of
+ * an evicted prefix is written down or reloaded); with offload on as well,
+ * evicted blocks are written down too. */
+START_TEST(swap_without_offload_moves_only_swapped_kv)
+{
+	const char *json =
+	    "{\"duration_s\": 60, \"seed\": 3, \"cluster\": {\"nodes\": 4, \"model\": \"Llama-3.1-8B\","
+	    "  \"engine\": {\"gpu_memory_utilization\": 0.25, \"max_num_seqs\": 64,"
+	    "  \"preemption\": \"swap\"}, \"tiers\": {\"dram_gib_per_server\": 64}},"
+	    " \"router\": {\"policy\": \"round_robin\", \"params\": {}},"
+	    " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 8,"
+	    "  \"user_tokens\": {\"dist\": \"lognormal\", \"median\": 300, \"sigma\": 0.8},"
+	    "  \"output_tokens\": {\"dist\": \"lognormal\", \"median\": 150, \"sigma\": 0.6},"
+	    "  \"think_time_s\": {\"dist\": \"exponential\", \"mean\": 5},"
+	    "  \"system_prompts\": {\"count\": 8, \"zipf_s\": 1.0,"
+	    "   \"tokens\": {\"dist\": \"uniform\", \"min\": 500, \"max\": 3000}}}}";
+	struct met_summary a, b;
+	struct seen t;
+	fresh(&t);
+	run_in(json, NULL, NULL, &a, &t);
+	ck_assert_uint_gt(a.preemptions, 0);
+	ck_assert_double_gt(a.offload_bytes_out, 0);
+	ck_assert_double_le(a.offload_bytes_in, a.offload_bytes_out);
+	const char *off[] = {"router.offload=true", NULL};
+	fresh(&t);
+	run_in(json, NULL, off, &b, &t);
+	ck_assert_double_gt(b.offload_bytes_out, 2 * a.offload_bytes_out);
+	met_summary_free(&a);
+	met_summary_free(&b);
+}
+END_TEST
+
 /* Early rejection by predicted wait, by hand: one node running one
  * sequence at a time, each request 1,000 prompt tokens and one output token
  * at a fixed 2 ms + 0.08 ms per token (82 ms each), offered 50 per second
@@ -770,6 +804,9 @@ START_TEST(watermark_migrate_by_hand)
 	ck_assert_uint_eq(m.migration_count, 1);
 	ck_assert_uint_eq(m.migration_by_reason[MR_WATERMARK], 1);
 	ck_assert_double_eq(m.migration_bytes, 153 * block_bytes);
+	/* its time counts in migration.seconds, as a migration's does */
+	ck_assert_double_gt(m.migration_s, 153 * block_bytes / 1e12);
+	ck_assert_double_lt(m.migration_s, 0.01);
 	const struct request *moved = &t.r[cold][1], *stayed = &t.r[warm][1];
 	ck_assert_uint_eq(moved->prompt_tokens, 2448 + 1 + 2400);
 	ck_assert_int_eq(moved->node, 1);
@@ -916,6 +953,7 @@ Suite *physics_suite(void)
 	tcase_add_test(tc, replicas_and_stale_views);
 	tcase_add_test(tc, swap_preemption_recomputes_less);
 	tcase_add_test(tc, predicted_wait_sheds_what_would_miss_the_slo);
+	tcase_add_test(tc, swap_without_offload_moves_only_swapped_kv);
 	tcase_add_test(tc, spans_identical_with_faults_and_replicas);
 	tcase_add_test(tc, watermark_migrate_by_hand);
 	tcase_add_test(tc, watermark_migrate_moves_idle_sessions_off_a_hot_node);

@@ -768,5 +768,13 @@ grep -q '"by_reason":	{' "$T/mech/session_affinity/summary.json" && ok || bad "s
 			} }' "$T/direction/comparison.csv" >"$T/direction.out" && ok ||
 	bad "a KV-aware router does not beat the stateless ones where shared contexts exceed a node's cache: $(cat "$T/direction.out")"
 
+# A queue bound of 1 with admission control still admits new sessions to an empty queue;
+# a mechanism's object set for one column merges with router.params' field by field.
+expect 0 "" run "$T/small.json" --set router.max_queue_per_node=1 --out "$T/q1" --quiet
+grep -q '"completed":	0,' "$T/q1/summary.json" && bad "a queue bound of 1 shed every new session" || ok
+expect 0 "" run "$T/small.json" --set 'router.params.health={"max_kv_util":0.5}' --set 'router.policy_params.session_affinity.health={"max_temperature_c":70}' --out "$T/hmerge" --quiet
+grep -q '"max_temperature_c":	70' "$T/hmerge/summary.json" && grep -q '"max_kv_util":	0.5' "$T/hmerge/summary.json" && ok ||
+	bad "router.params.health and policy_params.<policy>.health did not merge field by field"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
