@@ -38,6 +38,12 @@ static const struct cli_opt run_opts[] = {
 };
 CLI_TABLE_FITS(run_opts);
 
+enum { O_BASELINE = CLI_OPT_OWN, O_FORMAT };
+
+/* compare --format: how the table goes to stdout. */
+enum cmp_format { CMP_TEXT, CMP_MD, CMP_CSV, CMP_JSON };
+static const char *const cmp_format_names[] = {"text", "md", "csv", "json"};
+
 static const struct cli_opt compare_opts[] = {
     {OPT_POLICIES, "policies", 'p', "a,b,c|all",
      "the policies, or all of 'kvsim list policies'", "@policies", CLI_REQUIRED},
@@ -55,6 +61,16 @@ static const struct cli_opt compare_opts[] = {
      NULL, 0},
     {OPT_REPORT, "report", 0, NULL,
      "--plot, and write DIR/report.md and a self-contained DIR/report.html", NULL, 0},
+    {O_BASELINE, "baseline", 0, "POLICY",
+     "beside each figure of the other columns, its change in percent against column "
+     "POLICY (one of --policies), \"0.052 (-98%)\"; rows that say no better direction "
+     "show none",
+     "@policy", 0},
+    {O_FORMAT, "format", 0, "text|md|csv|json",
+     "the printed table: aligned text, the best figure of each row in bold on a terminal "
+     "(not when NO_COLOR is set or stdout is not a terminal); a Markdown table, the best "
+     "in **bold**; comparison.csv's or comparison.json's content (default: text)",
+     "text md csv json", 0},
     {0},
 };
 CLI_TABLE_FITS(compare_opts);
@@ -215,12 +231,98 @@ static int write_outputs(const struct cli_common *o, const char *out, const cJSO
 	return rc;
 }
 
-static void print_comparison(const struct cli_common *o, const char *out,
-			     const struct met_summary *sums, int n)
+/* compare's own options besides the shared ones. */
+struct compare_args {
+	struct cli_common o;
+	const char *baseline; /* NULL: no deltas */
+	enum cmp_format format;
+};
+
+/* The options into c; CLI_END to go on, else cli_next's end. */
+static int compare_parse(const struct cli_ctx *cx, int argc, char **argv, struct compare_args *c)
 {
+	struct cli_args a;
+	const char *v;
+	int id;
+	memset(c, 0, sizeof *c);
+	cli_begin(&a, cx, argc, argv);
+	while ((id = cli_next(&a, &v)) > 0) {
+		switch (id) {
+		case O_BASELINE: c->baseline = v; break;
+		case O_FORMAT: {
+			int k = 0;
+			while (k < 4 && strcmp(v, cmp_format_names[k]))
+				k++;
+			if (k == 4) {
+				cli_bad_value(cx->cmd, "--format", "text, md, csv or json", v);
+				return CLI_BAD;
+			}
+			c->format = (enum cmp_format)k;
+			break;
+		}
+		default:
+			if (cli_common_opt(cx->cmd, &c->o, id, v) < 0)
+				return CLI_BAD;
+		}
+	}
+	return id == CLI_END ? cli_scenario_arg(cx, &a, &c->o) : id;
+}
+
+/* --baseline's column among names; -1 when not given, -2 after reporting
+ * one that is not compared. */
+static int baseline_column(const struct cli_cmd *cmd, const char *baseline, const char **names,
+			   int n)
+{
+	if (!baseline)
+		return -1;
+	char known[1024] = "";
+	size_t len = 0;
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(names[i], baseline))
+			return i;
+		len += (size_t)snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "",
+					names[i]);
+		if (len >= sizeof known)
+			len = sizeof known - 1;
+	}
+	cli_misuse(cmd, "--baseline: \"%s\" is not one of the compared policies (%s)", baseline,
+		   known);
+	return -2;
+}
+
+/* The best figures are bold on a terminal unless NO_COLOR (no-color.org:
+ * any non-empty value) says not to. */
+static int bold_ok(void)
+{
+	const char *nc = getenv("NO_COLOR");
+	return isatty(STDOUT_FILENO) && !(nc && *nc);
+}
+
+static void print_comparison(const struct compare_args *c, const char *out,
+			     const struct met_summary *sums, int n, int baseline, const cJSON *cmp)
+{
+	const struct cli_common *o = &c->o;
+	if (c->format == CMP_CSV) {
+		res_print_comparison_csv(stdout, sums, (size_t)n);
+		return;
+	}
+	if (c->format == CMP_JSON) {
+		char *text = cJSON_Print(cmp);
+		if (text)
+			printf("%s\n", text);
+		free(text);
+		return;
+	}
 	printf("scenario %s, seed %llu, kvsim %s\n", sums[0].scenario,
 	       (unsigned long long)sums[0].seed, sums[0].version);
-	res_print_comparison(stdout, sums, (size_t)n);
+	struct res_table_opts topts = {.mark_best = c->format == CMP_MD || bold_ok(),
+				       .baseline = baseline};
+	if (c->format == CMP_MD) {
+		fputc('\n', stdout);
+		res_print_comparison_with(stdout, sums, (size_t)n, RES_STYLE_MD, &topts);
+		return;
+	}
+	res_print_comparison_with(stdout, sums, (size_t)n, RES_STYLE_TEXT, &topts);
 	printf("\nwrote %s/comparison.json, %s/comparison.csv and "
 	       "%s/<policy>/{summary.json,requests.csv,timeseries.csv}\n",
 	       out, out, out);
@@ -232,16 +334,20 @@ static void print_comparison(const struct cli_common *o, const char *out,
 
 static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 {
-	struct cli_common o;
-	int end = cli_parse_common(cx, argc, argv, &o);
+	struct compare_args c;
+	int end = compare_parse(cx, argc, argv, &c);
 	if (end != CLI_END)
 		return cli_end_code(end);
+	const struct cli_common o = c.o;
 	if (!o.policies)
 		return cli_misuse(cx->cmd, "give the policies as --policies a,b,c");
 	char list[1024], err[1024];
 	const char *names[64];
 	int n = policy_names(cx->cmd, o.policies, list, sizeof list, names, 64);
 	if (n < 0)
+		return CLI_USAGE;
+	int baseline = baseline_column(cx->cmd, c.baseline, names, n);
+	if (baseline == -2)
 		return CLI_USAGE;
 	const char *out = o.out ? o.out : "out";
 	cJSON *base;
@@ -279,7 +385,7 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 	if (rc != CLI_OK)
 		remove_empty_dirs(out, names, n);
 	if (rc == CLI_OK && !o.quiet)
-		print_comparison(&o, out, sums, n);
+		print_comparison(&c, out, sums, n, baseline, cmp);
 	for (int i = 0; sums && i < n; i++)
 		met_summary_free(&sums[i]);
 	free(sums);

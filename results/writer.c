@@ -2,6 +2,7 @@
 #include "results/writer.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,29 +225,134 @@ int res_mkdirs(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summary *s, size_t n,
-		     enum res_style style)
+/* Row m's figure in column s as the table shows it (its cell read back),
+ * so that figures that print the same compare equal; NaN when it is not a
+ * number. */
+static double shown_value(const struct res_metric *m, const struct met_summary *s)
 {
 	char cell[64];
-	if (style == RES_STYLE_TEXT) {
+	res_metric_cell(m, s, cell, sizeof cell);
+	return strtod(cell, NULL);
+}
+
+size_t res_best_columns(const struct res_metric *m, const struct met_summary *s, size_t n,
+			unsigned char *best)
+{
+	memset(best, 0, n);
+	if (m->better == RES_BETTER_NONE)
+		return 0;
+	int higher = m->better == RES_BETTER_HIGHER;
+	double top = NAN;
+	size_t with_value = 0, marked = 0;
+	for (size_t j = 0; j < n; j++) {
+		double v = shown_value(m, &s[j]);
+		if (isnan(v))
+			continue;
+		with_value++;
+		if (isnan(top) || (higher ? v > top : v < top))
+			top = v;
+	}
+	for (size_t j = 0; j < n; j++)
+		if (shown_value(m, &s[j]) == top) {
+			best[j] = 1;
+			marked++;
+		}
+	if (marked == with_value) { /* nothing beaten: all tie, or one value or none */
+		memset(best, 0, n);
+		return 0;
+	}
+	return marked;
+}
+
+/* " (+12%)": the change of v against base in percent, whole above 10%,
+ * with one decimal below; " (0%)" when equal; " (n/a)" when base is 0 or
+ * either is not a number. */
+static void delta_text(double v, double base, char *buf, size_t len)
+{
+	if (v == base) {
+		snprintf(buf, len, " (0%%)");
+		return;
+	}
+	if (isnan(v) || isnan(base) || base == 0) {
+		snprintf(buf, len, " (n/a)");
+		return;
+	}
+	double pct = (v - base) / fabs(base) * 100;
+	snprintf(buf, len, fabs(pct) >= 9.95 ? " (%+.0f%%)" : " (%+.1f%%)", pct);
+}
+
+/* Text columns: wide enough for a figure, or a figure and its change. */
+enum { TEXT_COL = 17, TEXT_COL_DELTA = 28 };
+
+static void print_header(FILE *f, const struct met_summary *s, size_t n, enum res_style style,
+			 int baseline)
+{
+	int w = baseline >= 0 ? TEXT_COL_DELTA : TEXT_COL;
+	if (style == RES_STYLE_TEXT)
 		fprintf(f, "%-20s", "");
-		for (size_t j = 0; j < n; j++)
-			fprintf(f, " %17s", s[j].policy);
+	else if (style == RES_STYLE_MD)
+		fputs("| |", f);
+	else
+		fputs("<table>\n<tr><th></th>", f);
+	for (size_t j = 0; j < n; j++) {
+		char name[96];
+		snprintf(name, sizeof name, "%s%s", s[j].policy,
+			 (int)j == baseline ? " (baseline)" : "");
+		if (style == RES_STYLE_TEXT)
+			fprintf(f, " %*s", w, name);
+		else if (style == RES_STYLE_MD)
+			fprintf(f, " %s |", name);
+		else
+			fprintf(f, "<th>%s</th>", name);
+	}
+	if (style == RES_STYLE_TEXT) {
 		fputc('\n', f);
 	} else if (style == RES_STYLE_MD) {
-		fputs("| |", f);
-		for (size_t j = 0; j < n; j++)
-			fprintf(f, " %s |", s[j].policy);
 		fputs("\n|---|", f);
 		for (size_t j = 0; j < n; j++)
 			fputs("---:|", f);
 		fputc('\n', f);
 	} else {
-		fputs("<table>\n<tr><th></th>", f);
-		for (size_t j = 0; j < n; j++)
-			fprintf(f, "<th>%s</th>", s[j].policy);
 		fputs("</tr>\n", f);
 	}
+}
+
+/* One cell: the figure, bold when best, then its change. */
+static void print_cell(FILE *f, enum res_style style, int width, const char *cell, int best,
+		       const char *delta)
+{
+	static const char *const on[] = {"\033[1m", "**", "<b>"}, *const off[] = {"\033[0m", "**",
+										  "</b>"};
+	if (style == RES_STYLE_TEXT)
+		fprintf(f, " %*s", width - (int)(strlen(cell) + strlen(delta)), "");
+	else if (style == RES_STYLE_MD)
+		fputc(' ', f);
+	else
+		fputs("<td>", f);
+	fprintf(f, "%s%s%s%s", best ? on[style] : "", cell, best ? off[style] : "", delta);
+	fputs(style == RES_STYLE_TEXT ? "" : style == RES_STYLE_MD ? " |" : "</td>", f);
+}
+
+void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summary *s, size_t n,
+		     enum res_style style)
+{
+	res_print_table_with(f, t, s, n, style, NULL);
+}
+
+void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met_summary *s,
+			  size_t n, enum res_style style, const struct res_table_opts *opts)
+{
+	struct res_table_opts plain = {.mark_best = 0, .baseline = -1};
+	if (!opts)
+		opts = &plain;
+	int baseline = opts->baseline >= 0 && (size_t)opts->baseline < n ? opts->baseline : -1;
+	int width = baseline >= 0 ? TEXT_COL_DELTA : TEXT_COL;
+	/* best: NULL when not marking (or out of memory: no marks) */
+	unsigned char best_small[64], *best = NULL;
+	if (opts->mark_best)
+		best = n <= sizeof best_small ? best_small : malloc(n);
+	char cell[64], delta[32];
+	print_header(f, s, n, style, baseline);
 	size_t it = 0;
 	for (const struct res_metric *m; (m = res_metric_next(t, RES_LIST_TABLE, &it));) {
 		const char *label = m->name;
@@ -259,19 +365,22 @@ void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summ
 		} else {
 			fprintf(f, "<tr><td>%s</td>", label);
 		}
+		if (best)
+			res_best_columns(m, s, n, best);
+		double base = baseline >= 0 ? shown_value(m, &s[baseline]) : 0;
 		for (size_t j = 0; j < n; j++) {
 			res_metric_cell(m, &s[j], cell, sizeof cell);
-			if (style == RES_STYLE_TEXT)
-				fprintf(f, " %17s", cell);
-			else if (style == RES_STYLE_MD)
-				fprintf(f, " %s |", cell);
-			else
-				fprintf(f, "<td>%s</td>", cell);
+			delta[0] = 0;
+			if (baseline >= 0 && (int)j != baseline && m->better != RES_BETTER_NONE)
+				delta_text(shown_value(m, &s[j]), base, delta, sizeof delta);
+			print_cell(f, style, width, cell, best && best[j], delta);
 		}
 		fputs(style == RES_STYLE_HTML ? "</tr>\n" : "\n", f);
 	}
 	if (style == RES_STYLE_HTML)
 		fputs("</table>\n", f);
+	if (best != best_small)
+		free(best);
 }
 
 /* Under the table: the mechanisms each column ran with (docs/policies.md). */
@@ -304,10 +413,16 @@ static void print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enu
 		fputs("</ul>\n", f);
 }
 
+void res_print_comparison_with(FILE *f, const struct met_summary *s, size_t n,
+			       enum res_style style, const struct res_table_opts *opts)
+{
+	res_print_table_with(f, NULL, s, n, style, opts);
+	print_mechanisms(f, s, n, style);
+}
+
 void res_print_comparison(FILE *f, const struct met_summary *s, size_t n)
 {
-	res_print_table(f, NULL, s, n, RES_STYLE_TEXT);
-	print_mechanisms(f, s, n, RES_STYLE_TEXT);
+	res_print_comparison_with(f, s, n, RES_STYLE_TEXT, NULL);
 }
 
 void res_print_comparison_md(FILE *f, const struct met_summary *s, size_t n)
@@ -329,18 +444,15 @@ void res_print_summary(FILE *f, const struct met_summary *s)
 	res_print_comparison(f, s, 1);
 }
 
-int res_write_comparison_csv_in(struct afile_set *set, const char *path,
-				const struct res_metrics *t, const struct met_summary *s, size_t n,
-				char *err, size_t errlen)
+/* comparison.csv's text, or NULL when out of memory. Caller frees. */
+static char *comparison_csv(const struct res_metrics *t, const struct met_summary *s, size_t n)
 {
 	t = res_metrics_or_builtin(t);
 	/* A cell is at most 24 characters, a column name at most 64. */
 	size_t cap = 64 + (n + 1) * (64 + t->n * 66), len = 0;
 	char *buf = malloc(cap), cell[64];
-	if (!buf) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
-	}
+	if (!buf)
+		return NULL;
 	len += (size_t)snprintf(buf + len, cap - len, "policy");
 	size_t it = 0;
 	for (const struct res_metric *m; (m = res_metric_next(t, RES_LIST_CSV, &it));)
@@ -355,9 +467,29 @@ int res_write_comparison_csv_in(struct afile_set *set, const char *path,
 		}
 		len += (size_t)snprintf(buf + len, cap - len, "\n");
 	}
+	return buf;
+}
+
+int res_write_comparison_csv_in(struct afile_set *set, const char *path,
+				const struct res_metrics *t, const struct met_summary *s, size_t n,
+				char *err, size_t errlen)
+{
+	char *buf = comparison_csv(t, s, n);
+	if (!buf) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
 	int rc = write_text(set, path, buf, err, errlen);
 	free(buf);
 	return rc;
+}
+
+void res_print_comparison_csv(FILE *f, const struct met_summary *s, size_t n)
+{
+	char *buf = comparison_csv(NULL, s, n);
+	if (buf)
+		fputs(buf, f);
+	free(buf);
 }
 
 int res_write_comparison_csv_with(const char *path, const struct res_metrics *t,

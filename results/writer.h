@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 struct met_summary;
+struct res_metric;
 struct res_metrics;
 struct cJSON;
 struct afile_set;
@@ -46,6 +47,35 @@ enum res_style { RES_STYLE_TEXT, RES_STYLE_MD, RES_STYLE_HTML };
  * text, Markdown or an HTML <table>. */
 void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summary *s, size_t n,
 		     enum res_style style);
+/* What res_print_table_with adds to the plain table (docs/outputs.md). */
+struct res_table_opts {
+	/* Mark each row's best figure: ANSI bold in text, **x** in Markdown,
+	 * <b> in HTML. A row is marked when it says which way is better
+	 * (RES_BETTER_HIGHER or _LOWER) and its best figure beats another
+	 * column's; see res_best_columns. */
+	int mark_best;
+	/* The column whose figures the others are compared with: beside each
+	 * figure of another column, its change in percent, "0.052 (-98%)";
+	 * -1: none. Rows that say no direction (RES_BETTER_NONE) show none. */
+	int baseline;
+};
+/* The columns of s[0..n) holding row m's best figure, as shown (compared
+ * at the table's precision, so figures that print the same tie): best[j]
+ * is 1 for each, 0 for the rest. A figure that is not a number (NaN) is no
+ * value and never best. Returns how many are marked: 0 when the row says
+ * no direction, or when no column's figure is beaten by the best (all tie,
+ * or fewer than two columns have a value); all tied best are marked. */
+size_t res_best_columns(const struct res_metric *m, const struct met_summary *s, size_t n,
+			unsigned char *best);
+/* res_print_table with opts (NULL: the plain table). */
+void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met_summary *s,
+			  size_t n, enum res_style style, const struct res_table_opts *opts);
+/* The comparison table and the mechanisms under it, with opts (NULL: as
+ * res_print_comparison or _md). */
+void res_print_comparison_with(FILE *f, const struct met_summary *s, size_t n,
+			       enum res_style style, const struct res_table_opts *opts);
+/* comparison.csv's text, byte for byte, to f. */
+void res_print_comparison_csv(FILE *f, const struct met_summary *s, size_t n);
 /* res_print_table with the built-in table. */
 void res_print_comparison(FILE *f, const struct met_summary *s, size_t n);
 void res_print_comparison_md(FILE *f, const struct met_summary *s, size_t n);

@@ -1,6 +1,8 @@
 /* check_metric_table: one row of the metric table reaches every output. */
 #include <check.h>
+#include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,6 +445,121 @@ START_TEST(rows_are_complete)
 }
 END_TEST
 
+
+/* Three columns over five rows: a tie at the table's precision, a tie for
+ * best among two of three, a row with no direction, a row where all tie,
+ * and a column without a value. */
+static const struct res_metric mark_rows[] = {
+    {"arrived", "requests.arrived", RES_BETTER_NONE, RES_KIND_U64,
+     offsetof(struct met_summary, arrived), 0, 1, NULL, RES_M_TABLE},
+    {"ttft p99", "ttft_s.p99", RES_BETTER_LOWER, RES_KIND_F64,
+     offsetof(struct met_summary, ttft.p99), 3, 1, NULL, RES_M_TABLE},
+    {"done", "requests.completed", RES_BETTER_HIGHER, RES_KIND_U64,
+     offsetof(struct met_summary, completed), 0, 1, NULL, RES_M_TABLE},
+    {"shed", "requests.shed", RES_BETTER_LOWER, RES_KIND_U64, offsetof(struct met_summary, shed),
+     0, 1, NULL, RES_M_TABLE},
+    {"hit", "prefix_hit_ratio", RES_BETTER_HIGHER, RES_KIND_F64,
+     offsetof(struct met_summary, prefix_hit_ratio), 3, 1, NULL, RES_M_TABLE},
+};
+
+static void mark_columns(struct met_summary s[3])
+{
+	const char *names[] = {"a", "b", "c"};
+	const double ttft[] = {0.050, 0.0502, 0.070}, hit[] = {NAN, 0.5, 0.4};
+	const uint64_t done[] = {10, 12, 12};
+	for (int j = 0; j < 3; j++) {
+		memset(&s[j], 0, sizeof s[j]);
+		snprintf(s[j].policy, sizeof s[j].policy, "%s", names[j]);
+		s[j].arrived = 10;
+		s[j].ttft.p99 = ttft[j];
+		s[j].completed = done[j];
+		s[j].prefix_hit_ratio = hit[j];
+	}
+}
+
+START_TEST(best_columns_marks_ties_and_skips_no_direction)
+{
+	struct met_summary s[3];
+	mark_columns(s);
+	unsigned char best[3];
+	/* arrived says no direction */
+	ck_assert_uint_eq(res_best_columns(&mark_rows[0], s, 3, best), 0);
+	ck_assert(!best[0] && !best[1] && !best[2]);
+	/* 0.050 and 0.0502 both print 0.050: a tie for best, both marked */
+	ck_assert_uint_eq(res_best_columns(&mark_rows[1], s, 3, best), 2);
+	ck_assert(best[0] && best[1] && !best[2]);
+	/* higher is better: 12 and 12 beat 10 */
+	ck_assert_uint_eq(res_best_columns(&mark_rows[2], s, 3, best), 2);
+	ck_assert(!best[0] && best[1] && best[2]);
+	/* all 0: nothing beaten, no mark */
+	ck_assert_uint_eq(res_best_columns(&mark_rows[3], s, 3, best), 0);
+	ck_assert(!best[0] && !best[1] && !best[2]);
+	/* NaN is no value: 0.5 beats 0.4 */
+	ck_assert_uint_eq(res_best_columns(&mark_rows[4], s, 3, best), 1);
+	ck_assert(!best[0] && best[1] && !best[2]);
+	/* one value among no values: nothing beaten */
+	s[1].prefix_hit_ratio = NAN;
+	ck_assert_uint_eq(res_best_columns(&mark_rows[4], s, 3, best), 0);
+	ck_assert(!best[0] && !best[1] && !best[2]);
+	/* one column: never marked */
+	ck_assert_uint_eq(res_best_columns(&mark_rows[1], s, 1, best), 0);
+}
+END_TEST
+
+static char *marked_table(const struct met_summary *s, enum res_style style,
+			  const struct res_table_opts *opts)
+{
+	const struct res_metrics t = {mark_rows, sizeof mark_rows / sizeof *mark_rows};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	res_print_table_with(f, &t, s, 3, style, opts);
+	fclose(f);
+	return text;
+}
+
+START_TEST(table_marks_best_and_prints_deltas)
+{
+	struct met_summary s[3];
+	mark_columns(s);
+	const struct res_table_opts opts = {.mark_best = 1, .baseline = 0};
+	/* Deltas against a: (0.070 - 0.050) / 0.050 = +40%, (12 - 10) / 10 =
+	 * +20%; a's hit ratio is no number, so b's and c's change is n/a. */
+	char *md = marked_table(s, RES_STYLE_MD, &opts);
+	ck_assert_str_eq(md, "| | a (baseline) | b | c |\n"
+			     "|---|---:|---:|---:|\n"
+			     "| arrived | 10 | 10 | 10 |\n"
+			     "| ttft p99 | **0.050** | **0.050** (0%) | 0.070 (+40%) |\n"
+			     "| done | 10 | **12** (+20%) | **12** (+20%) |\n"
+			     "| shed | 0 | 0 (0%) | 0 (0%) |\n"
+			     "| hit | nan | **0.500** (n/a) | 0.400 (n/a) |\n");
+	free(md);
+	/* Text in a terminal's style: the figure alone in bold, the columns
+	 * 28 wide with deltas, padded as if the escapes took no room. */
+	char *text = marked_table(s, RES_STYLE_TEXT, &opts);
+	char line[256];
+	snprintf(line, sizeof line, "%-20s %23s\033[1m0.050\033[0m %18s\033[1m0.050\033[0m (0%%) %16s%s\n",
+		 "ttft p99", "", "", "", "0.070 (+40%)");
+	ck_assert_ptr_nonnull(strstr(text, line));
+	snprintf(line, sizeof line, "%-20s %28s %28s %28s\n", "", "a (baseline)", "b", "c");
+	ck_assert_int_eq(strncmp(text, line, strlen(line)), 0);
+	free(text);
+	/* Without marks or baseline: the plain table, byte for byte. */
+	const struct res_metrics t = {mark_rows, sizeof mark_rows / sizeof *mark_rows};
+	char *plain = NULL, *none = marked_table(s, RES_STYLE_TEXT, NULL);
+	size_t len = 0;
+	FILE *f = open_memstream(&plain, &len);
+	res_print_table(f, &t, s, 3, RES_STYLE_TEXT);
+	fclose(f);
+	ck_assert_str_eq(none, plain);
+	snprintf(line, sizeof line, "%-20s %17s %17s %17s\n", "ttft p99", "0.050", "0.050", "0.070");
+	ck_assert_ptr_nonnull(strstr(plain, line));
+	free(plain);
+	free(none);
+}
+END_TEST
+
 Suite *metric_table_suite(void)
 {
 	Suite *s = suite_create("metric_table");
@@ -453,6 +570,8 @@ Suite *metric_table_suite(void)
 	tcase_add_test(tc, one_row_is_a_sweep_column);
 	tcase_add_test(tc, every_path_resolves_in_a_run);
 	tcase_add_test(tc, rows_are_complete);
+	tcase_add_test(tc, best_columns_marks_ties_and_skips_no_direction);
+	tcase_add_test(tc, table_marks_best_and_prints_deltas);
 	suite_add_tcase(s, tc);
 	return s;
 }

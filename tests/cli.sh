@@ -428,6 +428,47 @@ usage compare "--policies: expected a comma-separated list of policy names" comp
 usage compare "--policies: the list is too long (at most 1023 characters)" compare "$T/small.json" --policies="$(printf 'round_robin,%.0s' $(seq 100))"
 expect 0 "" compare "$T/small.json" --policies ' round_robin , least_loaded ' --out "$T/cmp_sp" --quiet
 [ -s "$T/cmp_sp/least_loaded/summary.json" ] && ok || bad "compare --policies with blanks did not run least_loaded"
+
+# compare's table: plain when piped (no escapes, 17-wide columns), the best
+# figure of each row bold on a terminal unless NO_COLOR is set; --baseline
+# adds each figure's change; --format md|csv|json
+cat >"$T/win.json" <<'JSON'
+{"name": "small", "duration_s": 60,
+ "cluster": {"nodes": 2},
+ "workload": {"kind": "chat", "sessions_per_s": 2, "max_sessions": 60}}
+JSON
+"$KVSIM" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --no-perf >"$T/win.txt" 2>/dev/null
+esc=$(printf '\033')
+! grep -q "$esc" "$T/win.txt" && ok || bad "compare wrote escapes into a pipe"
+grep -qxF "$(printf '%-20s %17s %17s' 'TTFT p99 (s)' 0.065 0.055)" "$T/win.txt" && ok || bad "compare's piped table changed: $(grep 'TTFT p99' "$T/win.txt")"
+"$KVSIM" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --no-perf --format text >"$T/win_text.txt" 2>/dev/null
+cmp -s "$T/win.txt" "$T/win_text.txt" && ok || bad "compare --format text differs from the default"
+if command -v script >/dev/null 2>&1; then
+	NO_COLOR= script -qc "$KVSIM compare $T/win.json -p round_robin,session_affinity -o $T/win_tty --no-perf 2>/dev/null" /dev/null >"$T/tty.txt"
+	# lower is better: 0.055 beats 0.065; a row where all tie has no mark
+	grep -qF "0.065             ${esc}[1m0.055${esc}[0m" "$T/tty.txt" && ok || bad "compare on a terminal did not mark 0.055 bold: $(grep 'TTFT p99' "$T/tty.txt" | od -c | head -3)"
+	grep -q "^  shed  *0  *0.\$" "$T/tty.txt" && ok || bad "compare on a terminal marked a row where all tie: $(grep '  shed' "$T/tty.txt" | od -c | head -3)"
+	NO_COLOR=1 script -qc "$KVSIM compare $T/win.json -p round_robin,session_affinity -o $T/win_tty --no-perf 2>/dev/null" /dev/null >"$T/nocolor.txt"
+	grep -q "TTFT p99" "$T/nocolor.txt" && ! grep -q "$esc" "$T/nocolor.txt" && ok || bad "compare with NO_COLOR=1 on a terminal wrote escapes"
+fi
+# TTFT p99 (0.055 - 0.065) / 0.065 = -15.4%; TPOT p99 (0.0090 - 0.0091) /
+# 0.0091 = -1.1%; rows that say no direction (arrived) show no change
+expect 0 "TTFT p99 (s)                                0.065                 0.055 (-15%)" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --baseline round_robin
+grep -qxF 'TPOT p99 (s)                               0.0091               0.0090 (-1.1%)' "$T/out" && ok || bad "compare --baseline: $(grep 'TPOT p99' "$T/out")"
+grep -qxF 'requests arrived                              120                          120' "$T/out" && ok || bad "compare --baseline: $(grep 'arrived' "$T/out")"
+grep -qF 'round_robin (baseline)' "$T/out" && ok || bad "compare --baseline did not name the baseline column"
+expect 0 "0.065 (+18%)" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --baseline session_affinity
+expect 0 "| TTFT p99 (s) | 0.065 | **0.055** |" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --format md
+grep -qxF '| | round_robin | session_affinity |' "$T/out" && grep -qxF '| shed | 0 | 0 |' "$T/out" && ok || bad "compare --format md: $(head -c 300 "$T/out")"
+expect 0 "" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --format csv
+cmp -s "$T/out" "$T/win/comparison.csv" && ok || bad "compare --format csv differs from comparison.csv"
+expect 0 "" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --format json --no-perf
+cmp -s "$T/out" "$T/win/comparison.json" && ok || bad "compare --format json differs from comparison.json"
+usage compare '--format: expected text, md, csv or json, got "xml"' compare "$T/win.json" -p round_robin --format xml
+usage compare '--baseline: "least_loaded" is not one of the compared policies (round_robin, session_affinity)' compare "$T/win.json" -p round_robin,session_affinity --baseline least_loaded -o "$T/nobase"
+[ ! -e "$T/nobase" ] && ok || bad "compare with a bad --baseline created $T/nobase"
+usage compare '--baseline: "nope" is not one of the compared policies (round_robin)' compare "$T/win.json" -p round_robin --baseline nope
+expect 2 "--baseline belongs to 'kvsim compare'" run "$T/small.json" --baseline round_robin
 usage "trace stats" "--cache-blocks: expected a comma-separated list of block counts" trace stats --cache-blocks= "$T/bad.jsonl"
 usage "trace stats" '--cache-blocks: expected block counts, e.g. 1000,10000, got "1x"' trace stats --cache-blocks=10,1x "$T/bad.jsonl"
 usage "trace stats" "--cache-blocks: too many block counts (at most 32)" trace stats --cache-blocks="$(seq -s, 33)" "$T/bad.jsonl"
