@@ -64,7 +64,8 @@ static const struct cli_opt compare_opts[] = {
     {O_BASELINE, "baseline", 0, "POLICY",
      "beside each figure of the other columns, its change in percent against column "
      "POLICY (one of --policies), \"0.052 (-98%)\"; rows that say no better direction "
-     "show none",
+     "show none; --report's verdict and table compare with it too (there default: the "
+     "first)",
      "@policy", 0},
     {O_FORMAT, "format", 0, "text|md|csv|json",
      "the printed table: aligned text, the best figure of each row in bold on a terminal "
@@ -196,10 +197,11 @@ static void remove_empty_dirs(const char *out, const char **names, int n)
 }
 
 /* comparison.json and comparison.csv join the set of every policy's
- * files, and all appear together; then the figures and report asked for. */
+ * files, and all appear together; then the figures and report asked for
+ * (the report's verdict against column baseline, -1: the first). */
 static int write_outputs(const struct cli_common *o, const char *out, const cJSON *base,
-			 const char **names, const struct met_summary *sums, int n, cJSON *cmp,
-			 struct afile_set *set)
+			 const char **names, const struct met_summary *sums, int n, int baseline,
+			 cJSON *cmp, struct afile_set *set)
 {
 	char path[4096], csv[4096], err[1024];
 	snprintf(path, sizeof path, "%s/comparison.json", out);
@@ -221,7 +223,7 @@ static int write_outputs(const struct cli_common *o, const char *out, const cJSO
 	}
 	if (rc == CLI_OK && o->report) {
 		char *scen = cJSON_Print(base);
-		if (!scen || res_report(out, scen, sums, (size_t)n, figs, err, sizeof err)) {
+		if (!scen || res_report(out, scen, sums, (size_t)n, baseline, figs, err, sizeof err)) {
 			fprintf(stderr, "kvsim: %s\n", scen ? err : "out of memory");
 			rc = CLI_INTERNAL;
 		}
@@ -380,7 +382,7 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 		}
 	}
 	if (rc == CLI_OK)
-		rc = write_outputs(&o, out, base, names, sums, n, cmp, &set);
+		rc = write_outputs(&o, out, base, names, sums, n, baseline, cmp, &set);
 	afile_set_discard(&set);
 	if (rc != CLI_OK)
 		remove_empty_dirs(out, names, n);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "results/metrics.h"
+#include "results/verdict.h"
 #include "results/writer.h"
 #include "sim/afile.h"
 #include "sim/cfg.h"
@@ -538,13 +539,22 @@ static void html_escaped(FILE *f, const char *s)
 	}
 }
 
+/* The sentence over the table: what is bold, what the percentages are. */
+static const char *const table_key =
+    "Each row's best figure in bold (rows where lower or higher is better); in "
+    "parentheses, each figure's change against the baseline column";
+
 int res_report(const char *dir, const char *scenario_json, const struct met_summary *s, size_t n,
-	       const struct report_figs *figs, char *err, size_t errlen)
+	       int baseline, const struct report_figs *figs, char *err, size_t errlen)
 {
 	/* report.md and report.html appear together or not at all (afile). */
 	char md[4200], html[4200];
 	snprintf(md, sizeof md, "%s/report.md", dir);
 	snprintf(html, sizeof html, "%s/report.html", dir);
+	if (baseline < 0 || (size_t)baseline >= n)
+		baseline = 0;
+	const struct res_table_opts topts = {.mark_best = 1, .baseline = n > 1 ? baseline : -1};
+	const char *base = s[baseline].policy;
 	struct afile a = {0};
 	struct afile_set set = {0};
 	int rc = -1;
@@ -555,14 +565,22 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	fprintf(f, "kvsim %s, seed %llu, %zu policies, %zu nodes. Files: `comparison.json`, "
 		   "`comparison.csv`, `<policy>/{summary.json,requests.csv,timeseries.csv}`.\n\n",
 		s[0].version, (unsigned long long)s[0].seed, n, s[0].n_nodes);
-	fputs("## Scenario\n\n```json\n", f);
-	fputs(scenario_json, f);
-	fputs("\n```\n\n## Comparison\n\n", f);
-	res_print_comparison_md(f, s, n);
+	fputs("## Verdict\n\nBest column per headline figure", f);
+	fprintf(f, n > 1 ? ", against the baseline `%s`:\n\n" : ":\n\n", base);
+	res_print_verdict(f, s, n, baseline, RES_STYLE_MD);
+	fputs("\n## Comparison\n\n", f);
+	if (n > 1)
+		fprintf(f, "%s (`%s`).\n\n", table_key, base);
+	res_print_table_with(f, NULL, s, n, RES_STYLE_MD, &topts);
 	fputs("\n## Figures\n\n", f);
-	for (size_t i = 0; i < figs->n; i++)
+	for (size_t i = 0; figs && i < figs->n; i++)
 		fprintf(f, "![%s](plots/%s.png)\n\n%s (SVG: `plots/%s.svg`)\n\n", figs->name[i],
 			figs->name[i], figs->caption[i], figs->name[i]);
+	fputs("## Policies\n", f);
+	res_print_mechanisms(f, s, n, RES_STYLE_MD);
+	fputs("\n## Scenario\n\n```json\n", f);
+	fputs(scenario_json, f);
+	fputs("\n```\n", f);
 	if (afile_set_add(&set, &a, err, errlen) || afile_open(&a, html, err, errlen))
 		goto done;
 	f = a.f;
@@ -571,18 +589,31 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	fputs("</title>\n<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;"
 	      "color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:"
 	      "3px 8px;text-align:right}td:first-child{text-align:left}pre{background:#f5f5f5;"
-	      "padding:1em;overflow:auto}img{max-width:100%}</style></head><body>\n",
+	      "padding:1em;overflow:auto;tab-size:2}img{max-width:100%}ul.verdict{font-size:"
+	      "1.1em;line-height:1.5}summary{cursor:pointer;font-weight:bold}</style></head>"
+	      "<body>\n",
 	      f);
 	fputs("<h1>kvsim report: ", f);
 	html_escaped(f, s[0].scenario);
 	fprintf(f, "</h1>\n<p>kvsim %s, seed %llu, %zu policies, %zu nodes.</p>\n", s[0].version,
 		(unsigned long long)s[0].seed, n, s[0].n_nodes);
-	fputs("<h2>Scenario</h2>\n<pre>", f);
-	html_escaped(f, scenario_json);
-	fputs("</pre>\n<h2>Comparison</h2>\n", f);
-	res_print_comparison_html(f, s, n);
-	fputs("<h2>Figures</h2>\n", f);
-	for (size_t i = 0; i < figs->n; i++) {
+	fputs("<h2 id=\"verdict\">Verdict</h2>\n<p>Best column per headline figure", f);
+	if (n > 1) {
+		fputs(", against the baseline <code>", f);
+		html_escaped(f, base);
+		fputs("</code>", f);
+	}
+	fputs(":</p>\n", f);
+	res_print_verdict(f, s, n, baseline, RES_STYLE_HTML);
+	fputs("<h2 id=\"comparison\">Comparison</h2>\n", f);
+	if (n > 1) {
+		fprintf(f, "<p>%s (<code>", table_key);
+		html_escaped(f, base);
+		fputs("</code>).</p>\n", f);
+	}
+	res_print_table_with(f, NULL, s, n, RES_STYLE_HTML, &topts);
+	fputs("<h2 id=\"figures\">Figures</h2>\n", f);
+	for (size_t i = 0; figs && i < figs->n; i++) {
 		char png[4400];
 		snprintf(png, sizeof png, "%s/plots/%s.png", dir, figs->name[i]);
 		size_t len = 0;
@@ -600,7 +631,11 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		fputs("</figcaption></figure>\n", f);
 		free(data);
 	}
-	fputs("</body></html>\n", f);
+	fputs("<h2 id=\"policies\">Policies</h2>\n", f);
+	res_print_mechanisms(f, s, n, RES_STYLE_HTML);
+	fputs("<details id=\"scenario\"><summary>Scenario</summary>\n<pre>", f);
+	html_escaped(f, scenario_json);
+	fputs("</pre>\n</details>\n</body></html>\n", f);
 	if (afile_set_add(&set, &a, err, errlen) || afile_set_commit(&set, err, errlen))
 		goto done;
 	rc = 0;

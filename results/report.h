@@ -32,8 +32,12 @@ int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, s
 /* Reads the policy names from DIR/comparison.csv. Returns the count, or -1. */
 int res_read_policies(const char *dir, char names[][48], size_t max, char *err, size_t errlen);
 /* Writes DIR/report.md and a self-contained DIR/report.html (figures
- * embedded) with the scenario, the comparison table and the figures. */
+ * embedded), in this order: the verdict (res_print_verdict against column
+ * baseline; out of range: the first), the comparison table with each row's
+ * best figure marked and the changes against the baseline, the figures,
+ * the mechanisms each column ran with, and the scenario (scenario_json as
+ * given; in HTML folded in <details>). Both appear or neither. */
 int res_report(const char *dir, const char *scenario_json, const struct met_summary *s, size_t n,
-	       const struct report_figs *figs, char *err, size_t errlen);
+	       int baseline, const struct report_figs *figs, char *err, size_t errlen);
 
 #endif

@@ -225,10 +225,7 @@ int res_mkdirs(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* Row m's figure in column s as the table shows it (its cell read back),
- * so that figures that print the same compare equal; NaN when it is not a
- * number. */
-static double shown_value(const struct res_metric *m, const struct met_summary *s)
+double res_shown_value(const struct res_metric *m, const struct met_summary *s)
 {
 	char cell[64];
 	res_metric_cell(m, s, cell, sizeof cell);
@@ -245,7 +242,7 @@ size_t res_best_columns(const struct res_metric *m, const struct met_summary *s,
 	double top = NAN;
 	size_t with_value = 0, marked = 0;
 	for (size_t j = 0; j < n; j++) {
-		double v = shown_value(m, &s[j]);
+		double v = res_shown_value(m, &s[j]);
 		if (isnan(v))
 			continue;
 		with_value++;
@@ -253,7 +250,7 @@ size_t res_best_columns(const struct res_metric *m, const struct met_summary *s,
 			top = v;
 	}
 	for (size_t j = 0; j < n; j++)
-		if (shown_value(m, &s[j]) == top) {
+		if (res_shown_value(m, &s[j]) == top) {
 			best[j] = 1;
 			marked++;
 		}
@@ -264,21 +261,26 @@ size_t res_best_columns(const struct res_metric *m, const struct met_summary *s,
 	return marked;
 }
 
-/* " (+12%)": the change of v against base in percent, whole above 10%,
- * with one decimal below; " (0%)" when equal; " (n/a)" when base is 0 or
- * either is not a number. */
-static void delta_text(double v, double base, char *buf, size_t len)
+void res_delta_pct(double v, double base, char *buf, size_t len)
 {
 	if (v == base) {
-		snprintf(buf, len, " (0%%)");
+		snprintf(buf, len, "0%%");
 		return;
 	}
 	if (isnan(v) || isnan(base) || base == 0) {
-		snprintf(buf, len, " (n/a)");
+		snprintf(buf, len, "n/a");
 		return;
 	}
 	double pct = (v - base) / fabs(base) * 100;
-	snprintf(buf, len, fabs(pct) >= 9.95 ? " (%+.0f%%)" : " (%+.1f%%)", pct);
+	snprintf(buf, len, fabs(pct) >= 9.95 ? "%+.0f%%" : "%+.1f%%", pct);
+}
+
+/* " (+12%)": res_delta_pct in parentheses. */
+static void delta_text(double v, double base, char *buf, size_t len)
+{
+	char pct[24];
+	res_delta_pct(v, base, pct, sizeof pct);
+	snprintf(buf, len, " (%s)", pct);
 }
 
 /* Text columns: wide enough for a figure, or a figure and its change. */
@@ -321,8 +323,8 @@ static void print_header(FILE *f, const struct met_summary *s, size_t n, enum re
 static void print_cell(FILE *f, enum res_style style, int width, const char *cell, int best,
 		       const char *delta)
 {
-	static const char *const on[] = {"\033[1m", "**", "<b>"}, *const off[] = {"\033[0m", "**",
-										  "</b>"};
+	static const char *const on[] = {"\033[1m", "**", "<strong>"},
+				 *const off[] = {"\033[0m", "**", "</strong>"};
 	if (style == RES_STYLE_TEXT)
 		fprintf(f, " %*s", width - (int)(strlen(cell) + strlen(delta)), "");
 	else if (style == RES_STYLE_MD)
@@ -367,12 +369,12 @@ void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met
 		}
 		if (best)
 			res_best_columns(m, s, n, best);
-		double base = baseline >= 0 ? shown_value(m, &s[baseline]) : 0;
+		double base = baseline >= 0 ? res_shown_value(m, &s[baseline]) : 0;
 		for (size_t j = 0; j < n; j++) {
 			res_metric_cell(m, &s[j], cell, sizeof cell);
 			delta[0] = 0;
 			if (baseline >= 0 && (int)j != baseline && m->better != RES_BETTER_NONE)
-				delta_text(shown_value(m, &s[j]), base, delta, sizeof delta);
+				delta_text(res_shown_value(m, &s[j]), base, delta, sizeof delta);
 			print_cell(f, style, width, cell, best && best[j], delta);
 		}
 		fputs(style == RES_STYLE_HTML ? "</tr>\n" : "\n", f);
@@ -383,8 +385,7 @@ void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met
 		free(best);
 }
 
-/* Under the table: the mechanisms each column ran with (docs/policies.md). */
-static void print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enum res_style style)
+void res_print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enum res_style style)
 {
 	if (style == RES_STYLE_TEXT)
 		fputs("\nmechanisms (router.<key> for every column, "
@@ -417,24 +418,12 @@ void res_print_comparison_with(FILE *f, const struct met_summary *s, size_t n,
 			       enum res_style style, const struct res_table_opts *opts)
 {
 	res_print_table_with(f, NULL, s, n, style, opts);
-	print_mechanisms(f, s, n, style);
+	res_print_mechanisms(f, s, n, style);
 }
 
 void res_print_comparison(FILE *f, const struct met_summary *s, size_t n)
 {
 	res_print_comparison_with(f, s, n, RES_STYLE_TEXT, NULL);
-}
-
-void res_print_comparison_md(FILE *f, const struct met_summary *s, size_t n)
-{
-	res_print_table(f, NULL, s, n, RES_STYLE_MD);
-	print_mechanisms(f, s, n, RES_STYLE_MD);
-}
-
-void res_print_comparison_html(FILE *f, const struct met_summary *s, size_t n)
-{
-	res_print_table(f, NULL, s, n, RES_STYLE_HTML);
-	print_mechanisms(f, s, n, RES_STYLE_HTML);
 }
 
 void res_print_summary(FILE *f, const struct met_summary *s)

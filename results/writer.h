@@ -50,7 +50,7 @@ void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summ
 /* What res_print_table_with adds to the plain table (docs/outputs.md). */
 struct res_table_opts {
 	/* Mark each row's best figure: ANSI bold in text, **x** in Markdown,
-	 * <b> in HTML. A row is marked when it says which way is better
+	 * <strong> in HTML. A row is marked when it says which way is better
 	 * (RES_BETTER_HIGHER or _LOWER) and its best figure beats another
 	 * column's; see res_best_columns. */
 	int mark_best;
@@ -67,6 +67,17 @@ struct res_table_opts {
  * or fewer than two columns have a value); all tied best are marked. */
 size_t res_best_columns(const struct res_metric *m, const struct met_summary *s, size_t n,
 			unsigned char *best);
+/* Row m's figure in column s as the table shows it (its cell read back),
+ * so that figures that print the same compare equal; NaN when it is not a
+ * number. */
+double res_shown_value(const struct res_metric *m, const struct met_summary *s);
+/* The change of v against base in percent as the table shows it: "+12%"
+ * (whole at 10% and above), "-3.5%" (one decimal below), "0%" when equal,
+ * "n/a" when base is 0 or either is not a number. */
+void res_delta_pct(double v, double base, char *buf, size_t len);
+/* The mechanisms each column ran with (docs/policies.md), as printed under
+ * the comparison table. */
+void res_print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enum res_style style);
 /* res_print_table with opts (NULL: the plain table). */
 void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met_summary *s,
 			  size_t n, enum res_style style, const struct res_table_opts *opts);
@@ -78,8 +89,6 @@ void res_print_comparison_with(FILE *f, const struct met_summary *s, size_t n,
 void res_print_comparison_csv(FILE *f, const struct met_summary *s, size_t n);
 /* res_print_table with the built-in table. */
 void res_print_comparison(FILE *f, const struct met_summary *s, size_t n);
-void res_print_comparison_md(FILE *f, const struct met_summary *s, size_t n);
-void res_print_comparison_html(FILE *f, const struct met_summary *s, size_t n);
 /* The one-run table. */
 void res_print_summary(FILE *f, const struct met_summary *s);
 

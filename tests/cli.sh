@@ -295,6 +295,49 @@ n=$(grep -o 'data:image/png;base64' "$T/rep/report.html" | wc -l)
 [ "$n" -eq 8 ] && ok || bad "report.html embeds $n images, expected 8"
 grep -q "<table>" "$T/rep/report.html" && grep -q "| prefix hit ratio |" "$T/rep/report.md" && ok ||
 	bad "the report lacks the comparison table"
+# The report answers first: verdict, then the table, the figures, the mechanisms, and the
+# scenario last (in HTML folded in <details>); no outside references.
+at() { grep -n -m1 -- "$1" "$2" | cut -d: -f1; }
+[ "$(at '^## Verdict' "$T/rep/report.md")" -lt "$(at '^| |' "$T/rep/report.md")" ] &&
+	[ "$(at '^| |' "$T/rep/report.md")" -lt "$(at '^!\[' "$T/rep/report.md")" ] &&
+	[ "$(at '^!\[' "$T/rep/report.md")" -lt "$(at '^## Policies' "$T/rep/report.md")" ] &&
+	[ "$(at '^## Policies' "$T/rep/report.md")" -lt "$(at '^## Scenario' "$T/rep/report.md")" ] &&
+	[ "$(sed -n '/^## Scenario/,$p' "$T/rep/report.md" | grep -c '^```')" -eq 2 ] && ok ||
+	bad "report.md is not in the order verdict, table, figures, policies, scenario"
+[ "$(at 'ul class="verdict"' "$T/rep/report.html")" -lt "$(at '<table>' "$T/rep/report.html")" ] &&
+	[ "$(at '<table>' "$T/rep/report.html")" -lt "$(at '<figure' "$T/rep/report.html")" ] &&
+	[ "$(at '<figure' "$T/rep/report.html")" -lt "$(at 'id="policies"' "$T/rep/report.html")" ] &&
+	[ "$(at 'id="policies"' "$T/rep/report.html")" -lt "$(at '<details id="scenario"><summary>Scenario</summary>' "$T/rep/report.html")" ] &&
+	sed -n '/<details id="scenario">/,/<\/details>/p' "$T/rep/report.html" | grep -q '^	"duration_s":	30,$' &&
+	[ "$(grep -c '"duration_s"' "$T/rep/report.html")" -eq 1 ] && ok ||
+	bad "report.html is not in the order verdict, table, figures, policies, scenario in <details>"
+grep -qi 'https\?:' "$T/rep/report.html" "$T/rep/report.md" && bad "the report refers outside itself" || ok
+# The verdict, from the table's figures: the best TTFT p99 and its change against
+# --baseline's column, as the table prints them; a column that sheds is flagged with its
+# count, share and reason; report.md and report.html say the same.
+expect 0 "report:" compare "$T/small.json" --policies round_robin,session_affinity,kv_cost --baseline kv_cost \
+	--set router.policy_params.session_affinity.when_full=shed --set router.policy_params.session_affinity.threshold=1 \
+	--out "$T/rep_shed" --report
+awk -F, -v base=kv_cost 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{ v[$1] = sprintf("%.3f", $c["ttft_p99_s"]); sh[$1] = $c["shed"]; ar[$1] = $c["arrived"]; p[++n] = $1 }
+	END { best = p[1]; for (i = 2; i <= n; i++) if (v[p[i]] + 0 < v[best] + 0) best = p[i]
+	      for (i = 1; i <= n; i++) if (p[i] != best && v[p[i]] == v[best]) exit 1
+	      if (best == base) printf "- TTFT p99: %s %s s (the baseline)\n", best, v[best]
+	      else { d = (v[best] - v[base]) / v[base] * 100; a = d < 0 ? -d : d
+		     printf "- TTFT p99: %s %s s, " (a >= 9.95 ? "%+.0f%%" : "%+.1f%%") " against %s (%s s)\n", best, v[best], d, base, v[base] }
+	      s = sh["session_affinity"]; printf "- session_affinity shed %d requests (%.1f%% of those arrived): capacity %d\n", s, 100 * s / ar["session_affinity"], s }' \
+	"$T/rep_shed/comparison.csv" >"$T/verdict.want" &&
+	grep -E '^- (TTFT p99|session_affinity shed)' "$T/rep_shed/report.md" >"$T/verdict.got" &&
+	cmp -s "$T/verdict.want" "$T/verdict.got" && grep -q '^Best column per headline figure, against the baseline `kv_cost`:$' "$T/rep_shed/report.md" &&
+	! grep -q '^- session_affinity shed 0 ' "$T/verdict.got" && ! grep -q '^- \(round_robin\|kv_cost\) shed' "$T/rep_shed/report.md" && ok ||
+	bad "the verdict does not match the table: want $(cat "$T/verdict.want"), got $(cat "$T/verdict.got")"
+sed -n 's/^- //p' "$T/rep_shed/report.md" | sed -n '1,/shed/p' >"$T/verdict.md"
+sed -n 's/^<li>\(.*\)<\/li>$/\1/p' "$T/rep_shed/report.html" | sed -n '1,/shed/p' >"$T/verdict.html"
+cmp -s "$T/verdict.md" "$T/verdict.html" && [ "$(wc -l <"$T/verdict.md")" -eq 7 ] && ok ||
+	bad "report.md's and report.html's verdicts differ: $(diff "$T/verdict.md" "$T/verdict.html")"
+grep -q '^| | round_robin | session_affinity | kv_cost (baseline) |$' "$T/rep_shed/report.md" &&
+	grep -q '<td><strong>[0-9.]*</strong></td>' "$T/rep_shed/report.html" && ok ||
+	bad "the report's table does not mark the baseline and best figures"
 expect 2 "comparison.csv" plot "$T"
 gnuplot -e "csv='tests/data/sweep.csv'; x='workload.sessions_per_s'; fmt='png'; out='$T/load.png'" plot/common.gp plot/latency_load.gp &&
 	gnuplot -e "csv='tests/data/sweep.csv'; x='workload.sessions_per_s'; fmt='svg'; out='$T/load.svg'" plot/common.gp plot/latency_load.gp &&
