@@ -1,8 +1,12 @@
 # common.gp: terminal and style shared by every kvsim figure. Expects `fmt`
 # ("png" or "svg") and `out` (the output file), set with gnuplot -e.
 if (!exists("fmt")) fmt = "png"
+# SVG with gnuplot's own mouse script embedded (`mouse standalone`): hover
+# shows coordinates, a click on a key entry hides or shows that series; no
+# file outside the SVG is loaded. `figname` prefixes the element ids.
+if (!exists("figname")) figname = "fig"
 if (fmt eq "svg") {
-    set terminal svg size 960,600 dynamic noenhanced font "sans,12" background rgb "white"
+    set terminal svg size 960,600 dynamic noenhanced font "sans,12" background rgb "white" mouse standalone name figname
 } else {
     set terminal pngcairo size 960,600 noenhanced font "sans,11" background rgb "white"
 }

@@ -14,6 +14,11 @@ if (nodata ne "") {
 } else {
     stats ts using (column("node")) nooutput
     nodes = int(STATS_max) + 1
+    # At most about 600 samples per node are drawn (every step-th one): more
+    # do not show at 960 px wide and only weigh on the PNG and the SVG
+    # (chosen for that width; the CSV keeps every sample).
+    samples = int(ceil(STATS_records / nodes))
+    step = samples > 600 ? int(ceil(samples / 600.0)) : 1
     stats ts using (column(what)) nooutput
     top = STATS_max
     set title sprintf("%s per node over time%s", label, name eq "" ? "" : " (".name.")")
@@ -22,6 +27,6 @@ if (nodata ne "") {
     set yrange [0:*]
     if (what ne "kv_util" && top <= 10) { set ytics 1; set yrange [0:top < 1 ? 1 : top + 1] }
     if (nodes > 12) { unset key; set title sprintf("%s per node over time%s, %d nodes", label, name eq "" ? "" : " (".name.")", nodes) }
-    plot for [k=0:nodes-1] ts every nodes::k using (column("time_s")):(column(what)) \
+    plot for [k=0:nodes-1] ts every nodes*step::k using (column("time_s")):(column(what)) \
          with lines lw 1.5 title sprintf("node %d", k)
 }

@@ -101,7 +101,19 @@ static int gnuplot(const char *script, const char *const *vars, const char *out,
 	put_quoted(g, fmt);
 	fputs("\nout = ", g);
 	put_quoted(g, tmp);
-	fputc('\n', g);
+	/* figname: the SVG's name, which prefixes its element ids, so several
+	 * SVGs inlined in one page keep distinct ids: "fig_" and the file's base
+	 * name, anything but a letter or digit as '_'. */
+	const char *base = strrchr(out, '/');
+	base = base ? base + 1 : out;
+	fputs("\nfigname = \"fig_", g);
+	for (const char *c = base; *c && strcmp(c, ".png") && strcmp(c, ".svg"); c++)
+		fputc((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9')
+			  ? *c
+			  : '_',
+		      g);
+	fputs("\"\n", g);
 	fputs(kv_plot_common, g);
 	fputs(script, g);
 	fputs("\nunset output\n", g);
@@ -317,7 +329,8 @@ int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, s
 	const char *vars[] = {"csv", csv, "x", x, "xcol", col, "nodata",
 			      rows ? "" : "no point of the sweep finished", NULL};
 	struct report_figs figs = {0};
-	return figure(&figs, dir, "latency_load", "Tail latency against load.",
+	return figure(&figs, dir, "latency_load", "Tail latency against load. Where a curve turns upward the policy saturates; "
+		      "a curve that turns further right carries more load.",
 		      kv_plot_latency_load, vars, err, errlen);
 }
 
@@ -434,8 +447,12 @@ static int latency_cdf(struct report_figs *figs, const char *dir, const char *co
 	const char *vars[] = {"data",  data,  "policies", drawn, "metric", metric,
 			      "empty", empty, "nodata",   drawn[0] ? "" : none, NULL};
 	return figure(figs, dir, tpot ? "tpot_cdf" : "ttft_cdf",
-		      tpot ? "Time per output token, CDF per policy (log scale)."
-			   : "Time to first token, CDF per policy (log scale).",
+		      tpot ? "Time per output token, CDF per policy (log scale). A curve further "
+			     "left and steeper decodes faster; a right tail is decode slowed by "
+			     "crowded batches or preemptions."
+			   : "Time to first token, CDF per policy (log scale). A curve further "
+			     "left and steeper is faster; a long right tail is requests queueing "
+			     "behind prefill, often history recomputed after a cache miss.",
 		      kv_plot_latency_cdf, vars, err, errlen);
 }
 
@@ -480,16 +497,19 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 			      errlen)) ||
 	    (rc = figure(figs, dir, "tokens",
 			 "Where prompt tokens came from: cached, reloaded, migrated, recomputed, "
-			 "fresh.",
+			 "fresh. The larger the cached, reloaded and migrated shares, the less "
+			 "prefill a policy paid; recomputed is history computed a second time.",
 			 kv_plot_tokens, tokens_vars, err, errlen)) ||
 	    (rc = figure(figs, dir, "counts",
-			 "KV migrations, shed and failed requests, preemptions.", kv_plot_counts,
+			 "KV migrations, shed and failed requests, preemptions. Shed and failed "
+			 "bars are requests lost; preemptions mean KV memory ran short; "
+			 "migrations buy cache hits with network time.", kv_plot_counts,
 			 counts_vars, err, errlen))) {
 		free(d);
 		return rc;
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
-		char ts[4200], name[96], cap[160];
+		char ts[4200], name[96], cap[320];
 		snprintf(ts, sizeof ts, "%s/%s/timeseries.csv", dir, policies[i]);
 		const char *none = d[i].samples ? "" : "no samples";
 		const char *kv[] = {"ts", ts, "what", "kv_util", "name", policies[i], "nodata", none,
@@ -497,10 +517,16 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 		const char *q[] = {"ts", ts, "what", "queued", "name", policies[i], "nodata", none,
 				   NULL};
 		snprintf(name, sizeof name, "kv_util_%s", policies[i]);
-		snprintf(cap, sizeof cap, "KV cache utilisation per node over time, %s.", policies[i]);
+		snprintf(cap, sizeof cap,
+			 "KV cache utilisation per node over time, %s. Lines close together "
+			 "are a balanced cluster; one node near 1 while others idle is a hot spot.",
+			 policies[i]);
 		rc = figure(figs, dir, name, cap, kv_plot_node_timeline, kv, err, errlen);
 		snprintf(name, sizeof name, "queue_%s", policies[i]);
-		snprintf(cap, sizeof cap, "Queued requests per node over time, %s.", policies[i]);
+		snprintf(cap, sizeof cap,
+			 "Queued requests per node over time, %s. A queue that keeps growing "
+			 "is an overloaded node; lines at 0 mean requests start at once.",
+			 policies[i]);
 		if (!rc)
 			rc = figure(figs, dir, name, cap, kv_plot_node_timeline, q, err, errlen);
 	}
@@ -537,6 +563,55 @@ static void html_escaped(FILE *f, const char *s)
 		else
 			fputc(*s, f);
 	}
+}
+
+/* The largest SVG inlined in report.html, gnuplot's mouse script aside;
+ * a larger figure goes in as its PNG. Chosen so that `make run`'s report (15
+ * figures) stays under 1.5 MB: the CDFs (<= 1,000 points per policy) and the
+ * per-node timelines (<= ~600 samples per node) fit under it. */
+#define SVG_INLINE_MAX (192 * 1024)
+
+/* Writes DIR/plots/NAME.svg into the page as inline SVG: the XML prologue
+ * dropped, gnuplot's mouse script (the first <script>) kept in the first
+ * figure only and emptied in the others (the page defines it once; each
+ * SVG's settings stay its second <script>, where the script reads them).
+ * Returns 1 when written, 0 when the figure is too large or not gnuplot's
+ * (nothing written), -1 on a read error. */
+static int embed_svg(FILE *f, const char *dir, const char *name, int *lib, char *err,
+		     size_t errlen)
+{
+	char path[4400], inner[512];
+	snprintf(path, sizeof path, "%s/plots/%s.svg", dir, name);
+	size_t len = 0;
+	char *data = cfg_slurp(path, &len, inner, sizeof inner);
+	if (!data) {
+		snprintf(err, errlen, "%s", inner);
+		return -1;
+	}
+	char *svg = strstr(data, "<svg");
+	char *js = svg ? strstr(svg, "<script") : NULL;
+	char *js_end = js ? strstr(js, "</script>") : NULL;
+	int ok = 0;
+	if (js_end) {
+		js_end += strlen("</script>");
+		char keep = *js_end;
+		*js_end = 0;
+		int is_lib = strstr(js, "gnuplot_svg = function") != NULL;
+		*js_end = keep;
+		size_t body = len - (size_t)(svg - data) - (is_lib ? (size_t)(js_end - js) : 0);
+		if (is_lib && body <= SVG_INLINE_MAX) {
+			fwrite(svg, 1, (size_t)(js - svg), f);
+			if (*lib)
+				fputs("<script type=\"text/javascript\"></script>", f);
+			else
+				fwrite(js, 1, (size_t)(js_end - js), f);
+			*lib = 1;
+			fputs(js_end, f);
+			ok = 1;
+		}
+	}
+	free(data);
+	return ok;
 }
 
 /* The sentence over the table: what is bold, what the percentages are. */
@@ -589,7 +664,7 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	fputs("</title>\n<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;"
 	      "color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:"
 	      "3px 8px;text-align:right}td:first-child{text-align:left}pre{background:#f5f5f5;"
-	      "padding:1em;overflow:auto;tab-size:2}img{max-width:100%}ul.verdict{font-size:"
+	      "padding:1em;overflow:auto;tab-size:2}img,figure svg{max-width:100%;height:auto}ul.verdict{font-size:"
 	      "1.1em;line-height:1.5}summary{cursor:pointer;font-weight:bold}</style></head>"
 	      "<body>\n",
 	      f);
@@ -612,8 +687,21 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		fputs("</code>).</p>\n", f);
 	}
 	res_print_table_with(f, NULL, s, n, RES_STYLE_HTML, &topts);
-	fputs("<h2 id=\"figures\">Figures</h2>\n", f);
+	fputs("<h2 id=\"figures\">Figures</h2>\n<p>Hover a figure drawn as SVG for its "
+	      "coordinates; click a key entry to hide or show that series.</p>\n",
+	      f);
+	int lib = 0;
 	for (size_t i = 0; figs && i < figs->n; i++) {
+		fprintf(f, "<figure id=\"%s\">", figs->name[i]);
+		int in = embed_svg(f, dir, figs->name[i], &lib, err, errlen);
+		if (in < 0)
+			goto done;
+		if (in) {
+			fputs("<figcaption>", f);
+			html_escaped(f, figs->caption[i]);
+			fputs("</figcaption></figure>\n", f);
+			continue;
+		}
 		char png[4400];
 		snprintf(png, sizeof png, "%s/plots/%s.png", dir, figs->name[i]);
 		size_t len = 0;
@@ -623,8 +711,7 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 			snprintf(err, errlen, "%s", inner);
 			goto done;
 		}
-		fprintf(f, "<figure id=\"%s\"><img alt=\"%s\" src=\"data:image/png;base64,",
-			figs->name[i], figs->name[i]);
+		fprintf(f, "<img alt=\"%s\" src=\"data:image/png;base64,", figs->name[i]);
 		base64(f, (const unsigned char *)data, len);
 		fputs("\"><figcaption>", f);
 		html_escaped(f, figs->caption[i]);

@@ -11,7 +11,7 @@ struct met_summary;
 struct report_figs {
 	size_t n;
 	char name[REPORT_MAX_FIGS][96];    /* file name without extension, in DIR/plots/ */
-	char caption[REPORT_MAX_FIGS][160];
+	char caption[REPORT_MAX_FIGS][320]; /* what the figure shows and what to look for */
 };
 
 /* Draws every figure of a `kvsim compare` folder into DIR/plots/ as PNG and

@@ -291,8 +291,17 @@ for fig in $(sed -n 's/^!\[\([^]]*\)\].*/\1/p' "$T/rep/report.md"); do
 	[ -s "$T/rep/plots/$fig.png" ] && grep -q "id=\"$fig\"" "$T/rep/report.html" && ok ||
 		bad "report figure $fig missing"
 done
-n=$(grep -o 'data:image/png;base64' "$T/rep/report.html" | wc -l)
-[ "$n" -eq 8 ] && ok || bad "report.html embeds $n images, expected 8"
+# Small figures go in as inline SVG with gnuplot's mouse script defined once;
+# every figure has a caption that says what to look for.
+n=$(grep -o '<figure id="[^"]*"><svg' "$T/rep/report.html" | wc -l)
+[ "$n" -eq 8 ] && ok || bad "report.html inlines $n SVG figures, expected 8"
+[ "$(grep -c 'gnuplot_svg = function' "$T/rep/report.html")" -eq 1 ] && ok ||
+	bad "report.html defines gnuplot's mouse script other than once"
+n=$(grep -o '<figcaption>[^<]*\. [A-Z][^<]*</figcaption>' "$T/rep/report.html" | wc -l)
+[ "$n" -eq 8 ] && ok || bad "report.html has $n figures with a two-sentence caption, expected 8"
+[ "$(grep -c '^!\[.*\](plots/.*\.png)$' "$T/rep/report.md")" -eq 8 ] &&
+	[ "$(grep -A2 '^!\[' "$T/rep/report.md" | grep -c '\. [A-Z].*(SVG: ')" -eq 8 ] && ok ||
+	bad "report.md lacks a PNG and a caption per figure"
 grep -q "<table>" "$T/rep/report.html" && grep -q "| prefix hit ratio |" "$T/rep/report.md" && ok ||
 	bad "the report lacks the comparison table"
 # The report answers first: verdict, then the table, the figures, the mechanisms, and the
@@ -311,7 +320,11 @@ at() { grep -n -m1 -- "$1" "$2" | cut -d: -f1; }
 	sed -n '/<details id="scenario">/,/<\/details>/p' "$T/rep/report.html" | grep -q '^	"duration_s":	30,$' &&
 	[ "$(grep -c '"duration_s"' "$T/rep/report.html")" -eq 1 ] && ok ||
 	bad "report.html is not in the order verdict, table, figures, policies, scenario in <details>"
-grep -qi 'https\?:' "$T/rep/report.html" "$T/rep/report.md" && bad "the report refers outside itself" || ok
+# Self-contained: nothing loaded from the network. The only URLs left are the
+# SVG and XLink namespace names, identifiers that are never fetched.
+grep -qiE '(src|href)="https?:' "$T/rep/report.html" && bad "report.html loads a resource over http(s)" || ok
+sed -E 's#(xmlns(:xlink)?=|createElementNS\(|setAttributeNS\()["'"'"']http://www\.w3\.org/(2000/svg|1999/xlink)["'"'"']##g' \
+	"$T/rep/report.html" "$T/rep/report.md" | grep -qi 'https\?:' && bad "the report refers outside itself" || ok
 # The verdict, from the table's figures: the best TTFT p99 and its change against
 # --baseline's column, as the table prints them; a column that sheds is flagged with its
 # count, share and reason; report.md and report.html say the same.
