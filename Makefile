@@ -1,7 +1,8 @@
 # kvsim: build, run, test, benchmark. `make help` lists the targets.
 CC      ?= cc
 PKGS    := gsl libcjson check
-APT_PKGS := libgsl-dev libcjson-dev check gnuplot-nox pkg-config parallel
+# chromium: headless, for tests/browser.sh (report.html in a real browser) and make docs.
+APT_PKGS := libgsl-dev libcjson-dev check gnuplot-nox pkg-config parallel chromium
 VERSION := 0.1.0$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "+g$$(git rev-parse --short HEAD)")
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
@@ -28,13 +29,13 @@ EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalo
 all: $(B)/kvsim
 
 help:
-	@echo "make deps    install GSL, cJSON, Check, gnuplot (apt, as root) if missing"
+	@echo "make deps    install GSL, cJSON, Check, gnuplot, chromium (apt, as root) if missing"
 	@echo "make         build build/kvsim"
 	@echo "make run     compare four policies on the default scenario"
 	@echo "make check   build and run every test"
 	@echo "make bench   performance figures (the BENCHMARKS.md cases)"
 	@echo "make validate  regenerate VALIDATION.md (accuracy vs measurements)"
-	@echo "make docs    rewrite the documents' example outputs from a real run"
+	@echo "make docs    rewrite the documents' example outputs and docs/report.png from a real run"
 	@echo "make regress re-run the scenarios and diff against results/baselines/"
 	@echo "make rebaseline  rewrite results/baselines/ from a fresh run"
 	@echo "make plot OUT=DIR  figures for a 'kvsim compare' output folder"
@@ -45,8 +46,9 @@ help:
 
 deps:
 	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $(PKGS) && \
-	    command -v gnuplot >/dev/null 2>&1 && command -v parallel >/dev/null 2>&1; then \
-		echo "deps: gsl, libcjson, check, gnuplot, parallel present"; \
+	    command -v gnuplot >/dev/null 2>&1 && command -v parallel >/dev/null 2>&1 && \
+	    command -v chromium >/dev/null 2>&1; then \
+		echo "deps: gsl, libcjson, check, gnuplot, parallel, chromium present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "deps: installing $(APT_PKGS)"; \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PKGS); \
@@ -92,9 +94,10 @@ $(B)/validate: $(B)/obj/sim/tools/validate.o $(LIB_OBJ)
 $(B)/bench: $(B)/obj/sim/tools/bench.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+RUN_POLICIES := round_robin,least_loaded,session_affinity,prefix_affinity,kv_cost
 run: deps
 	@$(MAKE) --no-print-directory build/kvsim
-	build/kvsim compare --policies round_robin,least_loaded,session_affinity,prefix_affinity,kv_cost --out out/run --report
+	build/kvsim compare --policies $(RUN_POLICIES) --out out/run --report
 
 # The whole suite: unit tests, end-to-end scenarios, CLI checks.
 check: deps
@@ -106,13 +109,21 @@ test: $(B)/kvsim $(B)/check_kvsim $(B)/bench
 	KVSIM=$(B)/kvsim sh tests/bad_inputs.sh
 	BENCH=$(B)/bench sh tests/bench_cli.sh
 	KVSIM=$(B)/kvsim sh tests/docs.sh
+	KVSIM=$(B)/kvsim sh tests/browser.sh
 	sh tests/layout.sh
 
 # The documents' example outputs (blocks marked <!-- example: ARGS -->) rewritten
-# from what build/kvsim prints; `make test` fails when they drift.
+# from what build/kvsim prints; `make test` fails when they drift. docs/report.png is
+# the first 1800 px of `make run`'s report.html at 1280 px wide in headless Chromium
+# (out/docs holds the run; the height keeps the verdict, the table and the first
+# figures while the PNG stays a few hundred KB).
 .PHONY: docs
 docs: $(B)/kvsim
 	KVSIM=$(B)/kvsim sh tests/docs.sh --write
+	$(B)/kvsim compare --policies $(RUN_POLICIES) --out out/docs --report >/dev/null
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	  --window-size=1280,1800 --virtual-time-budget=2000 \
+	  --screenshot="$$PWD/docs/report.png" "file://$$PWD/out/docs/report.html" 2>/dev/null
 
 bench: deps
 	@$(MAKE) --no-print-directory build/bench
