@@ -109,14 +109,15 @@ done <"$tmp/svgs"
 
 # The console: any message the page logs (Chromium prints them as INFO:CONSOLE whatever
 # their level, so console.error, an uncaught exception and a failed load alike) fails.
-# The rest of stderr is the browser's own noise in a container (dbus, bluez, vaapi, the
+# The rest of stderr is the browser's own noise in a container (dbus, bluez, vaapi, mojo IPC
+# messages between its own processes, the
 # GPU process, the sandbox, the ScreenSaver lookup, the launcher script), not the page's.
 cat "$tmp/shot.err" "$tmp/dom.err" >"$tmp/all.err"
 if grep -E 'CONSOLE|Uncaught' "$tmp/all.err" >"$tmp/console"; then
 	bad "the console shows:"
 	cat "$tmp/console" >&2
 fi
-noise='dbus|bluez|vaapi|sandbox|idle_linux|gpu|GPU|viz|/usr/bin/chromium|bytes written to file|^$'
+noise='dbus|bluez|vaapi|sandbox|idle_linux|gpu|GPU|viz|mojo|/usr/bin/chromium|bytes written to file|^$'
 grep -vE "$noise" "$tmp/all.err" | grep -E ':ERROR:' >"$tmp/other" &&
 	{ bad "chromium reports errors:"; cat "$tmp/other" >&2; }
 
