@@ -90,7 +90,27 @@ struct cluster_cfg {
 	struct cost_cfg cost;
 	struct tier_cfg tiers;
 	struct thermal_cfg thermal;
-	enum kv_path kv_transfer; /* cluster.kv_transfer */
+	enum kv_path kv_transfer; /* cluster.kv_transfer (or its "path") */
+	int kv_layerwise;         /* cluster.kv_transfer.layerwise: a disaggregated request's
+				   * KV streams layer by layer while its prefill runs */
+};
+
+/* cluster.pools: what each pool of nodes does. */
+enum pool_role { POOL_MIXED, POOL_PREFILL, POOL_DECODE };
+
+/* One pool of identical replicas. Nodes are numbered pool by pool in list
+ * order, and so are servers (a server holds one pool's GPUs). */
+struct pool_cfg {
+	char name[32];
+	enum pool_role role;
+	int first_node, first_server, n_servers;
+	/* This pool's cluster: the cluster's keys with the pool's over them
+	 * (cl.nodes is the pool's node count). Keys that are the whole
+	 * cluster's (model, kv_block_tokens, prefix_caching, tiers, thermal,
+	 * kv_transfer) are equal in every pool. */
+	struct cluster_cfg cl;
+	int64_t kv_blocks_per_node;
+	double weight_bytes; /* per replica */
 };
 
 enum store_kind { STORE_LOCAL, STORE_REDIS, STORE_ETCD };
@@ -114,6 +134,15 @@ struct router_cfg {
 	double hash_s_per_token;
 	int replicas;
 	int max_retries;
+	/* Disaggregated pools: the decode node's policy (router.decode_policy)
+	 * and its params (router.policy_params.<decode_policy> without the
+	 * mechanism keys; owned, or NULL), and llm-d's P/D threshold
+	 * (router.disagg.min_prefill_tokens; 0: every request whose prefill
+	 * node is in a prefill pool is disaggregated). */
+	char decode_policy[48];
+	struct cJSON *decode_params;
+	char decode_params_path[96];
+	int min_prefill_tokens;
 };
 
 struct scenario {
@@ -121,7 +150,14 @@ struct scenario {
 	uint64_t seed;
 	double duration_s;
 	struct catalog cat; /* built-ins plus --catalog and the scenario's own "catalog" */
+	/* The whole cluster: pool 0's configuration with nodes the total.
+	 * Per-pool keys (gpu, tp, engine limits, cost model, layout) are read
+	 * from pools[]; cluster-wide ones (model, kv_block_tokens,
+	 * prefix_caching, tiers, thermal, kv_transfer) from here. */
 	struct cluster_cfg cluster;
+	struct pool_cfg *pools; /* n_pools >= 1 (owned) */
+	int n_pools;
+	int disaggregated; /* a prefill pool (and so a decode pool) exists */
 	struct router_cfg router;
 	struct cJSON *workload; /* the workload object (owned); read by workloads/ */
 	double slo_ttft_p99_s, slo_tpot_p99_s;
@@ -129,7 +165,7 @@ struct scenario {
 	struct fault_cfg *faults;
 	int n_faults;
 	char base_dir[4096]; /* the scenario file's folder: workload paths start here */
-	/* derived */
+	/* derived: pool 0's */
 	int64_t kv_blocks_per_node;
 	double weight_bytes; /* per replica */
 };
