@@ -129,27 +129,124 @@ static const cJSON *sub(const cJSON *obj, const char *key)
 	return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
 }
 
-static int pick_link(const struct catalog *cat, const cJSON *links, const char *key,
+/* The keys of cluster.links, cluster.engine and cluster.cost_model (and a
+ * pool's). */
+static const char *const cl_link_keys[] = {"intra_server", "inter_server", "host", "nvme", NULL};
+static const char *const cl_engine_keys[] = {
+    "kv_block_tokens", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens",
+    "prefix_caching",  "preemption",             "activation_reserve_gib",
+    "max_span_iterations", NULL};
+static const char *const cl_cost_keys[] = {"kind",    "mfu",	   "mbu",
+					"overhead_ms", "base_ms", "per_token_ms",
+					"knee",    "op_overhead_us", "profiles",
+					"overhead_per_seq_ms", "attention", NULL};
+
+/* Where a pool reads a key: its own object in cluster.pools when that
+ * gives the key, else the cluster's, which holds every pool's defaults.
+ * Without pools own is NULL and every key is the cluster's, read at
+ * "cluster". Sub-objects (links, engine, cost_model) merge field by field
+ * the same way (src_sub). */
+struct src {
+	const cJSON *own, *def;
+	char own_path[128], def_path[128];
+};
+
+/* The object that gives key (own's when it has it, else def, which may
+ * lack it too) and its path. */
+static const cJSON *src_at(const struct src *x, const char *key, const char **path)
+{
+	if (x->own && cJSON_GetObjectItemCaseSensitive(x->own, key)) {
+		*path = x->own_path;
+		return x->own;
+	}
+	*path = x->def_path;
+	return x->def;
+}
+
+/* The JSON path key is read at: "cluster.pools[1].tp" or "cluster.tp". */
+static const char *src_key(const struct src *x, const char *key, char *buf, size_t len)
+{
+	const char *path;
+	src_at(x, key, &path);
+	return cfg_join(buf, len, path, key);
+}
+
+static void src_sub(const struct src *x, const char *key, struct src *out)
+{
+	out->own = sub(x->own, key);
+	out->def = sub(x->def, key);
+	cfg_join(out->own_path, sizeof out->own_path, x->own_path, key);
+	cfg_join(out->def_path, sizeof out->def_path, x->def_path, key);
+}
+
+static int src_check_keys(const struct src *x, const char *const *allowed, char *err,
+			  size_t errlen)
+{
+	return cfg_check_keys(x->own, x->own_path, allowed, err, errlen) ||
+	       cfg_check_keys(x->def, x->def_path, allowed, err, errlen);
+}
+
+static int src_int(const struct src *x, const char *key, int64_t lo, int64_t hi, int64_t *out,
+		   char *err, size_t errlen)
+{
+	const char *p;
+	const cJSON *o = src_at(x, key, &p);
+	return cfg_int(o, p, key, lo, hi, out, err, errlen);
+}
+
+static int src_number(const struct src *x, const char *key, double lo, double hi, double *out,
+		      char *err, size_t errlen)
+{
+	const char *p;
+	const cJSON *o = src_at(x, key, &p);
+	return cfg_number(o, p, key, lo, hi, out, err, errlen);
+}
+
+static int src_bool(const struct src *x, const char *key, int *out, char *err, size_t errlen)
+{
+	const char *p;
+	const cJSON *o = src_at(x, key, &p);
+	return cfg_bool(o, p, key, out, err, errlen);
+}
+
+static int src_string(const struct src *x, const char *key, char *out, size_t outlen, char *err,
+		      size_t errlen)
+{
+	const char *p;
+	const cJSON *o = src_at(x, key, &p);
+	return cfg_string(o, p, key, out, outlen, err, errlen);
+}
+
+static int src_enum(const struct src *x, const char *key, const char *const *choices, int *out,
+		    char *err, size_t errlen)
+{
+	const char *p;
+	const cJSON *o = src_at(x, key, &p);
+	return cfg_enum(o, p, key, choices, out, err, errlen);
+}
+
+static int pick_link(const struct catalog *cat, const struct src *links, const char *key,
 		     const char *def, const struct cat_link **out, char *err, size_t errlen)
 {
 	char name[CAT_NAME_LEN];
 	snprintf(name, sizeof name, "%s", def);
-	if (cfg_string(links, "cluster.links", key, name, sizeof name, err, errlen))
+	if (src_string(links, key, name, sizeof name, err, errlen))
 		return -1;
 	*out = catalog_link(cat, name);
 	if (!*out) {
-		char names[1024];
+		char names[1024], p[256];
 		catalog_names(cat, "links", names, sizeof names);
-		snprintf(err, errlen, "cluster.links.%s: unknown link \"%s\" (known: %s)", key, name,
-			 names);
+		snprintf(err, errlen, "%s: unknown link \"%s\" (known: %s)",
+			 src_key(links, key, p, sizeof p), name, names);
 		return -1;
 	}
 	return 0;
 }
 
-/* Fails on a cost_model key that the model of kind (the index in
- * roofline, fixed, profile) does not read: it would be silently ignored. */
-static int cost_keys_used(const cJSON *cm, int kind, const char *kind_name, char *err,
+/* Fails on a cost_model key (of the pool's or, where the pool gives no
+ * such key, the cluster's) that the model of kind (the index in roofline,
+ * fixed, profile) does not read: it would be silently ignored. */
+static int cost_keys_used(const struct src *cm, int kind, const char *kind_name, char *err,
 			  size_t errlen)
 {
 	static const char *const used[3][9] = {
@@ -158,38 +255,56 @@ static int cost_keys_used(const cJSON *cm, int kind, const char *kind_name, char
 	    {"kind", "base_ms", "per_token_ms", NULL},
 	    {"kind", "profiles", "overhead_ms", "overhead_per_seq_ms", "attention", "mfu", "mbu",
 	     NULL}};
-	for (const cJSON *c = cm ? cm->child : NULL; c; c = c->next) {
-		int ok = c->string[0] == '_';
-		for (int k = 0; used[kind][k] && !ok; k++)
-			ok = !strcmp(used[kind][k], c->string);
-		if (ok)
-			continue;
-		char list[128] = "";
-		for (int k = 1; used[kind][k]; k++)
-			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k > 1 ? ", " : "",
-				 used[kind][k]);
-		snprintf(err, errlen, "cluster.cost_model.%s: not read by the %s cost model (it reads %s)",
-			 c->string, kind_name, list);
-		return -1;
-	}
+	const cJSON *objs[2] = {cm->own, cm->def};
+	const char *paths[2] = {cm->own_path, cm->def_path};
+	for (int o = 0; o < 2; o++)
+		for (const cJSON *c = objs[o] ? objs[o]->child : NULL; c; c = c->next) {
+			int ok = c->string[0] == '_' ||
+				 (o == 1 && cm->own &&
+				  cJSON_GetObjectItemCaseSensitive(cm->own, c->string));
+			for (int k = 0; used[kind][k] && !ok; k++)
+				ok = !strcmp(used[kind][k], c->string);
+			if (ok)
+				continue;
+			char list[128] = "";
+			for (int k = 1; used[kind][k]; k++)
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+					 k > 1 ? ", " : "", used[kind][k]);
+			snprintf(err, errlen, "%s.%s: not read by the %s cost model (it reads %s)",
+				 paths[o], c->string, kind_name, list);
+			return -1;
+		}
 	return 0;
 }
 
-/* cost_model.kind "profile": the model's Vidur mlp.csv for this GPU, read
- * at load so that a missing or bad file fails validation. */
-static int cost_profile_load(struct scenario *s, char *err, size_t errlen)
+/* Where a profile cost model's files are named, for messages about them:
+ * the cost_model that gives profiles, else the one that gives its kind. */
+static const char *profiles_path(const struct src *cm)
 {
-	struct cluster_cfg *cl = &s->cluster;
+	const char *p;
+	src_at(cm, sub(cm->own, "profiles") || sub(cm->def, "profiles") ? "profiles" : "kind", &p);
+	return p;
+}
+
+/* cost_model.kind "profile": the model's Vidur mlp.csv for this GPU, read
+ * at load so that a missing or bad file fails validation. x is the pool's
+ * (or cluster's) keys, cm its cost_model. */
+static int cost_profile_load(struct cluster_cfg *cl, const struct src *x, const struct src *cm,
+			     char *err, size_t errlen)
+{
+	char kp[256];
+	const char *cmp = profiles_path(cm);
 	if (!cl->gpu->profile[0] || !cl->model->profile[0]) {
-		snprintf(err, errlen, "cluster.cost_model.kind: \"profile\" needs Vidur profiles of %s "
+		snprintf(err, errlen, "%s: \"profile\" needs Vidur profiles of %s "
 				      "on %s; the catalog names none (kvsim list gpus|models show which "
 				      "have them)",
-			 cl->model->name, cl->gpu->name);
+			 src_key(cm, "kind", kp, sizeof kp), cl->model->name, cl->gpu->name);
 		return -1;
 	}
 	if (cl->dtype != DTYPE_BF16) {
-		snprintf(err, errlen, "cluster.cost_model.kind: the profiles are FP16; \"profile\" "
-				      "needs cluster.dtype bf16");
+		char dp[256];
+		snprintf(err, errlen, "%s: the profiles are FP16; \"profile\" needs %s bf16",
+			 src_key(cm, "kind", kp, sizeof kp), src_key(x, "dtype", dp, sizeof dp));
 		return -1;
 	}
 	char path[2400];
@@ -202,13 +317,12 @@ static int cost_profile_load(struct scenario *s, char *err, size_t errlen)
 		return -1;
 	}
 	if (prof_read(p, path, inner, sizeof inner)) {
-		snprintf(err, errlen, "cluster.cost_model: %s", inner);
+		snprintf(err, errlen, "%s: %s", cmp, inner);
 		free(p);
 		return -1;
 	}
 	if (!prof_series_for(p, cl->tp)) {
-		snprintf(err, errlen, "cluster.cost_model: %s has no tensor-parallel degree %d", path,
-			 cl->tp);
+		snprintf(err, errlen, "%s: %s has no tensor-parallel degree %d", cmp, path, cl->tp);
 		prof_free(p);
 		free(p);
 		return -1;
@@ -217,74 +331,75 @@ static int cost_profile_load(struct scenario *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* The servers and links of cluster c (tp and gpu already read): the
- * server type, replicas per server (by default as many as its GPUs hold:
- * gpus / tp), and the links, each named per GPU (one NVLink, one NIC port,
- * one PCIe path) and owned tp times by a replica of tp GPUs. A layout that
- * does not fit its servers is refused: a replica never spans servers, and
- * a server's replicas never need more GPUs than it has. */
-static int load_layout(struct scenario *s, const cJSON *c, char *err, size_t errlen)
+/* The servers and links of cluster or pool cl (tp and gpu already read):
+ * the server type, replicas per server (by default as many as its GPUs
+ * hold: gpus / tp), and the links, each named per GPU (one NVLink, one NIC
+ * port, one PCIe path) and owned tp times by a replica of tp GPUs. A
+ * layout that does not fit its servers is refused: a replica never spans
+ * servers, and a server's replicas never need more GPUs than it has. */
+static int load_layout(struct scenario *s, const struct src *x, struct cluster_cfg *cl, char *err,
+		       size_t errlen)
 {
-	static const char *const link_keys[] = {"intra_server", "inter_server", "host", "nvme",
-						NULL};
-	struct cluster_cfg *cl = &s->cluster;
-	char name[CAT_NAME_LEN] = "";
-	if (cfg_string(c, "cluster", "server", name, sizeof name, err, errlen))
+	char name[CAT_NAME_LEN] = "", sp[256], kp[256];
+	if (src_string(x, "server", name, sizeof name, err, errlen))
 		return -1;
+	src_key(x, "server", sp, sizeof sp);
 	const struct cat_server *sv = name[0] ? catalog_server(&s->cat, name)
 					      : catalog_server_for(&s->cat, cl->gpu->name);
 	if (!sv) {
 		char names[1024];
 		catalog_names(&s->cat, "servers", names, sizeof names);
 		if (name[0])
-			snprintf(err, errlen, "cluster.server: unknown server \"%s\" (known: %s)", name,
+			snprintf(err, errlen, "%s: unknown server \"%s\" (known: %s)", sp, name,
 				 names);
 		else
-			snprintf(err, errlen, "cluster.server: no server type names %s and the catalog "
+			snprintf(err, errlen, "%s: no server type names %s and the catalog "
 					      "has no %s; expected one of: %s",
-				 cl->gpu->name, CAT_DEFAULT_SERVER, names);
+				 sp, cl->gpu->name, CAT_DEFAULT_SERVER, names);
 		return -1;
 	}
 	if (sv->gpu[0] && strcmp(sv->gpu, cl->gpu->name)) {
-		snprintf(err, errlen, "cluster.server: a %s server holds %s GPUs, not %s; expected a "
-				      "server of %s (leave cluster.server out for its default)",
-			 sv->name, sv->gpu, cl->gpu->name, cl->gpu->name);
+		snprintf(err, errlen, "%s: a %s server holds %s GPUs, not %s; expected a "
+				      "server of %s (leave %s out for its default)",
+			 sp, sv->name, sv->gpu, cl->gpu->name, cl->gpu->name, sp);
 		return -1;
 	}
 	cl->server = sv;
 	if (cl->tp > sv->gpus) {
-		snprintf(err, errlen, "cluster.tp: a replica's GPUs share one server's NVLink domain "
+		snprintf(err, errlen, "%s: a replica's GPUs share one server's NVLink domain "
 				      "and a %s server has %d GPUs; expected at most %d, got %d",
-			 sv->name, sv->gpus, sv->gpus, cl->tp);
+			 src_key(x, "tp", kp, sizeof kp), sv->name, sv->gpus, sv->gpus, cl->tp);
 		return -1;
 	}
 	int fit = sv->gpus / cl->tp;
 	int64_t v = fit;
-	if (cfg_int(c, "cluster", "nodes_per_server", 1, 1024, &v, err, errlen))
+	if (src_int(x, "nodes_per_server", 1, 1024, &v, err, errlen))
 		return -1;
 	if (v > fit) {
-		snprintf(err, errlen, "cluster.nodes_per_server: %lld replicas of tp %d need %lld GPUs "
+		snprintf(err, errlen, "%s: %lld replicas of tp %d need %lld GPUs "
 				      "and a %s server has %d; expected at most %d, got %lld",
-			 (long long)v, cl->tp, (long long)v * cl->tp, sv->name, sv->gpus, fit,
-			 (long long)v);
+			 src_key(x, "nodes_per_server", kp, sizeof kp), (long long)v, cl->tp,
+			 (long long)v * cl->tp, sv->name, sv->gpus, fit, (long long)v);
 		return -1;
 	}
 	cl->nodes_per_server = (int)v;
-	const cJSON *links = sub(c, "links");
-	if (cfg_check_keys(links, "cluster.links", link_keys, err, errlen) ||
-	    pick_link(&s->cat, links, "intra_server", cl->gpu->link, &cl->intra_server, err,
+	struct src links;
+	src_sub(x, "links", &links);
+	if (src_check_keys(&links, cl_link_keys, err, errlen) ||
+	    pick_link(&s->cat, &links, "intra_server", cl->gpu->link, &cl->intra_server, err,
 		      errlen) ||
-	    pick_link(&s->cat, links, "inter_server", sv->nic, &cl->inter_server, err, errlen) ||
-	    pick_link(&s->cat, links, "host", sv->host, &cl->host, err, errlen) ||
-	    pick_link(&s->cat, links, "nvme", "nvme-gen5", &cl->nvme, err, errlen))
+	    pick_link(&s->cat, &links, "inter_server", sv->nic, &cl->inter_server, err, errlen) ||
+	    pick_link(&s->cat, &links, "host", sv->host, &cl->host, err, errlen) ||
+	    pick_link(&s->cat, &links, "nvme", "nvme-gen5", &cl->nvme, err, errlen))
 		return -1;
 	/* A TP replica's KV is split by heads over its GPUs, so a transfer
 	 * moves each GPU's share over that GPU's own links at once (striped).
-	 * Every node has the same tp, so the tp stripes of a transfer always
-	 * get equal shares: a port of tp x the per-GPU rate shares bandwidth
-	 * exactly as tp ports would (docs/model.md). NICs: the server's ports
-	 * spread evenly over its GPUs. The host path of a server is the tp
-	 * PCIe paths of one replica's GPUs, shared by the server's replicas. */
+	 * Every node of a pool has the same tp, so the tp stripes of a
+	 * transfer always get equal shares: a port of tp x the per-GPU rate
+	 * shares bandwidth exactly as tp ports would (docs/model.md). NICs:
+	 * the server's ports spread evenly over its GPUs. The host path of a
+	 * server is the tp PCIe paths of one replica's GPUs, shared by the
+	 * server's replicas. */
 	cl->nvlink_bytes_per_s = cl->tp * cl->intra_server->bytes_per_s;
 	cl->nic_bytes_per_s = (double)cl->tp * sv->nics / sv->gpus * cl->inter_server->bytes_per_s;
 	cl->host_bytes_per_s = cl->tp * cl->host->bytes_per_s;
@@ -294,7 +409,8 @@ static int load_layout(struct scenario *s, const cJSON *c, char *err, size_t err
 /* cluster.model as a path to a Hugging Face config.json: read (relative
  * to the scenario's folder, as workload paths are) and added to the
  * scenario's catalog. */
-static int load_hf_model(struct scenario *s, const char *model, char *err, size_t errlen)
+static int load_hf_model(struct scenario *s, const char *model, const struct cat_model **out,
+			 char *err, size_t errlen)
 {
 	char path[sizeof s->base_dir + 4096], inner[1024];
 	if (model[0] == '/' || !s->base_dir[0])
@@ -306,7 +422,7 @@ static int load_hf_model(struct scenario *s, const char *model, char *err, size_
 		snprintf(err, errlen, "cluster.model: %s", inner);
 		return -1;
 	}
-	if (!(s->cluster.model = catalog_add_model(&s->cat, &m))) {
+	if (!(*out = catalog_add_model(&s->cat, &m))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -316,11 +432,12 @@ static int load_hf_model(struct scenario *s, const char *model, char *err, size_
 /* cost_model.kind "profile": measured attention times, the model's own on
  * this GPU, else those the GPU's fit for the selected backend was made
  * from (scaled to the model's shape by the fit); neither: the fit alone. */
-static int cost_attn_load(struct scenario *s, char *err, size_t errlen)
+static int cost_attn_load(struct cluster_cfg *cl, const struct src *cm, char *err, size_t errlen)
 {
-	struct cost_cfg *co = &s->cluster.cost;
-	const struct cat_gpu *g = s->cluster.gpu;
-	const char *folders[2] = {s->cluster.model->profile,
+	struct cost_cfg *co = &cl->cost;
+	const struct cat_gpu *g = cl->gpu;
+	const char *cmp = profiles_path(cm);
+	const char *folders[2] = {cl->model->profile,
 				  g->has_attn[co->attn_backend] ? g->attn[co->attn_backend].profile
 								: ""};
 	for (int i = 0; i < 2; i++) {
@@ -336,16 +453,16 @@ static int cost_attn_load(struct scenario *s, char *err, size_t errlen)
 			free(t);
 			if (rc == 0)
 				continue;
-			snprintf(err, errlen, "cluster.cost_model: %s", inner);
+			snprintf(err, errlen, "%s: %s", cmp, inner);
 			return -1;
 		}
 		attn_rows_shape(&rows, t->tp, g->bf16_flops, g->hbm_bytes_per_s,
 				&co->attn_table_shape);
 		/* the rows at the replica's own TP degree, where the file has some */
 		struct attn_table *own = NULL;
-		if (s->cluster.tp != t->tp && !strcmp(folders[i], s->cluster.model->profile) &&
+		if (cl->tp != t->tp && !strcmp(folders[i], cl->model->profile) &&
 		    (own = calloc(1, sizeof *own)) &&
-		    attn_table_build(own, &rows, s->cluster.tp, (size_t)-1)) {
+		    attn_table_build(own, &rows, cl->tp, (size_t)-1)) {
 			free(own);
 			own = NULL;
 		}
@@ -377,64 +494,95 @@ int64_t cfg_kv_blocks(const struct cluster_cfg *cl, double gpu_memory_utilizatio
 	return kv > 0 ? (int64_t)floor(kv / block_bytes) : 0;
 }
 
-static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t errlen)
+/* cluster.kv_transfer: a path name, or {"path", "layerwise"}. */
+static int load_kv_transfer(const cJSON *c, struct cluster_cfg *cl, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
-					   "nodes_per_server", "server", "links", "engine",
-					   "cost_model", "tiers", "thermal",
-					   "kv_transfer", NULL};
-	static const char *const engine_keys[] = {
-	    "kv_block_tokens", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens",
-	    "prefix_caching",  "preemption",             "activation_reserve_gib",
-	    "max_span_iterations", NULL};
-	static const char *const cost_keys[] = {"kind",    "mfu",	   "mbu",
-						"overhead_ms", "base_ms", "per_token_ms",
-						"knee",    "op_overhead_us", "profiles",
-						"overhead_per_seq_ms", "attention", NULL};
+	/* The KV path between nodes: NIXL (NVIDIA's transfer library, which
+	 * Dynamo and llm-d ship) moves GPU memory to GPU memory over NVLink
+	 * and RDMA; LMCache stages it through host memory. */
+	static const char *const paths[] = {"none", "nixl", "lmcache", NULL};
+	static const char *const keys[] = {"path", "layerwise", NULL};
+	const cJSON *kt = sub(c, "kv_transfer");
+	int path = KVX_NIXL;
+	/* layerwise false: vLLM's NIXL connector sends a request's KV once its
+	 * prefill is done, and LMCache's use_layerwise defaults to false */
+	int layerwise = 0;
+	if (!cJSON_IsObject(kt)) {
+		if (cfg_enum(c, "cluster", "kv_transfer", paths, &path, err, errlen))
+			return -1;
+	} else if (cfg_check_keys(kt, "cluster.kv_transfer", keys, err, errlen) ||
+		   cfg_enum(kt, "cluster.kv_transfer", "path", paths, &path, err, errlen) ||
+		   cfg_bool(kt, "cluster.kv_transfer", "layerwise", &layerwise, err, errlen)) {
+		return -1;
+	}
+	if (layerwise && path == KVX_NONE) {
+		snprintf(err, errlen,
+			 "cluster.kv_transfer.layerwise: streams KV between nodes, and "
+			 "cluster.kv_transfer.path is \"none\"; expected a path (nixl or lmcache) "
+			 "or layerwise false");
+		return -1;
+	}
+	cl->kv_transfer = (enum kv_path)path;
+	cl->kv_layerwise = layerwise;
+	return 0;
+}
+
+/* One pool's cluster (or, without pools, the cluster's) into cl: the keys
+ * x gives, checked as a whole cluster's always were; what is the whole
+ * cluster's (model, engine.kv_block_tokens and prefix_caching, tiers,
+ * thermal, kv_transfer) is only ever in x->def. *model is the cluster's
+ * model, read here the first time (NULL on entry). where names the pool
+ * ("cluster" without pools) in messages about it as a whole. */
+static int load_pool(struct scenario *s, const struct src *x, const char *where,
+		     const struct cat_model **model, struct pool_cfg *pl, char *err, size_t errlen)
+{
 	static const char *const dtypes[] = {"bf16", "fp8", NULL};
 	static const char *const cost_kinds[] = {"roofline", "fixed", "profile", NULL};
 	static const char *const preempt_modes[] = {"recompute", "swap", NULL};
-	struct cluster_cfg *cl = &s->cluster;
-	if (cfg_check_keys(c, "cluster", keys, err, errlen))
-		return -1;
+	struct cluster_cfg *cl = &pl->cl;
+	const cJSON *c = x->def;
 	int64_t v;
-	char gpu[CAT_NAME_LEN] = "H100-SXM", model[4096] = "Llama-3-8B";
+	char gpu[CAT_NAME_LEN] = "H100-SXM", mname[4096] = "Llama-3-8B", kp[256];
 	int dt = DTYPE_BF16;
 	v = 8;
-	if (cfg_int(c, "cluster", "nodes", 1, 1000000, &v, err, errlen))
+	if (src_int(x, "nodes", 1, 1000000, &v, err, errlen))
 		return -1;
 	cl->nodes = (int)v;
 	v = 1;
-	if (cfg_int(c, "cluster", "tp", 1, 64, &v, err, errlen))
+	if (src_int(x, "tp", 1, 64, &v, err, errlen))
 		return -1;
 	cl->tp = (int)v;
-	if (cfg_string(c, "cluster", "gpu", gpu, sizeof gpu, err, errlen) ||
-	    cfg_string(c, "cluster", "model", model, sizeof model, err, errlen) ||
-	    cfg_enum(c, "cluster", "dtype", dtypes, &dt, err, errlen))
+	if (src_string(x, "gpu", gpu, sizeof gpu, err, errlen) ||
+	    (!*model && cfg_string(c, "cluster", "model", mname, sizeof mname, err, errlen)) ||
+	    src_enum(x, "dtype", dtypes, &dt, err, errlen))
 		return -1;
 	cl->dtype = (enum dtype_kind)dt;
 	cl->gpu = catalog_gpu(&s->cat, gpu);
-	if (hf_is_config_path(model) ? load_hf_model(s, model, err, errlen)
-				     : (cl->model = catalog_model(&s->cat, model), 0))
+	if (!*model && (hf_is_config_path(mname) ? load_hf_model(s, mname, model, err, errlen)
+						 : (*model = catalog_model(&s->cat, mname), 0)))
 		return -1;
+	cl->model = *model;
 	if (!cl->gpu || !cl->model) {
 		char names[1024];
 		int is_gpu = !cl->gpu;
 		catalog_names(&s->cat, is_gpu ? "gpus" : "models", names, sizeof names);
-		snprintf(err, errlen, "cluster.%s: unknown %s \"%s\" (known: %s)",
-			 is_gpu ? "gpu" : "model", is_gpu ? "GPU" : "model", is_gpu ? gpu : model,
-			 names);
+		if (is_gpu)
+			snprintf(err, errlen, "%s: unknown GPU \"%s\" (known: %s)",
+				 src_key(x, "gpu", kp, sizeof kp), gpu, names);
+		else
+			snprintf(err, errlen, "cluster.model: unknown model \"%s\" (known: %s)",
+				 mname, names);
 		return -1;
 	}
 	if (cl->dtype == DTYPE_FP8 && cl->gpu->fp8_flops <= 0) {
-		snprintf(err, errlen, "cluster.dtype: %s has no FP8 tensor cores; expected \"bf16\"",
-			 cl->gpu->name);
+		snprintf(err, errlen, "%s: %s has no FP8 tensor cores; expected \"bf16\"",
+			 src_key(x, "dtype", kp, sizeof kp), cl->gpu->name);
 		return -1;
 	}
+	src_key(x, "tp", kp, sizeof kp);
 	if (cl->model->q_heads % cl->tp) {
-		snprintf(err, errlen,
-			 "cluster.tp: expected a divisor of %s's %d attention heads, got %d",
-			 cl->model->name, cl->model->q_heads, cl->tp);
+		snprintf(err, errlen, "%s: expected a divisor of %s's %d attention heads, got %d",
+			 kp, cl->model->name, cl->model->q_heads, cl->tp);
 		return -1;
 	}
 	/* KV heads split evenly over the GPUs, or each one copied to a whole
@@ -443,47 +591,49 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	int kvh = cl->model->kv_heads;
 	if (!cl->model->kv_lora_rank && (kvh >= cl->tp ? kvh % cl->tp : cl->tp % kvh)) {
 		snprintf(err, errlen,
-			 "cluster.tp: expected a divisor or a multiple of %s's %d KV heads, got %d",
+			 "%s: expected a divisor or a multiple of %s's %d KV heads, got %d", kp,
 			 cl->model->name, kvh, cl->tp);
 		return -1;
 	}
 
-	if (load_layout(s, c, err, errlen))
+	if (load_layout(s, x, cl, err, errlen))
 		return -1;
 
-	const cJSON *e = sub(c, "engine");
+	struct src e;
+	src_sub(x, "engine", &e);
 	struct engine_cfg *en = &cl->engine;
 	int preempt = 0;
 	en->gpu_memory_utilization = CFG_GPU_MEMORY_UTILIZATION;
 	en->prefix_caching = 1;
 	en->activation_reserve_gib = CFG_ACTIVATION_RESERVE_GIB;
-	if (cfg_check_keys(e, "cluster.engine", engine_keys, err, errlen))
+	if (src_check_keys(&e, cl_engine_keys, err, errlen))
 		return -1;
 	v = 16;
-	if (cfg_int(e, "cluster.engine", "kv_block_tokens", 1, 4096, &v, err, errlen))
+	if (src_int(&e, "kv_block_tokens", 1, 4096, &v, err, errlen))
 		return -1;
 	en->kv_block_tokens = (int)v;
 	v = 256;
-	if (cfg_int(e, "cluster.engine", "max_num_seqs", 1, 65536, &v, err, errlen))
+	if (src_int(&e, "max_num_seqs", 1, 65536, &v, err, errlen))
 		return -1;
 	en->max_num_seqs = (int)v;
 	v = 8192;
-	if (cfg_int(e, "cluster.engine", "max_num_batched_tokens", 1, 10000000, &v, err, errlen))
+	if (src_int(&e, "max_num_batched_tokens", 1, 10000000, &v, err, errlen))
 		return -1;
 	en->max_num_batched_tokens = (int)v;
 	v = 256;
-	if (cfg_int(e, "cluster.engine", "max_span_iterations", 1, 65536, &v, err, errlen))
+	if (src_int(&e, "max_span_iterations", 1, 65536, &v, err, errlen))
 		return -1;
 	en->max_span_iterations = (int)v;
-	if (cfg_number(e, "cluster.engine", "gpu_memory_utilization", 0.01, 1.0,
-		       &en->gpu_memory_utilization, err, errlen) ||
-	    cfg_number(e, "cluster.engine", "activation_reserve_gib", 0, 1e6,
-		       &en->activation_reserve_gib, err, errlen) ||
-	    cfg_bool(e, "cluster.engine", "prefix_caching", &en->prefix_caching, err, errlen) ||
-	    cfg_enum(e, "cluster.engine", "preemption", preempt_modes, &preempt, err, errlen))
+	if (src_number(&e, "gpu_memory_utilization", 0.01, 1.0, &en->gpu_memory_utilization, err,
+		       errlen) ||
+	    src_number(&e, "activation_reserve_gib", 0, 1e6, &en->activation_reserve_gib, err,
+		       errlen) ||
+	    src_bool(&e, "prefix_caching", &en->prefix_caching, err, errlen) ||
+	    src_enum(&e, "preemption", preempt_modes, &preempt, err, errlen))
 		return -1;
 
-	const cJSON *cm = sub(c, "cost_model");
+	struct src cm;
+	src_sub(x, "cost_model", &cm);
 	struct cost_cfg *co = &cl->cost;
 	int kind = COST_ROOFLINE;
 	/* The GPU's calibrated roofline when it has one, else DESIGN's
@@ -507,24 +657,18 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	int backend = ATTN_FLASHINFER;
 	co->base_ms = 5.0;
 	co->per_token_ms = 0.0;
-	if (cfg_check_keys(cm, "cluster.cost_model", cost_keys, err, errlen) ||
-	    cfg_enum(cm, "cluster.cost_model", "kind", cost_kinds, &kind, err, errlen) ||
-	    cfg_number(cm, "cluster.cost_model", "mfu", 1e-3, 1, &co->mfu, err, errlen) ||
-	    cfg_number(cm, "cluster.cost_model", "mbu", 1e-3, 1, &co->mbu, err, errlen) ||
-	    cfg_number(cm, "cluster.cost_model", "overhead_ms", 0, 1e6, &co->overhead_ms, err,
-		       errlen) ||
-	    cfg_number(cm, "cluster.cost_model", "overhead_per_seq_ms", 0, 1e6,
-		       &co->overhead_per_seq_ms, err, errlen) ||
-	    cfg_enum(cm, "cluster.cost_model", "attention", attn_backend_names, &backend, err,
-		     errlen) ||
-	    cfg_number(cm, "cluster.cost_model", "base_ms", 0, 1e6, &co->base_ms, err, errlen) ||
-	    cfg_number(cm, "cluster.cost_model", "per_token_ms", 0, 1e6, &co->per_token_ms, err,
-		       errlen) ||
-	    cfg_number(cm, "cluster.cost_model", "knee", 0, 64, &co->knee, err, errlen) ||
-	    cfg_number(cm, "cluster.cost_model", "op_overhead_us", 0, 1e6, &co->op_overhead_us, err,
-		       errlen) ||
-	    cfg_string(cm, "cluster.cost_model", "profiles", co->profiles, sizeof co->profiles, err,
-		       errlen))
+	if (src_check_keys(&cm, cl_cost_keys, err, errlen) ||
+	    src_enum(&cm, "kind", cost_kinds, &kind, err, errlen) ||
+	    src_number(&cm, "mfu", 1e-3, 1, &co->mfu, err, errlen) ||
+	    src_number(&cm, "mbu", 1e-3, 1, &co->mbu, err, errlen) ||
+	    src_number(&cm, "overhead_ms", 0, 1e6, &co->overhead_ms, err, errlen) ||
+	    src_number(&cm, "overhead_per_seq_ms", 0, 1e6, &co->overhead_per_seq_ms, err, errlen) ||
+	    src_enum(&cm, "attention", attn_backend_names, &backend, err, errlen) ||
+	    src_number(&cm, "base_ms", 0, 1e6, &co->base_ms, err, errlen) ||
+	    src_number(&cm, "per_token_ms", 0, 1e6, &co->per_token_ms, err, errlen) ||
+	    src_number(&cm, "knee", 0, 64, &co->knee, err, errlen) ||
+	    src_number(&cm, "op_overhead_us", 0, 1e6, &co->op_overhead_us, err, errlen) ||
+	    src_string(&cm, "profiles", co->profiles, sizeof co->profiles, err, errlen))
 		return -1;
 	co->kind = (enum cost_kind)kind;
 	co->attn_backend = backend;
@@ -535,14 +679,16 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	else
 		attn_fit_plain(&co->attn, cl->dtype == DTYPE_FP8 ? mfu16 : co->mfu,
 			       cl->dtype == DTYPE_FP8 ? mbu16 : co->mbu);
-	if (cost_keys_used(cm, kind, cost_kinds[kind], err, errlen))
+	if (cost_keys_used(&cm, kind, cost_kinds[kind], err, errlen))
 		return -1;
 	if (co->kind == COST_PROFILE &&
-	    (cost_profile_load(s, err, errlen) || cost_attn_load(s, err, errlen)))
+	    (cost_profile_load(cl, x, &cm, err, errlen) || cost_attn_load(cl, &cm, err, errlen)))
 		return -1;
 	if (co->kind == COST_FIXED && co->base_ms + co->per_token_ms <= 0) {
-		snprintf(err, errlen, "cluster.cost_model: a fixed cost model needs base_ms or "
-				      "per_token_ms above 0");
+		const char *cmp;
+		src_at(&cm, "kind", &cmp);
+		snprintf(err, errlen,
+			 "%s: a fixed cost model needs base_ms or per_token_ms above 0", cmp);
 		return -1;
 	}
 
@@ -551,14 +697,8 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	static const char *const thermal_keys[] = {"enabled",	  "ambient_c",	"tau_s",
 						   "c_per_w",	  "idle_power_frac", "throttle_c",
 						   "resume_c",	  "throttle_factor", NULL};
-	/* The KV path between nodes: NIXL (NVIDIA's transfer library, which
-	 * Dynamo and llm-d ship) moves GPU memory to GPU memory over NVLink
-	 * and RDMA; LMCache stages it through host memory. */
-	static const char *const paths[] = {"none", "nixl", "lmcache", NULL};
-	int path = KVX_NIXL;
-	if (cfg_enum(c, "cluster", "kv_transfer", paths, &path, err, errlen))
+	if (load_kv_transfer(c, cl, err, errlen))
 		return -1;
-	cl->kv_transfer = (enum kv_path)path;
 	const cJSON *tiers = sub(c, "tiers"), *th = sub(c, "thermal");
 	double dram = 0, nvme = 0;
 	if (cfg_check_keys(tiers, "cluster.tiers", tier_keys, err, errlen) ||
@@ -569,8 +709,10 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	cl->tiers.dram_bytes = dram * 1073741824.0;
 	cl->tiers.nvme_bytes = nvme * 1073741824.0;
 	if (en->preempt_swap && dram <= 0) {
-		snprintf(err, errlen, "cluster.engine.preemption: \"swap\" moves preempted requests' "
-				      "KV to CPU DRAM; set cluster.tiers.dram_gib_per_server above 0");
+		snprintf(err, errlen,
+			 "%s: \"swap\" moves preempted requests' KV to CPU DRAM; set "
+			 "cluster.tiers.dram_gib_per_server above 0",
+			 src_key(&e, "preemption", kp, sizeof kp));
 		return -1;
 	}
 	struct thermal_cfg *t = &cl->thermal;
@@ -597,27 +739,277 @@ static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t er
 	 * usable share after weights and the activation reserve holds KV. */
 	const struct cat_model *m = cl->model;
 	double kv_bytes;
-	s->kv_blocks_per_node = cfg_kv_blocks(cl, en->gpu_memory_utilization,
-					      en->activation_reserve_gib, &s->weight_bytes, &kv_bytes);
-	if (s->kv_blocks_per_node < 1) {
+	pl->kv_blocks_per_node = cfg_kv_blocks(cl, en->gpu_memory_utilization,
+					       en->activation_reserve_gib, &pl->weight_bytes,
+					       &kv_bytes);
+	if (pl->kv_blocks_per_node < 1) {
 		const double gib = 1073741824.0;
 		double usable = cl->tp * cl->gpu->hbm_bytes * en->gpu_memory_utilization;
 		snprintf(err, errlen,
-			 "cluster: %s needs %.1f GiB of weights (%s); %d x %s has %.1f GiB, %.1f GiB "
+			 "%s: %s needs %.1f GiB of weights (%s); %d x %s has %.1f GiB, %.1f GiB "
 			 "usable at gpu_memory_utilization %g with a %.1f GiB activation reserve per "
-			 "GPU, leaving %s for KV cache; raise cluster.tp or pick a larger GPU",
-			 m->name, s->weight_bytes / gib, cl->dtype == DTYPE_FP8 ? "fp8" : "bf16", cl->tp,
-			 cl->gpu->name, cl->tp * cl->gpu->hbm_bytes / gib, usable / gib,
+			 "GPU, leaving %s for KV cache; raise %s.tp or pick a larger GPU",
+			 where, m->name, pl->weight_bytes / gib,
+			 cl->dtype == DTYPE_FP8 ? "fp8" : "bf16", cl->tp, cl->gpu->name,
+			 cl->tp * cl->gpu->hbm_bytes / gib, usable / gib,
 			 en->gpu_memory_utilization, en->activation_reserve_gib,
-			 kv_bytes > 0 ? "less than one block" : "no room");
+			 kv_bytes > 0 ? "less than one block" : "no room", where);
 		return -1;
 	}
-	if (s->kv_blocks_per_node > 2000000000) {
-		snprintf(err, errlen, "cluster: %lld KV blocks per node is too many; raise "
+	if (pl->kv_blocks_per_node > 2000000000) {
+		snprintf(err, errlen, "%s: %lld KV blocks per node is too many; raise "
 				      "cluster.engine.kv_block_tokens",
-			 (long long)s->kv_blocks_per_node);
+			 where, (long long)pl->kv_blocks_per_node);
 		return -1;
 	}
+	return 0;
+}
+
+/* Keys of the whole cluster, errors inside a pool: one model, one KV
+ * block size and hashing that KV handed between pools agrees on, one set
+ * of tiers, one thermal model, one transfer path. */
+static const char *const cluster_wide[] = {"model", "tiers", "thermal", "kv_transfer", NULL};
+static const char *const cluster_wide_engine[] = {"kv_block_tokens", "prefix_caching", NULL};
+
+/* Whether err is about a key of the whole cluster (read the same for
+ * every pool), which needs no "(for cluster.pools[i])". */
+static int err_is_cluster_wide(const char *err)
+{
+	static const char *const paths[] = {"cluster.model",
+					    "cluster.tiers",
+					    "cluster.thermal",
+					    "cluster.kv_transfer",
+					    "cluster.engine.kv_block_tokens",
+					    "cluster.engine.prefix_caching",
+					    NULL};
+	for (int i = 0; paths[i]; i++) {
+		size_t n = strlen(paths[i]);
+		if (!strncmp(err, paths[i], n) && strchr(".: ", err[n]))
+			return 1;
+	}
+	return 0;
+}
+
+/* An error pool i met in a key it inherits from the cluster names the
+ * cluster's key, and the pool after it: "cluster.tp (for cluster.pools[1]):
+ * ...". */
+static void err_for_pool(char *err, size_t errlen, int i)
+{
+	char pre[64];
+	int n = snprintf(pre, sizeof pre, "cluster.pools[%d]", i);
+	if (strncmp(err, "cluster", 7) || !strncmp(err, pre, (size_t)n) || err_is_cluster_wide(err))
+		return;
+	char *colon = strchr(err, ':');
+	if (!colon)
+		return;
+	char rest[4096];
+	snprintf(rest, sizeof rest, "%s", colon);
+	snprintf(colon, errlen - (size_t)(colon - err), " (for %s)%s", pre, rest);
+}
+
+/* A default every pool overrides is never read: name it rather than
+ * ignore it. Top-level keys, and each field of links, engine and
+ * cost_model. */
+static int unused_defaults(const cJSON *c, const cJSON *pools, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"gpu", "tp", "dtype", "nodes_per_server", "server",
+					   NULL};
+	static const char *const objs[] = {"links", "engine", "cost_model", NULL};
+	for (int k = 0; keys[k]; k++) {
+		if (!sub(c, keys[k]))
+			continue;
+		int all = 1;
+		for (const cJSON *p = pools->child; p && all; p = p->next)
+			all = sub(p, keys[k]) != NULL;
+		if (all) {
+			snprintf(err, errlen,
+				 "cluster.%s: every pool in cluster.pools sets its own, so this "
+				 "default is never read; remove it",
+				 keys[k]);
+			return -1;
+		}
+	}
+	for (int k = 0; objs[k]; k++)
+		for (const cJSON *f = sub(c, objs[k]) ? sub(c, objs[k])->child : NULL; f;
+		     f = f->next) {
+			if (f->string[0] == '_')
+				continue;
+			int all = 1;
+			for (const cJSON *p = pools->child; p && all; p = p->next)
+				all = sub(sub(p, objs[k]), f->string) != NULL;
+			if (all) {
+				snprintf(err, errlen,
+					 "cluster.%s.%s: every pool in cluster.pools sets its own, "
+					 "so this default is never read; remove it",
+					 objs[k], f->string);
+				return -1;
+			}
+		}
+	return 0;
+}
+
+/* The structure of cluster.pools (each pool's object, name, role and
+ * nodes), before any pool's cluster is read. */
+static int load_pool_heads(struct scenario *s, const cJSON *c, const cJSON *pools, char *err,
+			   size_t errlen)
+{
+	static const char *const pool_keys[] = {"name", "role", "nodes", "gpu", "tp", "dtype",
+						"nodes_per_server", "server", "links", "engine",
+						"cost_model", NULL};
+	static const char *const roles[] = {"mixed", "prefill", "decode", NULL};
+	if (!cJSON_IsArray(pools) || !pools->child) {
+		snprintf(err, errlen, "cluster.pools: expected a non-empty array of pool objects "
+				      "(leave it out for one pool of cluster.nodes nodes)");
+		return -1;
+	}
+	if (sub(c, "nodes")) {
+		snprintf(err, errlen, "cluster.nodes: with cluster.pools each pool sets its nodes "
+				      "(cluster.pools[i].nodes); remove cluster.nodes");
+		return -1;
+	}
+	int n = cJSON_GetArraySize(pools);
+	if (!(s->pools = calloc((size_t)n, sizeof *s->pools))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->n_pools = n;
+	int i = 0;
+	for (const cJSON *p = pools->child; p; p = p->next, i++) {
+		struct pool_cfg *pl = &s->pools[i];
+		char path[64], kp[128];
+		snprintf(path, sizeof path, "cluster.pools[%d]", i);
+		if (cfg_expect_object(p, path, err, errlen))
+			return -1;
+		for (int k = 0; cluster_wide[k]; k++)
+			if (sub(p, cluster_wide[k])) {
+				snprintf(err, errlen,
+					 "%s.%s: a key of the whole cluster, not of one pool; set it "
+					 "at cluster level (cluster.%s)",
+					 path, cluster_wide[k], cluster_wide[k]);
+				return -1;
+			}
+		const cJSON *e = sub(p, "engine");
+		for (int k = 0; cluster_wide_engine[k]; k++)
+			if (sub(e, cluster_wide_engine[k])) {
+				snprintf(err, errlen,
+					 "%s.engine.%s: a key of the whole cluster, not of one pool "
+					 "(KV handed between pools must agree on it); set it at "
+					 "cluster level (cluster.engine.%s)",
+					 path, cluster_wide_engine[k], cluster_wide_engine[k]);
+				return -1;
+			}
+		if (cfg_check_keys(p, path, pool_keys, err, errlen))
+			return -1;
+		if (!sub(p, "nodes")) {
+			snprintf(err, errlen, "%s.nodes: missing (each pool sets its node count)",
+				 path);
+			return -1;
+		}
+		int role = POOL_MIXED;
+		snprintf(pl->name, sizeof pl->name, "pool%d", i);
+		if (cfg_string(p, path, "name", pl->name, sizeof pl->name, err, errlen) ||
+		    cfg_enum(p, path, "role", roles, &role, err, errlen))
+			return -1;
+		pl->role = (enum pool_role)role;
+		for (int j = 0; j < i; j++)
+			if (!strcmp(s->pools[j].name, pl->name)) {
+				snprintf(err, errlen,
+					 "%s: \"%s\" is also the name of cluster.pools[%d]; expected "
+					 "unique pool names",
+					 cfg_join(kp, sizeof kp, path, "name"), pl->name, j);
+				return -1;
+			}
+	}
+	int has[3] = {0, 0, 0};
+	for (i = 0; i < n; i++)
+		has[s->pools[i].role] = 1;
+	if (has[POOL_PREFILL] && !has[POOL_DECODE]) {
+		snprintf(err, errlen, "cluster.pools: a prefill pool needs a decode pool to send "
+				      "its KV to (set a pool's role to \"decode\")");
+		return -1;
+	}
+	if (has[POOL_DECODE] && !has[POOL_PREFILL]) {
+		snprintf(err, errlen, "cluster.pools: a decode pool needs a prefill pool to take "
+				      "its KV from (set a pool's role to \"prefill\")");
+		return -1;
+	}
+	s->disaggregated = has[POOL_PREFILL];
+	return 0;
+}
+
+/* cluster: one pool of cluster.nodes nodes ("cluster", mixed), or
+ * cluster.pools, each read as a whole cluster of its own keys over the
+ * cluster's. Nodes and servers are numbered pool by pool; scenario.cluster
+ * is pool 0's with the nodes of all. */
+static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
+					   "nodes_per_server", "server", "links", "engine",
+					   "cost_model", "tiers", "thermal",
+					   "kv_transfer", "pools", NULL};
+	if (cfg_check_keys(c, "cluster", keys, err, errlen))
+		return -1;
+	const cJSON *pools = sub(c, "pools");
+	const struct cat_model *model = NULL;
+	struct src x = {NULL, c, "", "cluster"};
+	if (!pools) {
+		if (!(s->pools = calloc(1, sizeof *s->pools))) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		s->n_pools = 1;
+		snprintf(s->pools[0].name, sizeof s->pools[0].name, "cluster");
+		if (load_pool(s, &x, "cluster", &model, &s->pools[0], err, errlen))
+			return -1;
+	} else {
+		/* the cluster's own sub-objects are checked once, not per pool */
+		if (cfg_check_keys(sub(c, "links"), "cluster.links", cl_link_keys, err, errlen) ||
+		    cfg_check_keys(sub(c, "engine"), "cluster.engine", cl_engine_keys, err,
+				   errlen) ||
+		    cfg_check_keys(sub(c, "cost_model"), "cluster.cost_model", cl_cost_keys, err,
+				   errlen))
+			return -1;
+		if (load_pool_heads(s, c, pools, err, errlen))
+			return -1;
+		int i = 0;
+		for (const cJSON *p = pools->child; p; p = p->next, i++) {
+			snprintf(x.own_path, sizeof x.own_path, "cluster.pools[%d]", i);
+			x.own = p;
+			if (load_pool(s, &x, x.own_path, &model, &s->pools[i], err, errlen)) {
+				err_for_pool(err, errlen, i);
+				return -1;
+			}
+		}
+		if (unused_defaults(c, pools, err, errlen))
+			return -1;
+		if (s->disaggregated && s->pools[0].cl.kv_transfer == KVX_NONE) {
+			snprintf(err, errlen,
+				 "cluster.kv_transfer: a prefill pool sends each request's KV to a "
+				 "decode pool, and \"none\" leaves no path; expected nixl or lmcache");
+			return -1;
+		}
+	}
+	int64_t nodes = 0, servers = 0;
+	for (int i = 0; i < s->n_pools; i++) {
+		struct pool_cfg *pl = &s->pools[i];
+		pl->first_node = (int)nodes;
+		pl->first_server = (int)servers;
+		int nps = pl->cl.nodes_per_server;
+		pl->n_servers = (pl->cl.nodes + nps - 1) / nps;
+		nodes += pl->cl.nodes;
+		servers += pl->n_servers;
+		if (nodes > 1000000) {
+			snprintf(err, errlen, "cluster.pools: more than 1000000 nodes in all; expected "
+					      "at most 1000000");
+			return -1;
+		}
+	}
+	/* Pool 0's keys stand for the cluster's; its owned cost tables are
+	 * shared, not copied (cfg_scenario_free frees them as pool 0's). */
+	s->cluster = s->pools[0].cl;
+	s->cluster.nodes = (int)nodes;
+	s->kv_blocks_per_node = s->pools[0].kv_blocks_per_node;
+	s->weight_bytes = s->pools[0].weight_bytes;
 	return 0;
 }
 
@@ -671,6 +1063,49 @@ oom:
 	return -1;
 }
 
+/* A disaggregated request's decode node: router.decode_policy (default
+ * least_loaded, by KV in use: DESIGN's "least-loaded by KV blocks"; KV
+ * utilisation, used blocks over capacity, compares pools of different
+ * GPUs fairly) with router.policy_params.<decode_policy> (its mechanism
+ * keys already stripped) as its params; and router.disagg. The policy's
+ * name and params are checked by the simulator, against the registry. */
+static int load_decode(struct router_cfg *rc, const cJSON *r, char *err, size_t errlen)
+{
+	static const char *const disagg_keys[] = {"min_prefill_tokens", NULL};
+	snprintf(rc->decode_policy, sizeof rc->decode_policy, "least_loaded");
+	if (cfg_string(r, "router", "decode_policy", rc->decode_policy, sizeof rc->decode_policy,
+		       err, errlen))
+		return -1;
+	const cJSON *mine = sub(rc->policy_params, rc->decode_policy);
+	snprintf(rc->decode_params_path, sizeof rc->decode_params_path, "router.decode_policy");
+	if (mine)
+		snprintf(rc->decode_params_path, sizeof rc->decode_params_path,
+			 "router.policy_params.%s", rc->decode_policy);
+	if (mine && !(rc->decode_params = cJSON_Duplicate(mine, 1)))
+		goto oom;
+	/* least_loaded measures KV utilisation unless its entry says otherwise */
+	if (!strcmp(rc->decode_policy, "least_loaded") && !sub(rc->decode_params, "metric")) {
+		if (!rc->decode_params && !(rc->decode_params = cJSON_CreateObject()))
+			goto oom;
+		if (!cJSON_AddStringToObject(rc->decode_params, "metric", "kv_util"))
+			goto oom;
+	}
+	/* llm-d's P/D threshold (pd-profile-handler's threshold, 0 in its P/D
+	 * guide): a request with fewer prompt tokens to prefill is prefilled
+	 * where it decodes; 0 disaggregates every request a prefill node is
+	 * picked for */
+	const cJSON *d = sub(r, "disagg");
+	int64_t v = 0;
+	if (cfg_check_keys(d, "router.disagg", disagg_keys, err, errlen) ||
+	    cfg_int(d, "router.disagg", "min_prefill_tokens", 0, 100000000, &v, err, errlen))
+		return -1;
+	rc->min_prefill_tokens = (int)v;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
 static int load_router(struct scenario *s, const cJSON *r, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"policy",     "params",
@@ -681,7 +1116,8 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 					   "new_session_queue_frac", "store_read_ms",
 					   "store_write_ms", "hash_ns_per_token",
 					   "watermark_action", "offload", "shed",
-					   "shed_wait_slo_multiple", "health", NULL};
+					   "shed_wait_slo_multiple", "health",
+					   "decode_policy", "disagg", NULL};
 	struct router_cfg *rc = &s->router;
 	if (cfg_check_keys(r, "router", keys, err, errlen))
 		return -1;
@@ -723,7 +1159,8 @@ static int load_router(struct scenario *s, const cJSON *r, char *err, size_t err
 		if (mech_parse(c, p, 1, &unused, err, errlen))
 			return -1;
 	}
-	if (mech_parse(rc->params, rc->params_path, 1, &rc->mech_own, err, errlen))
+	if (mech_parse(rc->params, rc->params_path, 1, &rc->mech_own, err, errlen) ||
+	    load_decode(rc, r, err, errlen))
 		return -1;
 	static const char *const stores[] = {"local", "redis", "etcd", NULL};
 	/* Typical figures: a Redis GET/SET in the same data centre ~0.2 ms;
@@ -778,7 +1215,9 @@ static int load_faults(struct scenario *s, const cJSON *f, char *err, size_t err
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	int servers = (s->cluster.nodes + s->cluster.nodes_per_server - 1) / s->cluster.nodes_per_server;
+	/* servers are numbered pool by pool, as nodes are */
+	const struct pool_cfg *last = &s->pools[s->n_pools - 1];
+	int servers = last->first_server + last->n_servers;
 	int k = 0;
 	for (const cJSON *e = f->child; e; e = e->next, k++) {
 		char p[64];
@@ -906,24 +1345,42 @@ fail:
 	return -1;
 }
 
-void cfg_scenario_free(struct scenario *s)
+/* The tables a cost model owns. */
+static void cost_free(struct cost_cfg *co)
 {
-	if (s->cluster.cost.profile) {
-		prof_free(s->cluster.cost.profile);
-		free(s->cluster.cost.profile);
-		s->cluster.cost.profile = NULL;
+	if (co->profile) {
+		prof_free(co->profile);
+		free(co->profile);
+		co->profile = NULL;
 	}
-	struct attn_table **tabs[2] = {&s->cluster.cost.attn_table, &s->cluster.cost.attn_table_tp};
+	struct attn_table **tabs[2] = {&co->attn_table, &co->attn_table_tp};
 	for (int i = 0; i < 2; i++)
 		if (*tabs[i]) {
 			attn_table_free(*tabs[i]);
 			free(*tabs[i]);
 			*tabs[i] = NULL;
 		}
+}
+
+void cfg_scenario_free(struct scenario *s)
+{
+	/* scenario.cluster shares pool 0's tables: each pool's are freed once */
+	if (s->pools) {
+		for (int i = 0; i < s->n_pools; i++)
+			cost_free(&s->pools[i].cl.cost);
+		s->cluster.cost.profile = NULL;
+		s->cluster.cost.attn_table = s->cluster.cost.attn_table_tp = NULL;
+	}
+	cost_free(&s->cluster.cost);
+	free(s->pools);
+	s->pools = NULL;
+	s->n_pools = 0;
 	catalog_free(&s->cat);
 	cJSON_Delete(s->router.params);
 	cJSON_Delete(s->router.policy_params);
+	cJSON_Delete(s->router.decode_params);
 	s->router.policy_params = NULL;
+	s->router.decode_params = NULL;
 	cJSON_Delete(s->workload);
 	free(s->faults);
 	s->faults = NULL;

@@ -261,5 +261,19 @@ scen no_path '{"cluster": {"kv_transfer": "none"}, "router": {"migration": "tran
 scen pp_no_path '{"cluster": {"kv_transfer": "none"}, "router": {"policy_params": {"session_affinity": {"migration": "transfer"}}}}' 'router.policy_params.session_affinity.migration: "transfer" needs a KV transfer path, and cluster.kv_transfer is "none"'
 scen wm_offload_off '{"router": {"policy": "round_robin", "watermark_action": "offload"}}' 'router.watermark_action: "offload" writes blocks down to the tiers, which this column does not use; set offload: true too'
 
+# cluster.pools: each pool's errors name its path; what the whole cluster shares is set there
+scen pool_prefill_alone '{"cluster": {"pools": [{"nodes": 2, "role": "prefill"}, {"nodes": 2}]}}' 'cluster.pools: a prefill pool needs a decode pool to send its KV to'
+scen pool_same_name '{"cluster": {"pools": [{"name": "a", "nodes": 1}, {"name": "a", "nodes": 1}]}}' 'cluster.pools[1].name: "a" is also the name of cluster.pools[0]; expected unique pool names'
+scen pool_model '{"cluster": {"pools": [{"nodes": 1}, {"nodes": 1, "model": "Llama-3-70B"}]}}' 'cluster.pools[1].model: a key of the whole cluster, not of one pool; set it at cluster level (cluster.model)'
+scen pool_block_tokens '{"cluster": {"pools": [{"nodes": 1, "engine": {"kv_block_tokens": 32}}]}}' 'cluster.pools[0].engine.kv_block_tokens: a key of the whole cluster, not of one pool (KV handed between pools must agree on it); set it at cluster level (cluster.engine.kv_block_tokens)'
+scen pool_and_nodes '{"cluster": {"nodes": 4, "pools": [{"nodes": 1}]}}' 'cluster.nodes: with cluster.pools each pool sets its nodes (cluster.pools[i].nodes); remove cluster.nodes'
+scen pool_role '{"cluster": {"pools": [{"nodes": 1, "role": "both"}]}}' 'cluster.pools[0].role: expected one of mixed, prefill, decode, got "both"'
+scen pool_too_small '{"cluster": {"model": "Llama-3-70B", "tp": 2, "pools": [{"nodes": 1}, {"nodes": 1, "gpu": "L40S"}]}}' 'cluster.pools[1]: Llama-3-70B needs 131.5 GiB of weights (bf16); 2 x L40S has 90.0 GiB, 81.0 GiB usable at gpu_memory_utilization 0.9 with a 1.0 GiB activation reserve per GPU, leaving no room for KV cache; raise cluster.pools[1].tp or pick a larger GPU'
+scen pool_inherited '{"cluster": {"server": "DGX-H100", "pools": [{"nodes": 1}, {"nodes": 1, "gpu": "L40S"}]}}' 'cluster.server (for cluster.pools[1]): a DGX-H100 server holds H100-SXM GPUs, not L40S'
+scen pool_unknown_key '{"cluster": {"pools": [{"nodes": 1, "gpus": 2}]}}' 'cluster.pools[0].gpus: unknown key (expected one of: name, role, nodes, gpu, tp, dtype, nodes_per_server, server, links, engine, cost_model)'
+scen pool_empty '{"cluster": {"pools": []}}' 'cluster.pools: expected a non-empty array of pool objects'
+scen layerwise_none '{"cluster": {"kv_transfer": {"path": "none", "layerwise": true}}}' 'cluster.kv_transfer.layerwise: streams KV between nodes, and cluster.kv_transfer.path is "none"; expected a path (nixl or lmcache) or layerwise false'
+scen disagg_key '{"router": {"disagg": {"threshold": 100}}}' 'router.disagg.threshold: unknown key (expected one of: min_prefill_tokens)'
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

@@ -343,6 +343,246 @@ START_TEST(times_convert_within_the_clock)
 }
 END_TEST
 
+/* cluster.pools: nodes and servers numbered pool by pool in list order; a
+ * pool takes the cluster's keys where it gives none, engine field by field;
+ * each pool's KV blocks are cfg_kv_blocks of its own GPU (Llama-3-8B: 2 MiB
+ * blocks of 16 tokens, 16.06 GB of weights, 0.9 of the memory less 1 GiB
+ * per GPU: H100 81,559 MiB -> 28531, L40S 46,068 MiB -> 12560, two A100s
+ * of 81,920 MiB -> 65045). */
+START_TEST(pools_number_inherit_and_size)
+{
+	struct scenario s;
+	/* %d: the server of a link fault */
+	const char *fmt =
+	    "{\"cluster\": {\"gpu\": \"H100-SXM\", \"engine\": {\"max_num_seqs\": 128, "
+	    "\"max_num_batched_tokens\": 4096}, \"kv_transfer\": {\"layerwise\": true},"
+	    " \"pools\": [{\"name\": \"pre\", \"role\": \"prefill\", \"nodes\": 10, "
+	    "\"nodes_per_server\": 4},"
+	    " {\"name\": \"dec\", \"role\": \"decode\", \"nodes\": 5, \"gpu\": \"L40S\", "
+	    "\"engine\": {\"max_num_seqs\": 64}},"
+	    " {\"nodes\": 2, \"gpu\": \"A100-80G\", \"tp\": 2, \"nodes_per_server\": 1}]},"
+	    " \"router\": {\"disagg\": {\"min_prefill_tokens\": 256}},"
+	    " \"faults\": [{\"kind\": \"link\", \"server\": %d, \"at_s\": 1, \"duration_s\": 1, "
+	    "\"factor\": 0.5}]}";
+	char json[2048];
+	snprintf(json, sizeof json, fmt, 5);
+	th_scenario(json, NULL, &s);
+	ck_assert_int_eq(s.n_pools, 3);
+	ck_assert_int_eq(s.disaggregated, 1);
+	static const struct {
+		const char *name, *gpu;
+		enum pool_role role;
+		int first_node, first_server, n_servers, nodes, nps, tp, seqs;
+		int64_t blocks;
+	} want[] = {{"pre", "H100-SXM", POOL_PREFILL, 0, 0, 3, 10, 4, 1, 128, 28531},
+		    {"dec", "L40S", POOL_DECODE, 10, 3, 1, 5, 8, 1, 64, 12560},
+		    {"pool2", "A100-80G", POOL_MIXED, 15, 4, 2, 2, 1, 2, 128, 65045}};
+	for (int i = 0; i < 3; i++) {
+		const struct pool_cfg *p = &s.pools[i];
+		ck_assert_str_eq(p->name, want[i].name);
+		ck_assert_int_eq(p->role, want[i].role);
+		ck_assert_str_eq(p->cl.gpu->name, want[i].gpu);
+		ck_assert_int_eq(p->first_node, want[i].first_node);
+		ck_assert_int_eq(p->first_server, want[i].first_server);
+		ck_assert_int_eq(p->n_servers, want[i].n_servers);
+		ck_assert_int_eq(p->cl.nodes, want[i].nodes);
+		ck_assert_int_eq(p->cl.nodes_per_server, want[i].nps);
+		ck_assert_int_eq(p->cl.tp, want[i].tp);
+		ck_assert_int_eq(p->cl.engine.max_num_seqs, want[i].seqs);
+		ck_assert_int_eq(p->cl.engine.max_num_batched_tokens, 4096);
+		ck_assert_int_eq(p->cl.engine.kv_block_tokens, 16);
+		ck_assert_int_eq(p->kv_blocks_per_node, want[i].blocks);
+		ck_assert_double_eq(p->weight_bytes, 16.06e9);
+		ck_assert_str_eq(p->cl.model->name, "Llama-3-8B");
+		ck_assert_int_eq(p->cl.kv_transfer, KVX_NIXL);
+		ck_assert_int_eq(p->cl.kv_layerwise, 1);
+		double blocks_check =
+		    (double)cfg_kv_blocks(&p->cl, p->cl.engine.gpu_memory_utilization,
+					  p->cl.engine.activation_reserve_gib, NULL, NULL);
+		ck_assert_double_eq(blocks_check, (double)want[i].blocks);
+	}
+	/* each pool's servers are its own: L40S servers default to theirs */
+	ck_assert_str_eq(s.pools[0].cl.server->name, "DGX-H100");
+	ck_assert_str_eq(s.pools[1].cl.server->name, "PCIe-2-8-5-200");
+	ck_assert_str_eq(s.pools[2].cl.server->name, "DGX-A100");
+	/* the whole cluster: pool 0's keys, all the nodes */
+	ck_assert_int_eq(s.cluster.nodes, 17);
+	ck_assert_str_eq(s.cluster.gpu->name, "H100-SXM");
+	ck_assert_int_eq(s.cluster.nodes_per_server, 4);
+	ck_assert_int_eq(s.kv_blocks_per_node, 28531);
+	ck_assert_int_eq(s.cluster.kv_layerwise, 1);
+	ck_assert_int_eq(s.router.min_prefill_tokens, 256);
+	ck_assert_str_eq(s.router.decode_policy, "least_loaded");
+	char *dp = cJSON_PrintUnformatted(s.router.decode_params);
+	ck_assert_str_eq(dp, "{\"metric\":\"kv_util\"}");
+	free(dp);
+	ck_assert_str_eq(s.router.decode_params_path, "router.decode_policy");
+	ck_assert_int_eq(s.faults[0].target, 5);
+	cfg_scenario_free(&s);
+	/* servers are counted over the pools: 3 + 1 + 2 */
+	snprintf(json, sizeof json, fmt, 6);
+	expect_error(json, "faults[0].server: expected an integer in [0, 5], got 6");
+}
+END_TEST
+
+/* Without cluster.pools the cluster is one mixed pool named "cluster":
+ * the same keys, blocks and layout as scenario.cluster. */
+START_TEST(no_pools_is_one_mixed_pool)
+{
+	struct scenario s;
+	th_scenario("{}", NULL, &s);
+	ck_assert_int_eq(s.n_pools, 1);
+	ck_assert_int_eq(s.disaggregated, 0);
+	const struct pool_cfg *p = &s.pools[0];
+	ck_assert_str_eq(p->name, "cluster");
+	ck_assert_int_eq(p->role, POOL_MIXED);
+	ck_assert_int_eq(p->first_node, 0);
+	ck_assert_int_eq(p->first_server, 0);
+	ck_assert_int_eq(p->n_servers, 1);
+	ck_assert_int_eq(p->cl.nodes, 8);
+	ck_assert_int_eq(s.cluster.nodes, 8);
+	ck_assert_int_eq(p->kv_blocks_per_node, 28531);
+	ck_assert_int_eq(s.kv_blocks_per_node, 28531);
+	ck_assert_double_eq(s.weight_bytes, p->weight_bytes);
+	ck_assert_ptr_eq(p->cl.gpu, s.cluster.gpu);
+	ck_assert_ptr_eq(p->cl.server, s.cluster.server);
+	ck_assert_double_eq(p->cl.cost.mfu, s.cluster.cost.mfu);
+	ck_assert_int_eq(s.cluster.kv_transfer, KVX_NIXL);
+	ck_assert_int_eq(s.cluster.kv_layerwise, 0);
+	ck_assert_int_eq(s.router.min_prefill_tokens, 0);
+	cfg_scenario_free(&s);
+	/* 20 replicas of tp 8: one per server, 20 servers */
+	th_scenario("{\"cluster\": {\"model\": \"Llama-3-70B\", \"tp\": 8, \"nodes\": 20}}", NULL,
+		    &s);
+	ck_assert_int_eq(s.pools[0].n_servers, 20);
+	ck_assert_int_eq(s.pools[0].cl.nodes, 20);
+	ck_assert_int_eq(s.pools[0].kv_blocks_per_node, s.kv_blocks_per_node);
+	cfg_scenario_free(&s);
+}
+END_TEST
+
+/* cluster.kv_transfer: a path's name or {"path", "layerwise"}. */
+START_TEST(kv_transfer_string_or_object)
+{
+	static const struct {
+		const char *json;
+		enum kv_path path;
+		int layerwise;
+	} ok[] = {{"\"none\"", KVX_NONE, 0},
+		  {"\"lmcache\"", KVX_LMCACHE, 0},
+		  {"{}", KVX_NIXL, 0},
+		  {"{\"path\": \"lmcache\"}", KVX_LMCACHE, 0},
+		  {"{\"layerwise\": true}", KVX_NIXL, 1},
+		  {"{\"path\": \"none\", \"layerwise\": false}", KVX_NONE, 0}};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		char json[256];
+		struct scenario s;
+		snprintf(json, sizeof json, "{\"cluster\": {\"kv_transfer\": %s}}", ok[i].json);
+		th_scenario(json, NULL, &s);
+		ck_assert_int_eq(s.cluster.kv_transfer, ok[i].path);
+		ck_assert_int_eq(s.cluster.kv_layerwise, ok[i].layerwise);
+		ck_assert_int_eq(s.pools[0].cl.kv_transfer, ok[i].path);
+		cfg_scenario_free(&s);
+	}
+	expect_error("{\"cluster\": {\"kv_transfer\": {\"path\": \"rdma\"}}}",
+		     "cluster.kv_transfer.path: expected one of none, nixl, lmcache, got \"rdma\"");
+	expect_error("{\"cluster\": {\"kv_transfer\": {\"layer\": true}}}",
+		     "cluster.kv_transfer.layer: unknown key (expected one of: path, layerwise)");
+	expect_error("{\"cluster\": {\"kv_transfer\": 3}}",
+		     "cluster.kv_transfer: expected one of none, nixl, lmcache, got a number");
+}
+END_TEST
+
+/* router.decode_policy's params: its policy_params entry without the
+ * router's mechanism keys; least_loaded measures KV utilisation unless
+ * the entry names a metric. */
+START_TEST(decode_policy_params)
+{
+	struct scenario s;
+	th_scenario("{\"router\": {\"policy_params\": {\"least_loaded\": {\"metric\": "
+		    "\"outstanding\", \"migration\": \"recompute\"}}}}",
+		    NULL, &s);
+	char *p = cJSON_PrintUnformatted(s.router.decode_params);
+	ck_assert_str_eq(p, "{\"metric\":\"outstanding\"}");
+	ck_assert_str_eq(s.router.decode_params_path, "router.policy_params.least_loaded");
+	free(p);
+	cfg_scenario_free(&s);
+	th_scenario("{\"router\": {\"policy_params\": {\"least_loaded\": {\"shed\": \"none\"}}}}",
+		    NULL, &s);
+	p = cJSON_PrintUnformatted(s.router.decode_params);
+	ck_assert_str_eq(p, "{\"metric\":\"kv_util\"}");
+	ck_assert_str_eq(s.router.decode_params_path, "router.policy_params.least_loaded");
+	free(p);
+	cfg_scenario_free(&s);
+	th_scenario("{\"router\": {\"decode_policy\": \"kv_cost\", \"policy_params\": {\"kv_cost\": "
+		    "{\"candidates\": 2, \"offload\": true}}}}",
+		    NULL, &s);
+	p = cJSON_PrintUnformatted(s.router.decode_params);
+	ck_assert_str_eq(p, "{\"candidates\":2}");
+	ck_assert_str_eq(s.router.decode_policy, "kv_cost");
+	free(p);
+	cfg_scenario_free(&s);
+	th_scenario("{\"router\": {\"decode_policy\": \"round_robin\"}}", NULL, &s);
+	ck_assert_ptr_null(s.router.decode_params);
+	ck_assert_str_eq(s.router.decode_params_path, "router.decode_policy");
+	cfg_scenario_free(&s);
+	expect_error("{\"router\": {\"disagg\": {\"min_prefill_tokens\": -1}}}",
+		     "router.disagg.min_prefill_tokens: expected an integer in [0, 100000000], got -1");
+}
+END_TEST
+
+/* Errors in a pool name its path; an error in a key a pool inherits names
+ * the cluster's key and the pool it was read for. */
+START_TEST(pool_errors_name_the_pool)
+{
+	expect_error("{\"cluster\": {\"model\": \"Llama-3-70B\", \"tp\": 2, \"pools\": "
+		     "[{\"nodes\": 1}, {\"nodes\": 1, \"gpu\": \"L40S\"}]}}",
+		     "cluster.pools[1]: Llama-3-70B needs 131.5 GiB of weights (bf16); 2 x L40S has "
+		     "90.0 GiB, 81.0 GiB usable at gpu_memory_utilization 0.9 with a 1.0 GiB "
+		     "activation reserve per GPU, leaving no room for KV cache; raise "
+		     "cluster.pools[1].tp or pick a larger GPU");
+	expect_error("{\"cluster\": {\"server\": \"DGX-H100\", \"pools\": [{\"nodes\": 1}, "
+		     "{\"nodes\": 1, \"gpu\": \"L40S\"}]}}",
+		     "cluster.server (for cluster.pools[1]): a DGX-H100 server holds H100-SXM GPUs, "
+		     "not L40S");
+	expect_error("{\"cluster\": {\"cost_model\": {\"mfu\": 0.5}, \"pools\": [{\"nodes\": 1}, "
+		     "{\"nodes\": 1, \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 2}}]}}",
+		     "cluster.cost_model.mfu (for cluster.pools[1]): not read by the fixed cost model");
+	expect_error("{\"cluster\": {\"pools\": [{\"nodes\": 1, \"tp\": 3}]}}",
+		     "cluster.pools[0].tp: expected a divisor of Llama-3-8B's 32 attention heads");
+	expect_error("{\"cluster\": {\"pools\": [{\"nodes\": 1, \"engine\": {\"max_num_seqs\": 0}}]}}",
+		     "cluster.pools[0].engine.max_num_seqs: expected an integer in [1, 65536], got 0");
+	expect_error("{\"cluster\": {\"pools\": [{\"nodes\": 1, \"engine\": {\"prefix_caching\": "
+		     "false}}]}}",
+		     "cluster.pools[0].engine.prefix_caching: a key of the whole cluster, not of one "
+		     "pool (KV handed between pools must agree on it); set it at cluster level "
+		     "(cluster.engine.prefix_caching)");
+	expect_error("{\"cluster\": {\"pools\": []}}", "cluster.pools: expected a non-empty array");
+	expect_error("{\"cluster\": {\"pools\": [{\"name\": \"a\"}]}}",
+		     "cluster.pools[0].nodes: missing (each pool sets its node count)");
+	expect_error("{\"cluster\": {\"pools\": [{\"nodes\": 1, \"name\": "
+		     "\"a-name-that-is-much-too-long-for-a-pool\"}]}}",
+		     "cluster.pools[0].name: expected a non-empty string of at most 31 characters");
+	expect_error("{\"cluster\": {\"pools\": [{\"nodes\": 1, \"role\": \"decode\"}, "
+		     "{\"nodes\": 1}]}}",
+		     "cluster.pools: a decode pool needs a prefill pool to take its KV from");
+	expect_error("{\"cluster\": {\"kv_transfer\": \"none\", \"pools\": [{\"nodes\": 1, "
+		     "\"role\": \"prefill\"}, {\"nodes\": 1, \"role\": \"decode\"}]}}",
+		     "cluster.kv_transfer: a prefill pool sends each request's KV to a decode pool, "
+		     "and \"none\" leaves no path");
+	/* a default every pool overrides is never read */
+	expect_error("{\"cluster\": {\"gpu\": \"H200\", \"pools\": [{\"nodes\": 1, \"gpu\": "
+		     "\"L40S\"}, {\"nodes\": 1, \"gpu\": \"H100-SXM\"}]}}",
+		     "cluster.gpu: every pool in cluster.pools sets its own, so this default is "
+		     "never read; remove it");
+	expect_error("{\"cluster\": {\"engine\": {\"max_num_seqs\": 8}, \"pools\": [{\"nodes\": 1, "
+		     "\"engine\": {\"max_num_seqs\": 4}}]}}",
+		     "cluster.engine.max_num_seqs: every pool in cluster.pools sets its own");
+	expect_error("{\"cluster\": {\"engine\": {\"bogus\": 1}, \"pools\": [{\"nodes\": 1}]}}",
+		     "cluster.engine.bogus: unknown key (expected one of: kv_block_tokens");
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -357,6 +597,11 @@ Suite *config_suite(void)
 	tcase_add_test(tc, strings_must_be_utf8);
 	tcase_add_test(tc, slurp_has_a_limit);
 	tcase_add_test(tc, times_convert_within_the_clock);
+	tcase_add_test(tc, pools_number_inherit_and_size);
+	tcase_add_test(tc, no_pools_is_one_mixed_pool);
+	tcase_add_test(tc, kv_transfer_string_or_object);
+	tcase_add_test(tc, decode_policy_params);
+	tcase_add_test(tc, pool_errors_name_the_pool);
 	suite_add_tcase(s, tc);
 	return s;
 }
