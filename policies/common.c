@@ -59,11 +59,11 @@ double pol_metric_of(enum pol_metric m, const struct pol_node_view *n)
 {
 	switch (m) {
 	case POL_M_QUEUED_TOKENS:
-		return (double)(n->queued_tokens + n->routed_tokens_since);
+		return (double)(n->queued_tokens + n->routed_tokens_since) / pol_speed(n);
 	case POL_M_KV_UTIL:
 		return n->kv_util;
 	default:
-		return n->outstanding;
+		return n->outstanding / pol_speed(n);
 	}
 }
 

@@ -124,6 +124,9 @@ struct kc_min {
 	int32_t pick;
 };
 
+/* c: node i's cost over its speed (pol_speed: at most 1, so a bound on a
+ * cost before the division is still one after it, and the scans' pruning
+ * holds). */
 static inline void kc_offer(struct kc *s, struct kc_min *m, uint32_t i, double c)
 {
 	s->cost[i] = c;
@@ -180,7 +183,7 @@ static void kc_scan_engine(struct kc *s, const struct pol_view *v, const struct 
 		uint32_t hit = cap ? v->cached_prefix(v->ctx, i, r) : 0;
 		if (hit != cap)
 			c = s->overlap_weight * (need - hit) + v->nodes[i].kv_used_blocks;
-		kc_offer(s, mn, i, c);
+		kc_offer(s, mn, i, c / pol_speed(&v->nodes[i]));
 	}
 }
 
@@ -233,7 +236,7 @@ static void kc_scan_router(struct kc *s, const struct pol_view *v, const struct 
 			v->cached_tiers(v->ctx, i, r, hit, &host, &disk);
 		double x = pre - (s->device_credit * hit + s->host_credit * host +
 				  s->disk_credit * disk);
-		kc_offer(s, mn, i, s->overlap_weight * (x > 0 ? x : 0) + load);
+		kc_offer(s, mn, i, (s->overlap_weight * (x > 0 ? x : 0) + load) / pol_speed(nv));
 	}
 }
 

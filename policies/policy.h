@@ -63,7 +63,17 @@ struct pol_node_view {
 	double temperature_c;    /* 0 without the thermal model */
 	int throttled;           /* 1 while thermal throttling slows it */
 	int closed;              /* above router.kv_watermark: no new sessions */
+	/* The node's speed: its pool's prefill throughput (the cost model's)
+	 * over the fastest pool's; 1 in a cluster of one GPU type. Load
+	 * metrics divide by it (pol_metric_of), so that a node twice as fast
+	 * takes twice the load; 0 reads as 1 (pol_speed). */
+	double speed;
 };
+
+static inline double pol_speed(const struct pol_node_view *n)
+{
+	return n->speed > 0 ? n->speed : 1.0;
+}
 
 struct pol_view {
 	uint32_t n_nodes;

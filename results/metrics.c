@@ -99,7 +99,7 @@ void met_csv_header(FILE *f)
 {
 	fputs("id,session,turn,node,status,reason,arrival_s,prompt_tokens,output_tokens,ttft_s,"
 	      "tpot_s,e2e_s,queue_s,cached,reloaded,migrated,recomputed,fresh,preempt_recomputed,"
-	      "preemptions\n",
+	      "preemptions,prefill_node\n",
 	      f);
 }
 
@@ -179,7 +179,10 @@ static void csv_row(FILE *f, const struct request *r, const char *status, double
 	p = put_u(p, r->recomputed, ',');
 	p = put_u(p, r->fresh, ',');
 	p = put_u(p, r->preempt_recomputed, ',');
-	p = put_u(p, r->preemptions, '\n');
+	p = put_u(p, r->preemptions, ',');
+	if (r->prefill_node >= 0)
+		p += fmt_i64(p, r->prefill_node);
+	*p++ = '\n';
 	fwrite(line, 1, (size_t)(p - line), f);
 }
 
@@ -342,4 +345,7 @@ void met_summary_free(struct met_summary *s)
 	free(s->nodes);
 	s->nodes = NULL;
 	s->n_nodes = 0;
+	free(s->pools);
+	s->pools = NULL;
+	s->n_pools = 0;
 }

@@ -40,9 +40,28 @@ struct met_tokens {
 };
 
 struct met_node {
-	int id;
+	int id, pool;
 	double busy_ratio, mean_kv_util, peak_kv_util, throttled_s;
 	uint64_t requests;
+};
+
+/* One pool's figures (scenario cluster.pools; a cluster without pools is
+ * one mixed pool named "cluster"). */
+struct met_pool {
+	char name[32];
+	const char *role, *gpu; /* static and catalog strings */
+	int tp, nodes;
+	double busy_ratio, mean_kv_util; /* means over its nodes */
+	uint64_t requests;               /* requests its nodes ran to their end there */
+};
+
+/* Disaggregated hand-overs (prefill pool to decode pool): delivered,
+ * failed over to another decode node, kept on a decode node by
+ * router.disagg.min_prefill_tokens; bytes sent, flow seconds and seconds
+ * waiting for room on the decode node, summed. */
+struct met_pd {
+	uint64_t count, failovers, local;
+	double bytes, seconds, wait_s;
 };
 
 /* Everything summary.json holds. */
@@ -114,6 +133,15 @@ struct met_summary {
 	double slo_ttft_s, slo_tpot_s, slo_attainment, goodput_rps;
 	struct met_node *nodes;
 	size_t n_nodes;
+	struct met_pool *pools;
+	size_t n_pools;
+	int disaggregated; /* the cluster has a prefill pool */
+	struct met_pd pd;
+	/* TTFT split, means over completed requests (s): queue before the
+	 * prefill, the prefill, the KV transfer, and the rest to the first
+	 * token (waiting for room and in the decode node's queue, and its
+	 * first iteration); the four add up to the mean TTFT. */
+	double ttft_split_s[4];
 	double imbalance_max_over_mean, imbalance_jain;
 	/* perf: the only part that differs between identical runs */
 	uint64_t events;

@@ -104,13 +104,16 @@ static void audit_node(struct sim *s, uint32_t i)
 	uint32_t waiting = 0;
 	for (const struct request *r = n->wait_head; r; r = r->qnext) {
 		waiting++;
-		if (r->state != REQ_WAITING || r->node != (int32_t)i || r->n_blocks != 0) {
+		/* a hand-over's KV came with it (node_reserve): its blocks are held */
+		if (r->state != REQ_WAITING || r->node != (int32_t)i ||
+		    (r->n_blocks != 0 && r->pd != PD_DECODE) || r->n_own > r->n_blocks) {
 			audit_fail(s, "node %u: waiting request %llu has state %d, node %d, %u blocks", i,
 				   (unsigned long long)r->id, r->state, r->node, r->n_blocks);
 			return;
 		}
 		if (audit_request(s, r))
 			return;
+		own += r->n_own;
 	}
 	if (waiting != n->n_waiting) {
 		audit_fail(s, "node %u: %u requests in the waiting queue, counted %u", i, waiting,
@@ -146,8 +149,9 @@ static void audit_node(struct sim *s, uint32_t i)
 			   open, n->n_open);
 		return;
 	}
+	own += s->pd_own[i]; /* held for hand-overs outside its queues (pd.c) */
 	if (locked + own != n->kv.n_used) {
-		audit_fail(s, "node %u: %llu blocks in use, but locked cached blocks (%llu) + running "
+		audit_fail(s, "node %u: %llu blocks in use, but locked cached blocks (%llu) + its "
 			      "requests' own blocks (%llu) = %llu",
 			   i, (unsigned long long)n->kv.n_used, (unsigned long long)locked,
 			   (unsigned long long)own, (unsigned long long)(locked + own));

@@ -111,7 +111,7 @@ int engine_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 				       s->sc->cluster.nvme->latency_s);
 		t = t2 > t ? t2 : t;
 	}
-	if (!r->swapped && t >= cost_prefill_s(&s->cost, (double)(j - m.blocks) * B,
+	if (!r->swapped && t >= cost_prefill_s(s->nodes[dst].cost, (double)(j - m.blocks) * B,
 					       (double)m.blocks * B))
 		return 0;
 	r->rel_lo = m.blocks;

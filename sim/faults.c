@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "sim/links.h"
+#include "sim/pd.h"
 #include "sim/router.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
@@ -18,7 +19,7 @@
 static void crash(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
-	if (!s->views[0][i].up)
+	if (!s->alive[i])
 		return;
 	node_sync(n, s->now);
 	evq_timer_cancel(&s->q, i); /* its step end, if any */
@@ -43,6 +44,14 @@ static void crash(struct sim *s, uint32_t i)
 	views_refresh(s, i);
 	for (uint32_t j = 0; j < k && !s->error; j++)
 		router_retry(s, s->evac[j]);
+	if (s->pdw_head) {
+		/* hand-overs waiting for room on it go to another decode node */
+		uint32_t nf = pd_node_down(s, i);
+		for (uint32_t j = 0; j < nf && !s->error; j++)
+			router_retry(s, s->pd_fail[j]);
+	} else {
+		s->pd_own[i] = 0;
+	}
 	while (s->swq_head[i] && !s->error) {
 		struct request *r = s->swq_head[i];
 		s->swq_head[i] = r->qnext;
@@ -125,7 +134,7 @@ void faults_ev_fault(struct sim *s, const struct event *ev)
 	case FAULT_CRASH:
 		if (!end)
 			crash(s, t); /* nothing if already down */
-		else if (head < 0 && !s->views[0][t].up) {
+		else if (head < 0 && !s->alive[t]) {
 			views_set_up(s, t, 1);
 			views_refresh(s, t);
 		}

@@ -751,6 +751,26 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	while (!preempted && !n->hold_admissions && n->wait_head && n->n_running < n->max_seqs &&
 	       budget > 0) {
 		struct request *r = n->wait_head;
+		if (r->n_blocks) {
+			/* its KV came with it (node_reserve): it computes its
+			 * last prompt token, whose output is its first token */
+			wait_pop_front(n);
+			uint32_t want = r->num_tokens - r->num_computed;
+			if (want > budget)
+				want = budget;
+			r->ep_start = r->num_computed;
+			r->ep_hw = r->high_water;
+			r->ep_open = 1;
+			r->state = REQ_RUNNING;
+			n->running[n->n_running++] = r;
+			n->batch[n->n_batch++] = (struct batch_entry){r, want, r->num_computed};
+			cost_add_prefill(&cb, want, r->num_computed);
+			all_decode = 0;
+			if (!prefill_folds(n, r, r->num_computed, want))
+				fold = 0;
+			budget -= want;
+			continue;
+		}
 		uint32_t known = node_full_blocks(n, r->num_tokens);
 		if (known > r->n_hashes)
 			known = r->n_hashes;
@@ -929,7 +949,16 @@ void node_finish_step(struct node *n, int64_t now_ns)
 			r->kv_hint = r->kv_tail; /* where its session's next turn looks */
 			if (r->kv_tail != KV_NONE)
 				hint_from_tail(n, r);
-			release_blocks(n, r);
+			if (r->pd == PD_PREFILL) {
+				/* its KV stays held until it has left for the
+				 * decode node (node_release_held) */
+				r->pd_src_tail = r->kv_tail;
+				r->pd_src_own = r->n_own;
+				r->kv_tail = KV_NONE;
+				r->n_blocks = r->n_own = 0;
+			} else {
+				release_blocks(n, r);
+			}
 			n->done[n->n_done++] = r;
 		}
 	}
@@ -947,6 +976,67 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	n->sync_due_ns = INT64_MAX;
 	for (uint32_t i = 0; i < n->n_done; i++)
 		n->hooks.on_done(n->hooks.ctx, n->done[i], now_ns);
+}
+
+int node_reserve(struct node *n, struct request *r, uint32_t *hit_blocks)
+{
+	uint32_t B = n->block_tokens, P = r->prompt_tokens;
+	uint32_t known = node_full_blocks(n, P);
+	if (known > r->n_hashes)
+		known = r->n_hashes;
+	struct kv_match m = {0, 0, KV_NONE, 0, 0};
+	if (n->prefix_caching)
+		node_lookup(n, r->hashes, known, &m);
+	uint32_t total = node_blocks_for(n, P);
+	if (total < m.blocks)
+		total = m.blocks;
+	if (total - m.blocks > kv_available(&n->kv) - m.unlocked)
+		return -1;
+	r->kv_tail = kv_acquire(&n->kv, &m);
+	if (r->kv_tail != KV_NONE)
+		note_tail_key(n, r);
+	r->n_blocks = m.blocks;
+	r->n_own = 0;
+	if (grow_to(n, r, P))
+		n->kv.oom = 1; /* room was checked above */
+	/* nothing computed here yet: the hit's tokens are its KV so far */
+	r->num_computed = m.blocks * B < P ? m.blocks * B : P - 1;
+	*hit_blocks = m.blocks;
+	return 0;
+}
+
+int node_admit_reserved(struct node *n, struct request *r, int64_t now_ns)
+{
+	uint32_t P = r->prompt_tokens;
+	/* the prompt's KV is here, all but its last token, which it computes
+	 * to give its first output token (vLLM's decode side does the same) */
+	r->num_tokens = P;
+	r->num_computed = P - 1;
+	r->high_water = P - 1;
+	r->generated = 0;
+	uint32_t full = node_full_blocks(n, P - 1);
+	if (full > r->n_hashes)
+		full = r->n_hashes;
+	uint32_t next = r->n_blocks - r->n_own;
+	if (n->prefix_caching && next < full)
+		commit_blocks(n, r, next, full);
+	r->state = REQ_WAITING;
+	r->node = n->id;
+	wait_push_back(n, r);
+	return node_cut_span(n, now_ns);
+}
+
+void node_unreserve(struct node *n, struct request *r)
+{
+	release_blocks(n, r);
+	r->num_computed = 0;
+}
+
+void node_release_held(struct node *n, struct request *r)
+{
+	kv_release(&n->kv, r->pd_src_tail, r->pd_src_own);
+	r->pd_src_tail = KV_NONE;
+	r->pd_src_own = 0;
 }
 
 int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns)

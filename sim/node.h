@@ -191,6 +191,20 @@ static inline void node_hint_admission(const struct node *n, struct request *r, 
 	r->kv_hint_depth = depth;
 	kv_prefetch_run_lines(&n->kv, run);
 }
+/* Disaggregated decode. node_reserve: takes on n the room r's prompt KV
+ * needs (its cached prefix here locked, own blocks for the rest) before
+ * the prefill node sends it; *hit_blocks: the prompt's full blocks found
+ * cached (the rest is sent). -1 (nothing taken) when there is no room. Call
+ * node_sync first. node_admit_reserved: the KV has arrived; its full
+ * blocks enter the cache and r joins the waiting queue holding its blocks
+ * (admitted ahead of any memory check: it needs a batch slot only);
+ * returns as node_enqueue. node_unreserve: gives a reservation back.
+ * node_release_held: the prefill node lets go of the KV a finished
+ * PD_PREFILL request kept (request.pd_src_tail). */
+int node_reserve(struct node *n, struct request *r, uint32_t *hit_blocks);
+int node_admit_reserved(struct node *n, struct request *r, int64_t now_ns);
+void node_unreserve(struct node *n, struct request *r);
+void node_release_held(struct node *n, struct request *r);
 /* As node_enqueue, at the head of the queue (a swapped-in request). */
 int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns);
 /* Takes every request off the node (a crash): waiting ones in queue order,

@@ -32,6 +32,8 @@ struct request *pool_req_get(struct sim *s)
 	r->kv_hint = KV_NONE;
 	r->ever_run = CTREE_NONE;
 	r->node = -1;
+	r->prefill_node = -1;
+	r->pd_src_tail = KV_NONE;
 	r->sched_ns = -1;
 	return r;
 }

@@ -267,7 +267,7 @@ static void land(struct sim *s, uint32_t k)
 	struct session_rec *rec = mv.rec;
 	if (rec->idle_seq != mv.seq || rec->id == 0 || rec->live != 0)
 		return; /* its next turn came: it found its KV on the source */
-	if (!s->views[0][mv.dst].up || s->crashes[mv.dst] != mv.crash_dst)
+	if (!s->alive[mv.dst] || s->crashes[mv.dst] != mv.crash_dst)
 		return; /* the copy went with the destination's HBM */
 	const struct request *next = rec->idle_req;
 	struct node *dn = &s->nodes[mv.dst], *sn = &s->nodes[mv.src];

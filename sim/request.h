@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+enum pd_phase { PD_NONE, PD_PREFILL, PD_DECODE };
+
 enum req_state {
 	REQ_NEW,      /* arrived, not yet routed */
 	REQ_TRANSFER, /* routed; its KV is in flight to the node */
@@ -112,6 +114,20 @@ struct request {
 	 * admitted with; ep_recomputed sums the admissions that ended. */
 	uint32_t ep_start, ep_hw, ep_recomputed;
 	int ep_open;
+	/* S: disaggregated prefill/decode (pd.c). pd: PD_NONE, or PD_PREFILL
+	 * while it prefills on a prefill node (output_tokens is 1 there; the
+	 * request's own is in pd_output), PD_DECODE from its hand-over on.
+	 * prefill_node: where it prefilled (-1: not disaggregated). Times:
+	 * its prefill's admission and end on the prefill node, its KV flow's
+	 * start and its arrival on the decode node (0: not yet). The prefill
+	 * node's blocks stay held (kv_tail, n_own as the engine left them in
+	 * pd_src_tail, pd_src_own) until the KV has left. */
+	uint8_t pd;
+	int32_t prefill_node;
+	uint32_t pd_output;
+	uint32_t pd_src_tail, pd_src_own, pd_src_crashes;
+	uint32_t pd_blocks; /* blocks sent (those the decode node lacked) */
+	int64_t pd_sched_ns, pd_done_ns, pd_xfer_ns, pd_arrive_ns;
 	const char *reason; /* static string: why shed or failed */
 	struct request *qnext, *qprev; /* waiting-queue links */
 	struct request *pool_next;     /* free-list link */

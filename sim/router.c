@@ -9,6 +9,7 @@
 #include "sim/engine.h"
 #include "sim/ledger.h"
 #include "sim/links.h"
+#include "sim/pd.h"
 #include "sim/pool.h"
 #include "sim/premig.h"
 #include "sim/runlog.h"
@@ -53,7 +54,10 @@ static double recompute_cost_s(const struct sim *s, const struct request *r)
 	uint32_t n = r->recomputed + r->preempt_recomputed;
 	if (n == 0)
 		return 0;
-	return s->cost.tp * cost_prefill_s(&s->cost, n, r->cached + r->migrated + r->reloaded);
+	/* on the pool that prefilled it (pool 0's model if none did) */
+	int32_t at = r->prefill_node >= 0 ? r->prefill_node : r->node;
+	const struct cost_model *c = at >= 0 ? s->nodes[at].cost : &s->costs[0];
+	return c->tp * cost_prefill_s(c, n, r->cached + r->migrated + r->reloaded);
 }
 
 static void *pol_state(const struct sim *s, const struct request *r)
@@ -75,6 +79,8 @@ static void finish(struct sim *s, struct request *r)
 		__builtin_prefetch(r->wl_session);
 	if (met_record(&s->met, r, recompute_cost_s(s, r)))
 		sim_fail(s, "out of memory");
+	if (r->state == REQ_DONE)
+		pd_record(s, r);
 	if (s->opts->on_request)
 		s->opts->on_request(s->opts->ctx, r);
 	int completed = r->state == REQ_DONE, session_done = 1;
@@ -107,7 +113,14 @@ static void finish(struct sim *s, struct request *r)
 		}
 	}
 	if (s->pol->on_complete)
-		s->pol->on_complete(pol_state(s, r), r, completed ? r->node : -1, session_done);
+		s->pol->on_complete(pol_state(s, r), r,
+				    completed && r->prefill_node < 0 ? r->node
+				    : completed			  ? r->prefill_node
+								  : -1,
+				    session_done);
+	if (s->dpol && s->dpol->on_complete)
+		s->dpol->on_complete(s->dpol_st, r, completed && r->prefill_node >= 0 ? r->node : -1,
+				     session_done);
 	/* A session ends with its last request: a trace may give one session
 	 * two requests at once, and the other still uses the record. */
 	struct session_rec *rec = r->session_rec;
@@ -141,6 +154,7 @@ void router_retry(struct sim *s, struct request *r)
 {
 	if (r->node >= 0)
 		views_count_done(s, r, (uint32_t)r->node);
+	pd_drop(s, r);
 	r->retries++;
 	s->retries++;
 	if (r->retries > (uint32_t)s->sc->router.max_retries) {
@@ -169,7 +183,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	struct session_rec *rec = r->session_rec;
 	const struct scenario *sc = s->sc;
 	if (!rec || rec->last_node < 0 || (uint32_t)rec->last_node == dst ||
-	    !sc->cluster.engine.prefix_caching || !s->views[0][rec->last_node].up)
+	    !sc->cluster.engine.prefix_caching || !s->alive[rec->last_node])
 		return 0;
 	uint32_t B = (uint32_t)sc->cluster.engine.kv_block_tokens;
 	uint32_t full = r->prompt_tokens / B;
@@ -212,7 +226,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	double latency_s;
 	const struct cat_link *link = links_kv_path(s, src_i, dst, ports, &n_ports, &latency_s);
 	double t_xfer = links_estimate_s(s, ports, n_ports, bytes, latency_s);
-	double t_recompute = cost_prefill_s(&s->cost, tokens, (double)have * B);
+	double t_recompute = cost_prefill_s(dn->cost, tokens, (double)have * B);
 	enum migration_mode mode = kv == MIG_DEFAULT ? s->mech.migration : kv;
 	if (sc->cluster.kv_transfer == KVX_NONE || mode == MIG_RECOMPUTE ||
 	    (mode == MIG_AUTO && t_xfer >= t_recompute))
@@ -242,7 +256,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
 			   enum migration_mode kv)
 {
-	if (!s->views[0][dst].up) {
+	if (!s->alive[dst]) {
 		router_retry(s, r);
 		return;
 	}
@@ -309,7 +323,7 @@ static double predicted_ttft_s(const struct sim *s, uint32_t i, const struct req
 	const struct met_tokens *t = &s->met.tokens;
 	double miss = t->input ? 1.0 - (double)t->cached / (double)t->input : 1.0;
 	double ahead = ((double)s->nodes[i].waiting_tokens + r->prompt_tokens) * miss;
-	return ahead > 0 ? cost_prefill_s(&s->cost, ahead, 0) : 0;
+	return ahead > 0 ? cost_prefill_s(s->nodes[i].cost, ahead, 0) : 0;
 }
 
 /* The up node (open to new sessions when need_open; healthy when the
@@ -424,13 +438,24 @@ static void route(struct sim *s, struct request *r)
 		dst = (uint32_t)alt;
 	}
 	r->mig_why = (uint8_t)why;
-	r->node = (int32_t)dst;
 	if ((uint64_t)r->prompt_tokens + r->output_tokens > (uint64_t)s->sc->cluster.model->max_context) {
 		reject(s, r, REQ_FAILED, "exceeds_context");
 		return;
 	}
+	/* Pools: a prefill node's request is disaggregated, or prefills on
+	 * its decode node under router.disagg.min_prefill_tokens (pd.c). */
+	if (s->sc->disaggregated) {
+		int32_t to = pd_route(s, r, dst);
+		if (to < 0) {
+			reject(s, r, REQ_FAILED, "exceeds_kv_capacity");
+			return;
+		}
+		dst = (uint32_t)to;
+	}
+	r->node = (int32_t)dst;
 	struct node *n = &s->nodes[dst];
 	if (node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens) > n->kv.n_blocks) {
+		pd_drop(s, r);
 		reject(s, r, REQ_FAILED, "exceeds_kv_capacity");
 		return;
 	}
@@ -621,7 +646,7 @@ void router_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 		return;
 	struct node *n = &s->nodes[dst];
 	node_sync(n, s->now);
-	if (engine_unpin(s, r, dst) || !s->views[0][dst].up) {
+	if (engine_unpin(s, r, dst) || !s->alive[dst]) {
 		router_retry(s, r);
 		return;
 	}
@@ -642,6 +667,12 @@ void router_on_done(void *ctx, struct request *r, int64_t now_ns)
 	struct sim *s = ctx;
 	(void)now_ns;
 	views_count_done(s, r, (uint32_t)r->node);
+	if (r->pd == PD_PREFILL) {
+		/* its prefill is done: on to a decode node */
+		if (pd_handoff(s, r))
+			router_retry(s, r);
+		return;
+	}
 	finish(s, r);
 }
 
@@ -652,7 +683,7 @@ static void on_swap_out_done(struct sim *s, struct request *r, uint32_t node)
 {
 	if (--r->pending > 0)
 		return;
-	if (!s->views[0][node].up || r->pin_crashes != s->crashes[node]) {
+	if (!s->alive[node] || r->pin_crashes != s->crashes[node]) {
 		router_retry(s, r);
 		return;
 	}
@@ -680,6 +711,10 @@ void router_ev_deliver(struct sim *s, const struct event *ev)
 		break;
 	case FLOW_PREMIG:
 		premig_delivered(s, target);
+		break;
+	case FLOW_PD:
+		if (pd_delivered(s, r, target))
+			router_retry(s, r);
 		break;
 	default: /* write-downs: the bytes are in the tier */
 		break;

@@ -20,6 +20,7 @@
 #include "sim/interrupt.h"
 #include "sim/ledger.h"
 #include "sim/links.h"
+#include "sim/pd.h"
 #include "sim/pool.h"
 #include "sim/premig.h"
 #include "sim/rng.h"
@@ -60,6 +61,22 @@ static void teardown(struct sim *s)
 			r->pending = UINT32_MAX;
 			pool_req_put(s, r);
 		}
+	for (uint32_t i = 0; s->pdw_head && i < s->n_nodes; i++)
+		for (struct request *r = s->pdw_head[i], *next; r; r = next) {
+			next = r->qnext;
+			r->pending = UINT32_MAX;
+			pool_req_put(s, r);
+		}
+	free(s->pdw_head);
+	free(s->pdw_tail);
+	free(s->dview);
+	free(s->pd_own);
+	free(s->pool_of);
+	free(s->alive);
+	free(s->can_decode);
+	free(s->speed);
+	free(s->costs);
+	pd_free(s);
 	free(s->swq_head);
 	free(s->swq_tail);
 	free(s->crashes);
@@ -178,6 +195,9 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 			return 2;
 	}
 	s->pol_reads_kv_util = s->pol->reads_kv_util ? s->pol->reads_kv_util(s->pol_sts[0]) : 0;
+	int rc = pd_init(s, err, errlen);
+	if (rc)
+		return rc;
 	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
 			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0};
 	s->wl_st = wl_create(sc->workload, &wenv, &s->wl, err, errlen);
@@ -210,7 +230,43 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	const struct scenario *sc = s->sc;
 	const struct cluster_cfg *cl = &sc->cluster;
 	uint32_t N = s->n_nodes;
-	s->n_servers = (N + (uint32_t)cl->nodes_per_server - 1) / (uint32_t)cl->nodes_per_server;
+	const struct pool_cfg *lastp = &sc->pools[sc->n_pools - 1];
+	s->n_servers = (uint32_t)(lastp->first_server + lastp->n_servers);
+	s->pool_of = calloc(N, sizeof *s->pool_of);
+	s->alive = calloc(N, 1);
+	s->can_decode = calloc(N, 1);
+	s->speed = calloc(N, sizeof *s->speed);
+	s->pd_own = calloc(N, sizeof *s->pd_own);
+	if (sc->disaggregated) {
+		s->pdw_head = calloc(N, sizeof *s->pdw_head);
+		s->pdw_tail = calloc(N, sizeof *s->pdw_tail);
+		s->dview = calloc(N, sizeof *s->dview);
+		if (!s->pdw_head || !s->pdw_tail || !s->dview)
+			goto oom;
+	}
+	if (!s->pool_of || !s->alive || !s->can_decode || !s->speed || !s->pd_own)
+		goto oom;
+	/* A node's speed: the fastest pool's prefill time over its pool's,
+	 * for a 4,096-token prompt (the roofline's compute-bound side, where
+	 * GPUs differ most; a single pool's is exactly 1). */
+	double fastest = INFINITY;
+	for (int p = 0; p < sc->n_pools; p++) {
+		double t = cost_prefill_s(&s->costs[p], 4096, 0);
+		if (t < fastest)
+			fastest = t;
+	}
+	for (int p = 0; p < sc->n_pools; p++) {
+		const struct pool_cfg *pc = &sc->pools[p];
+		double sp = sc->n_pools > 1 ? fastest / cost_prefill_s(&s->costs[p], 4096, 0) : 1.0;
+		if (sp != 1.0)
+			s->mixed_speeds = 1;
+		for (int k = 0; k < pc->cl.nodes; k++) {
+			uint32_t i = (uint32_t)(pc->first_node + k);
+			s->pool_of[i] = (uint16_t)p;
+			s->can_decode[i] = pc->role != POOL_PREFILL;
+			s->speed[i] = sp;
+		}
+	}
 	/* 64-byte aligned: a node's first line holds what observers of every
 	 * node read (struct node) */
 	void *na = NULL;
@@ -266,10 +322,14 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		.on_swap_out = engine_on_swap_out,
 	};
 	const struct thermal_cfg *th = &cl->thermal;
+	uint32_t n_up = 0;
 	for (uint32_t i = 0; i < N; i++) {
-		int server = (int)(i / (uint32_t)cl->nodes_per_server);
-		if (node_init(&s->nodes[i], (int)i, server, (uint32_t)sc->kv_blocks_per_node,
-			      &cl->engine, &s->cost, &hooks)) {
+		const struct pool_cfg *pc = &sc->pools[s->pool_of[i]];
+		const struct cluster_cfg *pcl = &pc->cl;
+		int server = pc->first_server + (int)((i - (uint32_t)pc->first_node) /
+						      (uint32_t)pcl->nodes_per_server);
+		if (node_init(&s->nodes[i], (int)i, server, (uint32_t)pc->kv_blocks_per_node,
+			      &pcl->engine, &s->costs[s->pool_of[i]], &hooks)) {
 			snprintf(err, errlen, "out of memory for node %u's KV cache", i);
 			s->n_nodes = i + 1;
 			return -1;
@@ -285,27 +345,37 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 			s->nodes[i].kv.on_evict = links_on_hbm_evict;
 			s->nodes[i].kv.evict_ctx = &s->ectx[i];
 		}
+		/* the routers' policy routes to prefill and mixed pools (a
+		 * decode pool's nodes are reached through pd.c) */
+		int routable = pc->role != POOL_DECODE;
+		s->alive[i] = 1;
+		n_up += (uint32_t)routable;
 		for (uint32_t k = 0; k < s->n_replicas; k++) {
 			s->views[k][i].server = server;
-			s->views[k][i].up = 1;
+			s->views[k][i].up = routable;
 			s->views[k][i].kv_blocks = s->nodes[i].kv.n_blocks;
+			s->views[k][i].speed = s->speed[i];
 		}
 		struct health *h = &s->hl[i];
 		h->ambient_c = th->ambient_c;
-		h->temp_c = th->enabled ? th->ambient_c + th->c_per_w * cl->gpu->tdp_w * th->idle_power_frac
+		h->temp_c = th->enabled ? th->ambient_c + th->c_per_w * pcl->gpu->tdp_w * th->idle_power_frac
 					: 0;
 		h->slow = 1.0;
-		flow_set_capacity(&s->net, links_port_nvlink(i), cl->nvlink_bytes_per_s);
-		flow_set_capacity(&s->net, links_port_nic(i), cl->nic_bytes_per_s);
+		flow_set_capacity(&s->net, links_port_nvlink(i), pcl->nvlink_bytes_per_s);
+		flow_set_capacity(&s->net, links_port_nic(i), pcl->nic_bytes_per_s);
 		views_refresh(s, i);
 	}
-	s->n_up = N;
+	s->n_up = n_up;
 	for (uint32_t k = 0; k < s->n_replicas; k++)
 		if (lh_init(&s->lheap[k], s->views[k], N))
 			goto oom;
-	for (uint32_t k = 0; k < s->n_servers; k++) {
-		flow_set_capacity(&s->net, links_port_host(s, k), cl->host_bytes_per_s);
-		flow_set_capacity(&s->net, links_port_nvme(s, k), cl->nvme->bytes_per_s);
+	for (int p = 0; p < sc->n_pools; p++) {
+		const struct pool_cfg *pc = &sc->pools[p];
+		for (int k = 0; k < pc->n_servers; k++) {
+			uint32_t sv = (uint32_t)(pc->first_server + k);
+			flow_set_capacity(&s->net, links_port_host(s, sv), pc->cl.host_bytes_per_s);
+			flow_set_capacity(&s->net, links_port_nvme(s, sv), pc->cl.nvme->bytes_per_s);
+		}
 	}
 	if (faults_schedule(s) || premig_init(s))
 		goto oom;
@@ -363,6 +433,8 @@ static void ev_step(struct sim *s, const struct event *ev)
 			runlog_trace_step(s, i);
 		node_finish_step(&s->nodes[i], s->now);
 		engine_kick(s, i);
+		if (s->pdw_head && s->pdw_head[i])
+			pd_try_waiting(s, i);
 	}
 	if (s->nodes[i].kv.oom)
 		sim_fail(s, "out of memory (KV cache index)");
@@ -430,6 +502,7 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 		const struct node *n = &s->nodes[i];
 		struct met_node *mn = &out->nodes[i];
 		mn->id = (int)i;
+		mn->pool = s->pool_of[i];
 		mn->busy_ratio = sim_s > 0 ? (double)n->busy_ns * 1e-9 / sim_s : 0;
 		mn->mean_kv_util = s->now > 0 ? n->kv_used_block_ns / (double)s->now / n->kv.n_blocks : 0;
 		mn->peak_kv_util = (double)n->peak_used / n->kv.n_blocks;
@@ -451,6 +524,31 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	}
 	double mean = sum / s->n_nodes;
 	out->imbalance_max_over_mean = mean > 0 ? mx / mean : 0;
+	out->pools = calloc((size_t)sc->n_pools, sizeof *out->pools);
+	if (!out->pools)
+		return -1;
+	out->n_pools = (size_t)sc->n_pools;
+	static const char *const roles[] = {"mixed", "prefill", "decode"};
+	for (int p = 0; p < sc->n_pools; p++) {
+		const struct pool_cfg *pc = &sc->pools[p];
+		struct met_pool *mp = &out->pools[p];
+		snprintf(mp->name, sizeof mp->name, "%s", pc->name);
+		mp->role = roles[pc->role];
+		mp->gpu = pc->cl.gpu->name;
+		mp->tp = pc->cl.tp;
+		mp->nodes = pc->cl.nodes;
+		for (int k = 0; k < pc->cl.nodes; k++) {
+			const struct met_node *mn = &out->nodes[pc->first_node + k];
+			mp->busy_ratio += mn->busy_ratio / pc->cl.nodes;
+			mp->mean_kv_util += mn->mean_kv_util / pc->cl.nodes;
+			mp->requests += mn->requests;
+		}
+	}
+	out->disaggregated = sc->disaggregated;
+	out->pd = (struct met_pd){s->pd.count, s->pd.failovers, s->pd.local,
+				  s->pd.bytes,  s->pd.seconds,	 s->pd.wait_s};
+	for (int k = 0; k < 4; k++)
+		out->ttft_split_s[k] = s->met.completed ? s->ttft_split[k] / (double)s->met.completed : 0;
 	out->imbalance_jain = sumsq > 0 ? sum * sum / (s->n_nodes * sumsq) : 1;
 	out->events = s->q.popped;
 	out->wall_s = runlog_wall_now() - started;
@@ -521,7 +619,14 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		met_csv_header(csv.f);
 	}
 	met_init(&s.met, sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, csv.f);
-	cost_init(&s.cost, &sc->cluster, sc->weight_bytes);
+	s.costs = calloc((size_t)sc->n_pools, sizeof *s.costs);
+	if (!s.costs) {
+		snprintf(err, errlen, "out of memory");
+		rc = 3;
+		goto done;
+	}
+	for (int p = 0; p < sc->n_pools; p++)
+		cost_init(&s.costs[p], &sc->pools[p].cl, sc->pools[p].weight_bytes);
 	s.n_nodes = (uint32_t)sc->cluster.nodes;
 	if (init_cluster(&s, err, errlen)) {
 		rc = 3;

@@ -19,6 +19,8 @@
  *              and reloads from the host tiers (engine_)
  *   premig.c   preemptive migration: idle sessions' KV leaves a node past
  *              the KV watermark for nodes with room (premig_)
+ *   pd.c       disaggregated prefill/decode: the decode node's choice,
+ *              its reserved KV, the hand-over flow, fail-over (pd_)
  *   router.c   arrival -> route -> retry -> dispatch -> migration ->
  *              transfer done -> finish (router_)
  *   faults.c   the fault schedule: crashes, slow-downs, links, cooling (faults_)
@@ -73,8 +75,9 @@ enum { FAULT_START, FAULT_END };
 /* What a flow is for. */
 enum flow_kind {
 	FLOW_MIGRATE, FLOW_RELOAD, FLOW_SWAP_OUT, FLOW_WRITE_DOWN,
-	FLOW_PREMIG /* an idle session's KV moving ahead of its next turn: its
-		     * EV_DELIVER's node is the move's slot (premig.c), not a node */
+	FLOW_PREMIG, /* an idle session's KV moving ahead of its next turn: its
+		      * EV_DELIVER's node is the move's slot (premig.c), not a node */
+	FLOW_PD      /* a disaggregated request's KV, prefill node to decode node */
 };
 enum { STREAM_ROUTING = 101 };
 
@@ -161,6 +164,15 @@ struct ever_epoch {
  * its own layer's fields; grouped below by layer). */
 struct premig;
 
+/* Disaggregated prefill/decode (pd.c): what the run counts. */
+struct pd_stats {
+	uint64_t count;     /* hand-overs delivered */
+	uint64_t failovers; /* hand-overs whose decode node failed before the KV was placed */
+	uint64_t local;     /* requests kept on a decode-capable node by min_prefill_tokens */
+	double bytes, seconds; /* sent; flow start to delivery, summed */
+	double wait_s;      /* waiting for room on the decode node, summed */
+};
+
 struct sim {
 	const struct request *routing; /* the request the policy is routing, or NULL */
 	const struct request *pf_arrival; /* the next arrival, prefetched (router_prefetch_arrival) */
@@ -169,9 +181,31 @@ struct sim {
 	const struct sim_opts *opts;
 	struct evq q;
 	int64_t now, end_arrivals_ns;
-	struct cost_model cost;
+	struct cost_model *costs; /* per pool (scenario.pools) */
+	uint16_t *pool_of;        /* per node: its pool */
+	uint8_t *alive;           /* per node: 1 unless crashed */
+	uint8_t *can_decode;      /* per node: in a decode or mixed pool */
+	/* Per node: its routing load is divided by this (its pool's prefill
+	 * throughput over the fastest pool's; 1 in a one-pool cluster) */
+	double *speed;
+	int mixed_speeds;         /* some speed is not 1 */
 	struct node *nodes;
 	uint32_t n_nodes;
+	/* Disaggregation (pd.c): the decode policy, its state and the view
+	 * it routes with (the routers' record, up only on decode-capable
+	 * nodes); per node, hand-overs waiting for room on it. */
+	const struct pol_ops *dpol;
+	void *dpol_st;
+	int dpol_reads_kv;
+	struct pol_node_view *dview;
+	struct request **pdw_head, **pdw_tail;
+	uint64_t *pd_own; /* per node: blocks held by hand-overs outside its queues */
+	struct request **pd_fail; /* scratch: hand-overs a crash left without a decode node */
+	uint32_t pd_fail_cap;
+	struct pd_stats pd;
+	/* TTFT split over completed requests (seconds, summed): queue before
+	 * prefill, prefill, transfer, queue before decode (pd.c) */
+	double ttft_split[4];
 	struct kv_spares kv_spares; /* the nodes' KV pools share their spare arrays */
 	struct pol_node_view *view; /* replica 0's view; views[k] for replica k */
 	struct pol_node_view **views;

@@ -22,7 +22,8 @@ double thermal_temp_now(const struct sim *s, uint32_t i)
 	const struct health *h = &s->hl[i];
 	const struct thermal_cfg *t = &s->sc->cluster.thermal;
 	double dt = (double)(s->now - h->t_ns) * 1e-9;
-	double steady = h->ambient_c + t->c_per_w * s->sc->cluster.gpu->tdp_w * power_frac(t, h);
+	double tdp = s->sc->pools[s->pool_of[i]].cl.gpu->tdp_w;
+	double steady = h->ambient_c + t->c_per_w * tdp * power_frac(t, h);
 	return steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
 }
 

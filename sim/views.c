@@ -11,6 +11,11 @@
 
 void views_set_up(struct sim *s, uint32_t i, int up)
 {
+	s->alive[i] = (uint8_t)(up != 0);
+	/* the routers' policy routes to prefill and mixed pools: a node of
+	 * a decode pool is never up in its view (pd.c routes to it) */
+	if (s->sc->pools[s->pool_of[i]].role == POOL_DECODE)
+		return;
 	for (uint32_t k = 0; k < s->n_replicas; k++) {
 		struct pol_node_view *v = &s->views[k][i];
 		if (v->up && !up)
@@ -56,13 +61,12 @@ void views_free(struct sim *s)
  * is its cache index's answer for this node, 0 where the policy did not
  * ask), the router's count of what it sent and of prompt tokens since
  * the last report. */
-void views_count_dispatch(struct sim *s, struct request *r, uint32_t node)
+static inline void count_dispatch(struct sim *s, struct request *r, uint32_t node,
+				  uint32_t prefill)
 {
 	struct pol_node_view *v = &s->views[r->replica][node];
 	const struct node *n0 = &s->nodes[0]; /* every node has the engine's block size */
-	uint32_t hit = s->hit_stamp[node] == s->route_stamp ? s->hit_blocks[node] : 0;
-	uint64_t cached = (uint64_t)hit * n0->block_tokens;
-	r->rt_prefill = cached >= r->prompt_tokens ? 0 : r->prompt_tokens - (uint32_t)cached;
+	r->rt_prefill = prefill;
 	r->rt_blocks = node_full_blocks(n0, r->prompt_tokens);
 	r->rt_mark = 0;
 	v->outstanding++;
@@ -74,6 +78,21 @@ void views_count_dispatch(struct sim *s, struct request *r, uint32_t node)
 	if (v->up)
 		s->total_out[r->replica]++;
 	lh_fix(&s->lheap[r->replica], node);
+}
+
+void views_count_dispatch(struct sim *s, struct request *r, uint32_t node)
+{
+	uint32_t hit = s->hit_stamp[node] == s->route_stamp ? s->hit_blocks[node] : 0;
+	uint64_t cached = (uint64_t)hit * s->nodes[0].block_tokens;
+	count_dispatch(s, r, node,
+		       cached >= r->prompt_tokens ? 0 : r->prompt_tokens - (uint32_t)cached);
+}
+
+/* A disaggregated request sent to its decode node: its prompt blocks, and
+ * one token to prefill there (its last, whose output is its first). */
+void views_count_dispatch_decode(struct sim *s, struct request *r, uint32_t node)
+{
+	count_dispatch(s, r, node, 1);
 }
 
 /* r leaves node's figures: its prefill tokens unless its first token has
@@ -382,8 +401,10 @@ void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v
 		.total_outstanding = s->total_out[r->replica],
 		.cached_prefix = cached_prefix,
 		.ctx = s,
-		.least_outstanding = least_outstanding,
-		.lctx = &s->lheap[r->replica],
+		/* the heap orders raw counts: with nodes of different speeds
+		 * the policies scan (pol_metric_of divides by speed) */
+		.least_outstanding = s->mixed_speeds ? NULL : least_outstanding,
+		.lctx = s->mixed_speeds ? NULL : &s->lheap[r->replica],
 		.sync_kv = sync_kv,
 		.private_nodes = s->opts->no_private_nodes ? NULL : views_private_nodes,
 		.kv_used_floor = s->report_ns == 0 && !s->opts->no_kv_floor ? kv_used_floor : NULL,
@@ -392,6 +413,27 @@ void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v
 					? cached_tiers
 					: NULL,
 	};
+}
+
+void views_for_decode(struct sim *s, const struct request *r, struct pol_view *v)
+{
+	views_for_policy(s, r, v);
+	const struct pol_node_view *src = s->views[r->replica];
+	uint32_t up = 0;
+	uint64_t out = 0;
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		s->dview[i] = src[i];
+		s->dview[i].up = s->alive[i] && s->can_decode[i];
+		if (s->dview[i].up) {
+			up++;
+			out += src[i].outstanding;
+		}
+	}
+	v->nodes = s->dview;
+	v->n_up = up;
+	v->total_outstanding = out;
+	v->least_outstanding = NULL;
+	v->lctx = NULL;
 }
 
 /* Every node reports its load; the routers' views take it. Inside a

@@ -65,6 +65,7 @@ void views_set_up(struct sim *s, uint32_t i, int up);
  * failed there). Each dispatch is undone by one views_count_done. */
 void views_count_dispatch(struct sim *s, struct request *r, uint32_t node);
 void views_count_done(struct sim *s, struct request *r, uint32_t node);
+void views_count_dispatch_decode(struct sim *s, struct request *r, uint32_t node);
 /* Node i has started a step (node_start_step): the requests whose first
  * token its first iteration gives are due then (Dynamo's router hears of
  * a first token and marks that request's prefill complete). O(batch)
@@ -83,6 +84,9 @@ int32_t views_least_queued(struct sim *s, const struct pol_node_view *v, uint32_
 void views_sync_all(struct sim *s);
 /* The view a policy routes r with: the replica's figures and callbacks. */
 void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v);
+/* The decode policy's view (pd.c): the routers' record, up on the
+ * decode-capable nodes alive (a copy in s->dview), scanned, not heaped. */
+void views_for_decode(struct sim *s, const struct request *r, struct pol_view *v);
 /* pol_view.private_nodes */
 int views_private_nodes(void *ctx, const struct request *r, const int32_t **nodes);
 void views_ev_report(struct sim *s, const struct event *ev);

@@ -254,6 +254,7 @@ START_TEST(requests_csv_rows_are_exact)
 	r.cached = 512;
 	r.fresh = 488;
 	r.preemptions = 1;
+	r.prefill_node = 2; /* disaggregated: prefilled on node 2 */
 	ck_assert_int_eq(met_record(&m, &r, 0), 0);
 	struct request q;
 	memset(&q, 0, sizeof q);
@@ -266,10 +267,11 @@ START_TEST(requests_csv_rows_are_exact)
 	q.arrival_ns = 999;
 	q.prompt_tokens = 10;
 	q.output_tokens = 1;
+	q.prefill_node = -1;
 	ck_assert_int_eq(met_record(&m, &q, 0), 0);
 	char want[1024], got[1024] = "";
 	int n = snprintf(want, sizeof want, "42,7,3,5,completed,,%.9f,1000,101,%.9f,%.9f,%.9f,%.9f,"
-			 "512,0,0,0,488,0,1\n43,8,1,-1,shed,capacity,%.9f,10,1,,,,,0,0,0,0,0,0,0\n",
+			 "512,0,0,0,488,0,1,2\n43,8,1,-1,shed,capacity,%.9f,10,1,,,,,0,0,0,0,0,0,0,\n",
 			 1234567890123 * 1e-9, (1234600000001 - 1234567890123) * 1e-9,
 			 (1235600000001 - 1234600000001) * 1e-9 / 100, (1235600000001 - 1234567890123) * 1e-9,
 			 (1234567990123 - 1234567890123) * 1e-9, 999 * 1e-9);
