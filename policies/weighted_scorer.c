@@ -77,18 +77,21 @@ static void ws_route(void *st, const struct pol_view *v, const struct request *r
 	uint32_t n = pol_prompt_blocks(r, s->block_tokens);
 	if (!s->exact && n > 0)
 		prompt_index_match(&s->idx, r->hashes, n);
-	uint32_t qmin = 0, qmax = 0, amax = 0;
+	/* queue and active counts over the node's speed (pol_speed: 1 with
+	 * one GPU type, where they are llm-d's scorers as they are) */
+	double qmin = 0, qmax = 0, amax = 0;
 	int any = 0;
 	for (uint32_t i = 0; i < v->n_nodes; i++) {
 		const struct pol_node_view *nv = &v->nodes[i];
 		if (!nv->up)
 			continue;
-		if (!any || nv->queued < qmin)
-			qmin = nv->queued;
-		if (!any || nv->queued > qmax)
-			qmax = nv->queued;
-		if (nv->outstanding > amax)
-			amax = nv->outstanding;
+		double q = nv->queued / pol_speed(nv), a = nv->outstanding / pol_speed(nv);
+		if (!any || q < qmin)
+			qmin = q;
+		if (!any || q > qmax)
+			qmax = q;
+		if (a > amax)
+			amax = a;
 		any = 1;
 	}
 	int32_t pick = -1;
@@ -100,9 +103,10 @@ static void ws_route(void *st, const struct pol_view *v, const struct request *r
 			continue;
 		uint32_t hit = s->exact ? (v->cached_prefix ? v->cached_prefix(v->ctx, i, r) : 0)
 					: s->idx.match[i];
+		double q = nv->queued / pol_speed(nv), a = nv->outstanding / pol_speed(nv);
 		double sc = s->w_prefix * (n ? (double)hit / n : 0) + s->w_kv * (1 - nv->kv_util) +
-			    s->w_queue * (qmax > qmin ? (double)(qmax - nv->queued) / (qmax - qmin) : 1) +
-			    s->w_active * (amax > 0 ? (double)(amax - nv->outstanding) / amax : 1);
+			    s->w_queue * (qmax > qmin ? (qmax - q) / (qmax - qmin) : 1) +
+			    s->w_active * (amax > 0 ? (amax - a) / amax : 1);
 		if (pick < 0 || sc > best) {
 			pick = (int32_t)i;
 			best = sc;
