@@ -418,6 +418,11 @@ void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v
 void views_for_decode(struct sim *s, const struct request *r, struct pol_view *v)
 {
 	views_for_policy(s, r, v);
+	/* the same routing's stamp: a decode choice made while routing r
+	 * (min_prefill_tokens) must leave the router policy's lookups for
+	 * r's prefill node valid (views_count_dispatch); one made later
+	 * writes under a stamp whose routing has been counted already */
+	s->route_stamp--;
 	const struct pol_node_view *src = s->views[r->replica];
 	uint32_t up = 0;
 	uint64_t out = 0;
