@@ -70,7 +70,7 @@ void node_free(struct node *n)
 	n->done = NULL;
 }
 
-static void wait_push_back(struct node *n, struct request *r)
+void node_wait_push_back(struct node *n, struct request *r)
 {
 	r->qnext = NULL;
 	r->qprev = n->wait_tail;
@@ -83,7 +83,7 @@ static void wait_push_back(struct node *n, struct request *r)
 	n->waiting_tokens += r->num_tokens - r->num_computed;
 }
 
-static void wait_push_front(struct node *n, struct request *r)
+void node_wait_push_front(struct node *n, struct request *r)
 {
 	r->qprev = NULL;
 	r->qnext = n->wait_head;
@@ -96,7 +96,7 @@ static void wait_push_front(struct node *n, struct request *r)
 	n->waiting_tokens += r->num_tokens - r->num_computed;
 }
 
-static void wait_pop_front(struct node *n)
+void node_wait_pop_front(struct node *n)
 {
 	struct request *r = n->wait_head;
 	n->wait_head = r->qnext;
@@ -111,7 +111,7 @@ static void wait_pop_front(struct node *n)
 
 static void commit_held(struct node *n, struct request *r);
 
-static void release_blocks(struct node *n, struct request *r)
+void node_release_blocks(struct node *n, struct request *r)
 {
 	commit_held(n, r);
 	kv_release(&n->kv, r->kv_tail, r->n_own);
@@ -119,7 +119,7 @@ static void release_blocks(struct node *n, struct request *r)
 	r->n_blocks = r->n_own = 0;
 }
 
-static int __attribute__((noinline)) grow_blocks(struct node *n, struct request *r, uint32_t want)
+int __attribute__((noinline)) node_grow_blocks(struct node *n, struct request *r, uint32_t want)
 {
 	if (kv_take(&n->kv, want - r->n_blocks))
 		return -1;
@@ -137,13 +137,6 @@ static inline int prefill_folds(const struct node *n, const struct request *r, u
 	return computed + want == r->num_tokens && node_full_blocks(n, computed) >= r->n_shared;
 }
 
-/* Takes own blocks so that r holds ceil(tokens / B); 0 or -1 (no room).
- * Most calls (a decode token inside its block) take none: inline. */
-static inline int grow_to(struct node *n, struct request *r, uint32_t tokens)
-{
-	uint32_t want = node_blocks_for(n, tokens);
-	return want <= r->n_blocks ? 0 : grow_blocks(n, r, want);
-}
 
 /* An iteration's cost-model time t on this node (a slow fault scales it). */
 static int64_t scaled_ns(const struct node *n, int64_t t)
@@ -158,7 +151,7 @@ static int64_t scaled_ns(const struct node *n, int64_t t)
  * hands it to the owner, which writes its KV to DRAM and returns it. */
 static void preempt(struct node *n, struct request *r)
 {
-	release_blocks(n, r);
+	node_release_blocks(n, r);
 	r->preemptions++;
 	n->preemptions++;
 	req_episode_end(r);
@@ -169,7 +162,7 @@ static void preempt(struct node *n, struct request *r)
 		return;
 	}
 	r->state = REQ_WAITING;
-	wait_push_front(n, r);
+	node_wait_push_front(n, r);
 }
 
 /* The prompt split of DESIGN 6, fixed at the request's first admission:
@@ -224,15 +217,6 @@ static void account_prompt(struct node *n, struct request *r, uint32_t hit_token
 	r->accounted = 1;
 }
 
-/* r's tail run changed: its first hash, the run's key in the index, is
- * noted with its depth for the hint its session's next turn will carry
- * (the request's hash at the run's depth was just read: the lookup probed
- * with it, or the commit started the run there). */
-static inline void note_tail_key(const struct node *n, struct request *r)
-{
-	r->kv_tail_depth = n->kv.runs[r->kv_tail].depth;
-	r->kv_tail_key = r->hashes[r->kv_tail_depth];
-}
 
 /* r's tail run becomes its session's hint: its index key as noted,
  * noted again if a split has moved the run's start since (a split keeps
@@ -240,7 +224,7 @@ static inline void note_tail_key(const struct node *n, struct request *r)
 static inline void hint_from_tail(const struct node *n, struct request *r)
 {
 	if (n->kv.runs[r->kv_tail].depth != r->kv_tail_depth)
-		note_tail_key(n, r);
+		node_note_tail_key(n, r);
 	r->kv_hint_key = r->kv_tail_key;
 	r->kv_hint_depth = r->kv_tail_depth;
 }
@@ -259,7 +243,7 @@ static inline void hint_from_tail(const struct node *n, struct request *r)
  *   or a commit that would adopt all of one (the pool says so, and the
  *   node commits what all its requests hold back, then asks again):
  *   node_lookup (the owner's lookups, and an install's, go through it),
- *   commit_blocks;
+ *   node_commit_blocks;
  * - a crash, and a session with two requests at once (one would read the
  *   frontier the other moves; the owner then turns deferral off):
  *   node_commit_held.
@@ -270,7 +254,7 @@ static inline void hint_from_tail(const struct node *n, struct request *r)
 
 /* kv_commit_blocks of r's blocks [next, full); a commit stopped at an open
  * run commits what the node's requests hold back, then goes on. */
-static void commit_blocks(struct node *n, struct request *r, uint32_t next, uint32_t full)
+void node_commit_blocks(struct node *n, struct request *r, uint32_t next, uint32_t full)
 {
 	uint32_t tail = r->kv_tail;
 	for (;;) {
@@ -286,7 +270,7 @@ static void commit_blocks(struct node *n, struct request *r, uint32_t next, uint
 	}
 	n->kv.open_hit = 0;
 	if (r->kv_tail != tail)
-		note_tail_key(n, r);
+		node_note_tail_key(n, r);
 }
 
 /* After r committed up to block full: its tail run is opened when r holds
@@ -321,7 +305,7 @@ static void commit_held(struct node *n, struct request *r)
 	uint32_t next = r->n_blocks - r->n_own;
 	if (next < full) {
 		n->held_blocks += full - next;
-		commit_blocks(n, r, next, full);
+		node_commit_blocks(n, r, next, full);
 	}
 	if (from < full)
 		n->hooks.on_blocks_computed(n->hooks.ctx, r, from, full);
@@ -371,7 +355,7 @@ static void __attribute__((noinline)) computed_blocks(struct node *n, struct req
 		return;
 	}
 	if (n->prefix_caching && next >= from && next < full) {
-		commit_blocks(n, r, next, full);
+		node_commit_blocks(n, r, next, full);
 		open_tail(n, r, full);
 	}
 	if (from < full)
@@ -400,7 +384,7 @@ static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 		__builtin_prefetch(n->batch[i].r, 1);
 	for (uint32_t i = 0; i < n->n_batch; i++) {
 		struct request *r = n->batch[i].r;
-		if (grow_to(n, r, n->batch[i].c0 + started)) {
+		if (node_grow_to(n, r, n->batch[i].c0 + started)) {
 			n->kv.oom = 1; /* room was checked when the span was planned */
 			return;
 		}
@@ -525,7 +509,7 @@ int node_enqueue(struct node *n, struct request *r, int64_t now_ns)
 	r->state = REQ_WAITING;
 	r->node = n->id;
 	r->enqueue_ns = now_ns;
-	wait_push_back(n, r);
+	node_wait_push_back(n, r);
 	/* The newcomer joins after the iteration in progress. */
 	return node_cut_span(n, now_ns);
 }
@@ -727,7 +711,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		uint32_t want = r->num_tokens - r->num_computed;
 		if (want > budget)
 			want = budget;
-		while (grow_to(n, r, r->num_computed + want) != 0) {
+		while (node_grow_to(n, r, r->num_computed + want) != 0) {
 			struct request *victim = n->running[--n->n_running];
 			preempt(n, victim);
 			preempted = 1;
@@ -754,7 +738,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		if (r->n_blocks) {
 			/* its KV came with it (node_reserve): it computes its
 			 * last prompt token, whose output is its first token */
-			wait_pop_front(n);
+			node_wait_pop_front(n);
 			uint32_t want = r->num_tokens - r->num_computed;
 			if (want > budget)
 				want = budget;
@@ -802,13 +786,13 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 			waits_known = known;
 			break;
 		}
-		wait_pop_front(n);
+		node_wait_pop_front(n);
 		r->kv_tail = kv_acquire(&n->kv, &m);
 		if (r->kv_tail != KV_NONE)
-			note_tail_key(n, r);
+			node_note_tail_key(n, r);
 		r->n_blocks = hit;
 		r->n_own = 0;
-		if (grow_to(n, r, computed + want))
+		if (node_grow_to(n, r, computed + want))
 			n->kv.oom = 1; /* room was checked above: only after an OOM */
 		if (!r->accounted)
 			account_prompt(n, r, computed);
@@ -884,7 +868,7 @@ void node_span_used(struct node *n)
  * integral term by term, in order (a double sum); busy time telescopes;
  * blocks in use only grow along a span, so its last iteration's are its
  * peak. */
-static void step_stats(struct node *n, uint32_t last)
+void node_step_stats(struct node *n, uint32_t last)
 {
 	int64_t start = n->step_start_ns;
 	double kv = n->kv_used_block_ns;
@@ -921,7 +905,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	/* Statistics of the iterations that ran, then the span's inner
 	 * iterations, then the last iteration's end like any step's. */
 	assert(n->span_eval == n->span_len && now_ns == n->span_end[n->span_len - 1]);
-	step_stats(n, n->span_len - 1);
+	node_step_stats(n, n->span_len - 1);
 	if (n->span_len > 1) {
 		span_apply(n, n->span_len, n->span_len - 1);
 		for (uint32_t i = 0; i < n->n_batch; i++)
@@ -957,7 +941,7 @@ void node_finish_step(struct node *n, int64_t now_ns)
 				r->kv_tail = KV_NONE;
 				r->n_blocks = r->n_own = 0;
 			} else {
-				release_blocks(n, r);
+				node_release_blocks(n, r);
 			}
 			n->done[n->n_done++] = r;
 		}
@@ -976,112 +960,4 @@ void node_finish_step(struct node *n, int64_t now_ns)
 	n->sync_due_ns = INT64_MAX;
 	for (uint32_t i = 0; i < n->n_done; i++)
 		n->hooks.on_done(n->hooks.ctx, n->done[i], now_ns);
-}
-
-int node_reserve(struct node *n, struct request *r, uint32_t *hit_blocks)
-{
-	uint32_t B = n->block_tokens, P = r->prompt_tokens;
-	uint32_t known = node_full_blocks(n, P);
-	if (known > r->n_hashes)
-		known = r->n_hashes;
-	struct kv_match m = {0, 0, KV_NONE, 0, 0};
-	if (n->prefix_caching)
-		node_lookup(n, r->hashes, known, &m);
-	uint32_t total = node_blocks_for(n, P);
-	if (total < m.blocks)
-		total = m.blocks;
-	if (total - m.blocks > kv_available(&n->kv) - m.unlocked)
-		return -1;
-	r->kv_tail = kv_acquire(&n->kv, &m);
-	if (r->kv_tail != KV_NONE)
-		note_tail_key(n, r);
-	r->n_blocks = m.blocks;
-	r->n_own = 0;
-	if (grow_to(n, r, P))
-		n->kv.oom = 1; /* room was checked above */
-	/* nothing computed here yet: the hit's tokens are its KV so far */
-	r->num_computed = m.blocks * B < P ? m.blocks * B : P - 1;
-	*hit_blocks = m.blocks;
-	return 0;
-}
-
-int node_admit_reserved(struct node *n, struct request *r, int64_t now_ns)
-{
-	uint32_t P = r->prompt_tokens;
-	/* the prompt's KV is here, all but its last token, which it computes
-	 * to give its first output token (vLLM's decode side does the same) */
-	r->num_tokens = P;
-	r->num_computed = P - 1;
-	r->high_water = P - 1;
-	r->generated = 0;
-	uint32_t full = node_full_blocks(n, P - 1);
-	if (full > r->n_hashes)
-		full = r->n_hashes;
-	uint32_t next = r->n_blocks - r->n_own;
-	if (n->prefix_caching && next < full)
-		commit_blocks(n, r, next, full);
-	r->state = REQ_WAITING;
-	r->node = n->id;
-	wait_push_back(n, r);
-	return node_cut_span(n, now_ns);
-}
-
-void node_unreserve(struct node *n, struct request *r)
-{
-	release_blocks(n, r);
-	r->num_computed = 0;
-}
-
-void node_release_held(struct node *n, struct request *r)
-{
-	kv_release(&n->kv, r->pd_src_tail, r->pd_src_own);
-	r->pd_src_tail = KV_NONE;
-	r->pd_src_own = 0;
-}
-
-int node_enqueue_front(struct node *n, struct request *r, int64_t now_ns)
-{
-	r->state = REQ_WAITING;
-	r->node = n->id;
-	wait_push_front(n, r);
-	return node_cut_span(n, now_ns);
-}
-
-uint32_t node_evacuate(struct node *n, struct request **out)
-{
-	/* The iterations of a decode span that ended before (node_sync
-	 * applied them) count as any step's; the one in progress is lost. */
-	if (n->busy && n->span_ended > 0)
-		step_stats(n, n->span_ended - 1);
-	node_commit_held(n); /* what they computed was computed (the frontiers) */
-	uint32_t k = 0;
-	while (n->wait_head) {
-		struct request *r = n->wait_head;
-		wait_pop_front(n);
-		out[k++] = r;
-	}
-	for (uint32_t i = 0; i < n->n_running; i++) {
-		struct request *r = n->running[i];
-		r->kv_tail = KV_NONE;
-		r->n_blocks = r->n_own = 0;
-		out[k++] = r;
-	}
-	n->n_running = 0;
-	n->n_batch = 0;
-	n->busy = 0;
-	n->span_len = n->span_eval = 0;
-	n->sync_due_ns = INT64_MAX;
-	n->n_swapped = 0;
-	n->hold_admissions = 0;
-	uint32_t blocks = n->kv.n_blocks;
-	void (*cb)(void *, uint64_t) = n->kv.on_evict;
-	void *ctx = n->kv.evict_ctx;
-	struct kv_spares *shared = n->kv.spares_own ? NULL : n->kv.spares;
-	kv_free(&n->kv);
-	if (kv_init(&n->kv, blocks))
-		n->kv.oom = 1;
-	n->kv.on_evict = cb;
-	n->kv.evict_ctx = ctx;
-	n->kv.spares = shared;
-	return k;
 }

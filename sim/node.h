@@ -313,4 +313,36 @@ static inline uint32_t node_blocks_for(const struct node *n, uint64_t tokens)
 	return node_full_blocks(n, tokens + n->block_tokens - 1);
 }
 
+/* The engine's own part, shared by node.c and node_io.c (no one else calls these). */
+/* The waiting queue (FIFO; preempted requests go back to the front). */
+void node_wait_push_back(struct node *n, struct request *r);
+void node_wait_push_front(struct node *n, struct request *r);
+void node_wait_pop_front(struct node *n);
+/* Lets r's blocks go (its full ones stay cached). */
+void node_release_blocks(struct node *n, struct request *r);
+/* Takes own blocks so that r holds want; 0 or -1 (no room). */
+int node_grow_blocks(struct node *n, struct request *r, uint32_t want);
+/* kv_commit_blocks of r's blocks [next, full), committing blocks held back first when met. */
+void node_commit_blocks(struct node *n, struct request *r, uint32_t next, uint32_t full);
+/* Statistics of the step's iterations 0..last (ended). */
+void node_step_stats(struct node *n, uint32_t last);
+
+/* Takes own blocks so that r holds ceil(tokens / B); 0 or -1 (no room).
+ * Most calls (a decode token inside its block) take none: inline. */
+static inline int node_grow_to(struct node *n, struct request *r, uint32_t tokens)
+{
+	uint32_t want = node_blocks_for(n, tokens);
+	return want <= r->n_blocks ? 0 : node_grow_blocks(n, r, want);
+}
+
+/* r's tail run changed: its first hash, the run's key in the index, is
+ * noted with its depth for the hint its session's next turn will carry
+ * (the request's hash at the run's depth was just read: the lookup probed
+ * with it, or the commit started the run there). */
+static inline void node_note_tail_key(const struct node *n, struct request *r)
+{
+	r->kv_tail_depth = n->kv.runs[r->kv_tail].depth;
+	r->kv_tail_key = r->hashes[r->kv_tail_depth];
+}
+
 #endif
