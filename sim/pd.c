@@ -293,6 +293,10 @@ int pd_delivered(struct sim *s, struct request *r, uint32_t d)
 			engine_cut_span(s, d);
 			node_unreserve(dn, r);
 			engine_kick(s, d);
+			/* the room may let those waiting for it go (an idle
+			 * node has no step end to do it) */
+			if (s->pdw_head[d])
+				pd_try_waiting(s, d);
 		}
 		r->pd_src_tail = KV_NONE;
 		r->pd_src_own = 0;
