@@ -196,8 +196,8 @@ static inline void node_hint_admission(const struct node *n, struct request *r, 
  * the prefill node sends it; *hit_blocks: the prompt's full blocks found
  * cached (the rest is sent). -1 (nothing taken) when there is no room. Call
  * node_sync first. node_admit_reserved: the KV has arrived; its full
- * blocks enter the cache and r joins the waiting queue holding its blocks
- * (admitted ahead of any memory check: it needs a batch slot only);
+ * blocks enter the cache and r joins the waiting queue holding its blocks,
+ * ahead of the requests that need memory (it needs a batch slot only);
  * returns as node_enqueue. node_unreserve: gives a reservation back.
  * node_release_held: the prefill node lets go of the KV a finished
  * PD_PREFILL request kept (request.pd_src_tail). */
