@@ -9,9 +9,11 @@
 
 #include "results/metrics.h"
 
-#define U64(field) RES_KIND_U64, offsetof(struct met_summary, field)
-#define F64(field) RES_KIND_F64, offsetof(struct met_summary, field)
-#define SIZE(field) RES_KIND_SIZE, offsetof(struct met_summary, field)
+#define U64(field) RES_KIND_U64, offsetof(struct met_summary, field), 0
+#define F64(field) RES_KIND_F64, offsetof(struct met_summary, field), 0
+#define SIZE(field) RES_KIND_SIZE, offsetof(struct met_summary, field), 0
+#define PER(sum, count)                                                                            \
+	RES_KIND_PER, offsetof(struct met_summary, sum), offsetof(struct met_summary, count)
 #define HI RES_BETTER_HIGHER
 #define LO RES_BETTER_LOWER
 #define NO RES_BETTER_NONE
@@ -19,6 +21,7 @@
 #define CSV RES_M_CSV
 #define DIF RES_M_DIFF
 #define SWP RES_M_SWEEP
+#define PD RES_M_IF_DISAGG
 
 /* Rows of one JSON object keep the object's key order; the order of the
  * rest is the comparison table's, comparison.csv's, diff's and sweep.csv's
@@ -32,7 +35,11 @@ static const struct res_metric builtin[] = {
     {"  shed",               "requests.shed",                  LO, U64(shed),                     0, 1, "shed",                       TAB | CSV | DIF | SWP},
     {"  failed",             "requests.failed",                LO, U64(failed),                   0, 1, "failed",                     TAB | CSV | DIF | SWP},
     {"  skipped lines",      "requests.skipped_lines",         NO, U64(skipped_lines),            0, 1, NULL,                         0},
-    {"TTFT mean (s)",        "ttft_s.mean",                    LO, F64(ttft.mean),                3, 1, NULL,                         DIF},
+    {"TTFT mean (s)",        "ttft_s.mean",                    LO, F64(ttft.mean),                3, 1, "ttft_mean_s",                TAB | CSV | DIF | PD},
+    {"  prefill queue (s)",  "ttft_split.queue_s",             LO, F64(ttft_split_s[0]),          3, 1, "ttft_queue_s",               TAB | CSV | DIF | PD},
+    {"  prefill (s)",        "ttft_split.prefill_s",           LO, F64(ttft_split_s[1]),          3, 1, "ttft_prefill_s",             TAB | CSV | DIF | PD},
+    {"  KV transfer (s)",    "ttft_split.transfer_s",          LO, F64(ttft_split_s[2]),          3, 1, "ttft_transfer_s",            TAB | CSV | DIF | PD},
+    {"  decode queue (s)",   "ttft_split.decode_queue_s",      LO, F64(ttft_split_s[3]),          3, 1, "ttft_decode_queue_s",        TAB | CSV | DIF | PD},
     {"TTFT p50 (s)",         "ttft_s.p50",                     LO, F64(ttft.p50),                 3, 1, "ttft_p50_s",                 TAB | CSV | DIF | SWP},
     {"TTFT p90 (s)",         "ttft_s.p90",                     LO, F64(ttft.p90),                 3, 1, NULL,                         DIF},
     {"TTFT p99 (s)",         "ttft_s.p99",                     LO, F64(ttft.p99),                 3, 1, "ttft_p99_s",                 TAB | CSV | DIF | SWP},
@@ -62,6 +69,13 @@ static const struct res_metric builtin[] = {
     {"migrations",           "migration.count",                LO, U64(migration_count),          0, 1, "migrations",                 TAB | CSV | DIF | SWP},
     {"migrated GB",          "migration.bytes",                LO, F64(migration_bytes),          2, 1e9, "migrated_bytes",           TAB | CSV | DIF},
     {"migration s",          "migration.seconds",              LO, F64(migration_s),              1, 1, NULL,                         0},
+    {"KV hand-overs",        "pd_transfer.count",              NO, U64(pd.count),                 0, 1, "pd_transfers",               TAB | CSV | PD},
+    {"  hand-over GB",       "pd_transfer.bytes",              LO, F64(pd.bytes),                 2, 1e9, "pd_transfer_bytes",        TAB | CSV | DIF | PD},
+    {"hand-over s",          "pd_transfer.seconds",            LO, F64(pd.seconds),               1, 1, NULL,                         0},
+    {"  mean hand-over s",   "pd_transfer.mean_s",             LO, PER(pd.seconds, pd.count),     4, 1, "pd_transfer_mean_s",         TAB | CSV | DIF | PD},
+    {"  failovers",          "pd_transfer.failovers",          LO, U64(pd.failovers),             0, 1, "pd_failovers",               TAB | CSV | DIF | PD},
+    {"  kept on decode",     "pd_transfer.local",              NO, U64(pd.local),                 0, 1, "pd_local",                   TAB | CSV | PD},
+    {"hand-over wait s",     "pd_transfer.wait_s",             LO, F64(pd.wait_s),                1, 1, NULL,                         0},
     {"offloaded GB",         "offload.bytes_out",              NO, F64(offload_bytes_out),        2, 1e9, NULL,                       0},
     {"offload reloaded GB",  "offload.bytes_in",               NO, F64(offload_bytes_in),         2, 1e9, NULL,                       0},
     {"preemptions",          "preemptions",                    LO, U64(preemptions),              0, 1, "preemptions",                TAB | CSV | DIF},
@@ -143,6 +157,16 @@ static const void *field(const struct res_metric *m, const struct met_summary *s
 	return (const char *)s + m->offset;
 }
 
+int res_metric_shown(const struct res_metric *m, const struct met_summary *s, size_t n)
+{
+	if (!(m->use & RES_M_IF_DISAGG))
+		return 1;
+	for (size_t j = 0; j < n; j++)
+		if (s[j].disaggregated)
+			return 1;
+	return 0;
+}
+
 double res_metric_value(const struct res_metric *m, const struct met_summary *s)
 {
 	switch (m->kind) {
@@ -150,6 +174,10 @@ double res_metric_value(const struct res_metric *m, const struct met_summary *s)
 		return (double)*(const uint64_t *)field(m, s);
 	case RES_KIND_SIZE:
 		return (double)*(const size_t *)field(m, s);
+	case RES_KIND_PER: {
+		uint64_t count = *(const uint64_t *)((const char *)s + m->per);
+		return count ? *(const double *)field(m, s) / (double)count : 0;
+	}
 	case RES_KIND_F64:
 		break;
 	}
@@ -164,21 +192,21 @@ static int put_integer(const struct res_metric *m, const struct met_summary *s, 
 		snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)field(m, s));
 	else if (m->kind == RES_KIND_SIZE)
 		snprintf(buf, len, "%zu", *(const size_t *)field(m, s));
-	return m->kind != RES_KIND_F64;
+	return m->kind == RES_KIND_U64 || m->kind == RES_KIND_SIZE;
 }
 
 void res_metric_cell(const struct res_metric *m, const struct met_summary *s, char *buf,
 		     size_t len)
 {
 	if (!put_integer(m, s, buf, len))
-		snprintf(buf, len, "%.*f", m->decimals, *(const double *)field(m, s) / m->unit);
+		snprintf(buf, len, "%.*f", m->decimals, res_metric_value(m, s) / m->unit);
 }
 
 void res_metric_csv_cell(const struct res_metric *m, const struct met_summary *s, char *buf,
 			 size_t len)
 {
 	if (!put_integer(m, s, buf, len))
-		snprintf(buf, len, "%.9g", *(const double *)field(m, s));
+		snprintf(buf, len, "%.9g", res_metric_value(m, s));
 }
 
 const cJSON *res_json_item_at(const cJSON *o, const char *path)

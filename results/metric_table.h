@@ -9,8 +9,10 @@ struct cJSON;
 
 enum res_better { RES_BETTER_NONE, RES_BETTER_HIGHER, RES_BETTER_LOWER };
 
-/* How a figure is stored in struct met_summary. */
-enum res_kind { RES_KIND_U64, RES_KIND_F64, RES_KIND_SIZE };
+/* How a figure is stored in struct met_summary. RES_KIND_PER: a mean
+ * worked out from two fields, the double at offset over the uint64_t at
+ * per (0 when that count is 0). */
+enum res_kind { RES_KIND_U64, RES_KIND_F64, RES_KIND_SIZE, RES_KIND_PER };
 
 /* Which outputs take a row (res_metric.use). A row in none of them is
  * still written to summary.json. */
@@ -27,6 +29,11 @@ enum {
 	/* The path names an array of summary.json and the figure is its
 	 * length; the summary writer writes the array itself. */
 	RES_M_ARRAY_LEN = 1 << 7,
+	/* In the comparison table and comparison.csv only when some column
+	 * ran a disaggregated cluster (met_summary.disaggregated), so that
+	 * the figures of the prefill-to-decode path do not clutter the
+	 * others' tables; summary.json and diff always have them. */
+	RES_M_IF_DISAGG = 1 << 8,
 };
 
 /* One metric. The summary writer writes rows in table order within each
@@ -38,6 +45,7 @@ struct res_metric {
 	enum res_better better;
 	enum res_kind kind;
 	size_t offset;     /* of the figure in struct met_summary */
+	size_t per;        /* RES_KIND_PER: of the count it is divided by; else 0 */
 	int decimals;      /* comparison table: digits after the point (RES_KIND_F64) */
 	double unit;       /* comparison table: shows the figure divided by this */
 	const char *csv;   /* column name in comparison.csv and sweep.csv, or NULL */
@@ -69,6 +77,9 @@ const struct res_metric *res_metric_next(const struct res_metrics *t, enum res_l
 /* The row of list whose path is path, or NULL. */
 const struct res_metric *res_metric_find(const struct res_metrics *t, enum res_list list,
 					 const char *path);
+/* Whether the table and comparison.csv over s[0..n) show row m
+ * (RES_M_IF_DISAGG rows only when some column is disaggregated). */
+int res_metric_shown(const struct res_metric *m, const struct met_summary *s, size_t n);
 /* The figure of s that m names. */
 double res_metric_value(const struct res_metric *m, const struct met_summary *s);
 /* The comparison table's cell: integers in full, fractions with m->decimals

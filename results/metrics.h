@@ -49,7 +49,10 @@ struct met_node {
  * one mixed pool named "cluster"). */
 struct met_pool {
 	char name[32];
-	const char *role, *gpu; /* static and catalog strings */
+	const char *role; /* a static string */
+	/* a copy: the catalog the scenario points into is freed with it,
+	 * before the summary is printed (CAT_NAME_LEN) */
+	char gpu[48];
 	int tp, nodes;
 	double busy_ratio, mean_kv_util; /* means over its nodes */
 	uint64_t requests;               /* requests its nodes ran to their end there */

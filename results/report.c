@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "results/metrics.h"
 #include "results/verdict.h"
 #include "results/writer.h"
@@ -16,6 +18,11 @@
 #include "sim/cfg.h"
 #include "sim/config.h"
 #include "sim/embedded.h"
+
+/* plot/ttft_split.gp and plot/pools.gp, compiled in by the Makefile's
+ * EMBED list like the scripts sim/embedded.h declares. */
+extern const char kv_plot_ttft_split[];
+extern const char kv_plot_pools[];
 
 /* A gnuplot single-quoted string: a quote is written twice. */
 static void put_quoted(FILE *f, const char *s)
@@ -456,6 +463,146 @@ static int latency_cdf(struct report_figs *figs, const char *dir, const char *co
 		      kv_plot_latency_cdf, vars, err, errlen);
 }
 
+/* Whether the header of the CSV file path (which csv_scan has read) names
+ * column col. */
+static int csv_has_column(const char *path, const char *col)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, len = strlen(col);
+	int has = 0;
+	if (f && getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\r\n")] = 0;
+		for (const char *p = line; p && !has; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+			has = !strncmp(p, col, len) && (p[len] == ',' || !p[len]);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return has;
+}
+
+/* A pool's label in pools.dat's header: "name: role on GPU x tp", with
+ * the characters a comma-separated header cannot hold replaced. Returns
+ * its length. */
+static size_t pool_label(FILE *f, const char *name, const char *role, const char *gpu, int tp)
+{
+	char text[192];
+	snprintf(text, sizeof text, "%s: %s on %s x %d", name, role, gpu, tp);
+	for (char *c = text; *c; c++)
+		if (*c == ',' || *c == '"' || *c == '\n' || *c == '\r')
+			*c = *c == ',' ? ';' : *c == '"' ? '\'' : ' ';
+	fprintf(f, ",%s", text);
+	return strlen(text);
+}
+
+/* The string item key of o, or NULL. */
+static const char *json_string(const cJSON *o, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+/* One policy's pools from its summary.json (path) into dat: with header
+ * (the first policy) the header line and in *label its longest label's
+ * length, else the row "policy,busy ratios,mean KV uses". *np: the pools
+ * of the first policy, which every other must have as many of. 0, or 2
+ * with err naming the file and key. */
+static int pool_row(const char *path, const char *policy, int header, size_t *np,
+		    size_t *label, FILE *dat, char *err, size_t errlen)
+{
+	cJSON *root = NULL;
+	if (cfg_read_json(path, &root, err, errlen))
+		return 2;
+	int rc = 2;
+	const cJSON *pools = cJSON_GetObjectItemCaseSensitive(root, "pools");
+	/* a summary written before pools were: one pool, nothing to draw */
+	size_t k = pools ? (size_t)cJSON_GetArraySize(pools) : 0;
+	if (pools && !cJSON_IsArray(pools)) {
+		snprintf(err, errlen, "%s: pools: expected an array", path);
+		goto out;
+	}
+	if (header)
+		*np = k;
+	else if (k != *np) {
+		snprintf(err, errlen, "%s: pools: %zu pools, expected %zu as in the first policy's",
+			 path, k, *np);
+		goto out;
+	}
+	static const char *const strings[] = {"name", "role", "gpu"},
+				 *const numbers[] = {"tp", "busy_ratio", "mean_kv_util"};
+	for (size_t i = 0; i < k; i++) {
+		const cJSON *p = cJSON_GetArrayItem(pools, (int)i);
+		for (int c = 0; c < 3; c++)
+			if (!json_string(p, strings[c])) {
+				snprintf(err, errlen, "%s: pools[%zu].%s: expected a string", path, i,
+					 strings[c]);
+				goto out;
+			}
+		for (int c = 0; c < 3; c++)
+			if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p, numbers[c]))) {
+				snprintf(err, errlen, "%s: pools[%zu].%s: expected a number", path, i,
+					 numbers[c]);
+				goto out;
+			}
+	}
+	fputs(header ? "policy" : policy, dat);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < k; i++) {
+			const cJSON *p = cJSON_GetArrayItem(pools, (int)i);
+			if (header) {
+				size_t len = pool_label(
+				    dat, json_string(p, "name"), json_string(p, "role"),
+				    json_string(p, "gpu"),
+				    cJSON_GetObjectItemCaseSensitive(p, "tp")->valueint);
+				*label = len > *label ? len : *label;
+			} else
+				fprintf(dat, ",%.9g",
+					cJSON_GetObjectItemCaseSensitive(
+					    p, pass ? "mean_kv_util" : "busy_ratio")
+					    ->valuedouble);
+		}
+	fputc('\n', dat);
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* pools.dat's text from the policies' summary.json files (caller frees),
+ * the pools per policy in *np and the longest pool label's length in
+ * *label; 0, 2 (a summary missing or damaged) or 3 (out of memory). */
+static int pools_data(const char *dir, const char *const *policies, size_t n, char **text,
+		      size_t *np, size_t *label, char *err, size_t errlen)
+{
+	size_t len = 0;
+	*text = NULL;
+	*np = *label = 0;
+	FILE *dat = open_memstream(text, &len);
+	if (!dat) {
+		snprintf(err, errlen, "out of memory");
+		return 3;
+	}
+	char path[4200];
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		snprintf(path, sizeof path, "%s/%s/summary.json", dir, policies[i]);
+		if (i == 0)
+			rc = pool_row(path, NULL, 1, np, label, dat, err, errlen);
+		if (!rc)
+			rc = pool_row(path, policies[i], 0, np, label, dat, err, errlen);
+	}
+	if (fclose(dat) && !rc) {
+		snprintf(err, errlen, "out of memory");
+		rc = 3;
+	}
+	if (rc) {
+		free(*text);
+		*text = NULL;
+	}
+	return rc;
+}
+
 int res_plot(const char *dir, const char *const *policies, size_t n, struct report_figs *figs,
 	     char *err, size_t errlen)
 {
@@ -466,19 +613,35 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 						  "tokens_reloaded",   "tokens_migrated",
 						  "tokens_recomputed", "tokens_fresh"};
 	static const char *const counts_cols[] = {"migrations", "shed", "failed", "preemptions"};
-	long rows, with_tokens, counted;
+	/* comparison.csv has the TTFT split of a disaggregated cluster */
+	static const char *const split_cols[] = {"ttft_queue_s", "ttft_prefill_s",
+						 "ttft_transfer_s", "ttft_decode_queue_s"};
+	long rows, with_tokens, counted, with_split = 0;
 	struct plot_data *d = calloc(n ? n : 1, sizeof *d);
 	if (!d) {
 		snprintf(err, errlen, "out of memory");
 		return 3;
 	}
+	char *pools = NULL, pools_dat[4300], npools[24], keychars[24];
+	size_t np = 0, label = 0;
 	int rc = csv_scan(csv, tokens_cols, 6, &rows, &with_tokens, err, errlen);
 	if (!rc)
 		rc = csv_scan(csv, counts_cols, 4, &rows, &counted, err, errlen);
+	int split = !rc && csv_has_column(csv, split_cols[0]);
+	if (split)
+		rc = csv_scan(csv, split_cols, 4, &rows, &with_split, err, errlen);
 	if (!rc)
 		rc = scan_policies(dir, policies, n, d, err, errlen);
+	if (!rc)
+		rc = pools_data(dir, policies, n, &pools, &np, &label, err, errlen);
 	if (!rc && res_mkdirs(plots, err, errlen))
 		rc = 3;
+	snprintf(pools_dat, sizeof pools_dat, "%s/pools.dat", plots);
+	snprintf(npools, sizeof npools, "%zu", np);
+	snprintf(keychars, sizeof keychars, "%zu", label);
+	if (!rc && np > 1 && res_write_atomic(pools_dat, pools, err, errlen))
+		rc = 3;
+	free(pools);
 	if (rc) {
 		free(d);
 		return rc;
@@ -505,6 +668,28 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 			 "bars are requests lost; preemptions mean KV memory ran short; "
 			 "migrations buy cache hits with network time.", kv_plot_counts,
 			 counts_vars, err, errlen))) {
+		free(d);
+		return rc;
+	}
+	const char *split_vars[] = {"csv", csv, "nodata",
+				    with_split ? "" : "no request got a first token (all shed or failed)",
+				    NULL};
+	const char *pools_vars[] = {"data", pools_dat, "npools", npools, "keychars", keychars, NULL};
+	if ((split &&
+	     (rc = figure(figs, dir, "ttft_split",
+			  "Mean time to first token per policy, stacked by part: queue before "
+			  "prefill, prefill, KV transfer, and the decode queue (waiting for room "
+			  "on the decode node, its queue, its first step). A tall prefill queue "
+			  "asks for prefill nodes, a tall decode queue for decode room; a tall "
+			  "transfer is the network.",
+			  kv_plot_ttft_split, split_vars, err, errlen))) ||
+	    (np > 1 &&
+	     (rc = figure(figs, dir, "pools",
+			  "Busy ratio (top) and mean KV cache use (bottom) of each pool, per "
+			  "policy. A pool busy near 1 while another idles is the bottleneck (move "
+			  "GPUs to it); KV use near 1 means preemptions, or in a decode pool "
+			  "hand-overs waiting for room.",
+			  kv_plot_pools, pools_vars, err, errlen)))) {
 		free(d);
 		return rc;
 	}
@@ -647,6 +832,7 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	if (n > 1)
 		fprintf(f, "%s (`%s`).\n\n", table_key, base);
 	res_print_table_with(f, NULL, s, n, RES_STYLE_MD, &topts);
+	res_print_pools(f, s, n, RES_STYLE_MD);
 	fputs("\n## Figures\n\n", f);
 	for (size_t i = 0; figs && i < figs->n; i++)
 		fprintf(f, "![%s](plots/%s.png)\n\n%s (SVG: `plots/%s.svg`)\n\n", figs->name[i],
@@ -687,6 +873,7 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		fputs("</code>).</p>\n", f);
 	}
 	res_print_table_with(f, NULL, s, n, RES_STYLE_HTML, &topts);
+	res_print_pools(f, s, n, RES_STYLE_HTML);
 	fputs("<h2 id=\"figures\">Figures</h2>\n<p>Hover a figure drawn as SVG for its "
 	      "coordinates; click a key entry to hide or show that series.</p>\n",
 	      f);

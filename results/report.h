@@ -15,13 +15,17 @@ struct report_figs {
 };
 
 /* Draws every figure of a `kvsim compare` folder into DIR/plots/ as PNG and
- * SVG: TTFT and TPOT CDFs, prompt-token sources, migration/shed counts, and
- * per policy KV utilisation and queue length over time. Runs gnuplot with
+ * SVG: TTFT and TPOT CDFs, prompt-token sources, migration/shed counts, the
+ * mean TTFT split of a disaggregated cluster (comparison.csv has its
+ * columns), each pool's busy ratio and KV use when the policies'
+ * summary.json files name more than one pool, and per policy KV
+ * utilisation and queue length over time. Runs gnuplot with
  * the scripts built into kvsim (those of plot/). A figure with nothing to
  * draw (no request completed, none got a second token, no samples) is
  * drawn with a note saying so. Each file appears whole or not at all, and
  * gnuplot's own output never reaches stdout. Returns 0; 2 with err naming
- * the file (and line) when the folder's CSV files are missing or damaged;
+ * the file (and line) when the folder's CSV or summary.json files are
+ * missing or damaged;
  * 3 with err when drawing or writing failed. */
 int res_plot(const char *dir, const char *const *policies, size_t n, struct report_figs *figs,
 	     char *err, size_t errlen);
@@ -34,7 +38,8 @@ int res_read_policies(const char *dir, char names[][48], size_t max, char *err, 
 /* Writes DIR/report.md and a self-contained DIR/report.html (figures
  * embedded), in this order: the verdict (res_print_verdict against column
  * baseline; out of range: the first), the comparison table with each row's
- * best figure marked and the changes against the baseline, the figures,
+ * best figure marked and the changes against the baseline, the pools
+ * (res_print_pools; with more than one), the figures,
  * the mechanisms each column ran with, and the scenario (scenario_json as
  * given; in HTML folded in <details>). Both appear or neither. */
 int res_report(const char *dir, const char *scenario_json, const struct met_summary *s, size_t n,

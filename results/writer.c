@@ -92,7 +92,8 @@ cJSON *res_summary_json(const struct met_summary *s)
 }
 
 /* The layout (which top-level key goes where) is written here; every figure
- * but the reason counts and the nodes array comes from the metric table. */
+ * but the reason counts and the pools and nodes arrays comes from the metric
+ * table. */
 cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metrics *t)
 {
 	t = res_metrics_or_builtin(t);
@@ -119,6 +120,7 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	add_object(o, t, "queue_s", s);
 	cJSON_AddStringToObject(o, "percentiles",
 				s->percentiles_exact ? "exact" : "histogram (0.1% bins) past 2,097,152 samples");
+	add_object(o, t, "ttft_split", s);
 	add_object(o, t, "tokens", s);
 	add_figure(o, t, "prefix_hit_ratio", s);
 	add_figure(o, t, "recompute_ratio", s);
@@ -129,14 +131,30 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 		cJSON_AddNumberToObject(why, mech_reason_name((enum mig_reason)k),
 					(double)s->migration_by_reason[k]);
 	add_object(o, t, "offload", s);
+	add_object(o, t, "pd_transfer", s);
 	add_figure(o, t, "preemptions", s);
 	add_object(o, t, "throughput", s);
 	add_object(o, t, "slo", s);
+	cJSON *pools = cJSON_AddArrayToObject(o, "pools");
+	for (size_t i = 0; i < s->n_pools; i++) {
+		const struct met_pool *p = &s->pools[i];
+		cJSON *po = cJSON_CreateObject();
+		cJSON_AddStringToObject(po, "name", p->name);
+		cJSON_AddStringToObject(po, "role", p->role);
+		cJSON_AddStringToObject(po, "gpu", p->gpu);
+		cJSON_AddNumberToObject(po, "tp", p->tp);
+		cJSON_AddNumberToObject(po, "nodes", p->nodes);
+		cJSON_AddNumberToObject(po, "busy_ratio", p->busy_ratio);
+		cJSON_AddNumberToObject(po, "mean_kv_util", p->mean_kv_util);
+		cJSON_AddNumberToObject(po, "requests", (double)p->requests);
+		cJSON_AddItemToArray(pools, po);
+	}
 	cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		const struct met_node *n = &s->nodes[i];
 		cJSON *no = cJSON_CreateObject();
 		cJSON_AddNumberToObject(no, "id", n->id);
+		cJSON_AddNumberToObject(no, "pool", n->pool);
 		cJSON_AddNumberToObject(no, "busy_ratio", n->busy_ratio);
 		cJSON_AddNumberToObject(no, "mean_kv_util", n->mean_kv_util);
 		cJSON_AddNumberToObject(no, "peak_kv_util", n->peak_kv_util);
@@ -357,6 +375,8 @@ void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met
 	print_header(f, s, n, style, baseline);
 	size_t it = 0;
 	for (const struct res_metric *m; (m = res_metric_next(t, RES_LIST_TABLE, &it));) {
+		if (!res_metric_shown(m, s, n))
+			continue;
 		const char *label = m->name;
 		if (style == RES_STYLE_TEXT) {
 			fprintf(f, "%-20s", label);
@@ -414,10 +434,99 @@ void res_print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enum r
 		fputs("</ul>\n", f);
 }
 
+/* s with '|' escaped for a Markdown cell, or '<', '>' and '&' for HTML. */
+static void put_cell_text(FILE *f, const char *s, enum res_style style)
+{
+	for (; *s; s++) {
+		if (style == RES_STYLE_MD && *s == '|')
+			fputs("\\|", f);
+		else if (style == RES_STYLE_HTML && *s == '<')
+			fputs("&lt;", f);
+		else if (style == RES_STYLE_HTML && *s == '>')
+			fputs("&gt;", f);
+		else if (style == RES_STYLE_HTML && *s == '&')
+			fputs("&amp;", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+void res_print_pools(FILE *f, const struct met_summary *s, size_t n, enum res_style style)
+{
+	size_t wpol = strlen("policy"), wpool = strlen("pool"), wgpu = strlen("GPU x tp");
+	int several = 0;
+	char gpu[96];
+	for (size_t j = 0; j < n; j++) {
+		several |= s[j].n_pools > 1;
+		if (strlen(s[j].policy) > wpol)
+			wpol = strlen(s[j].policy);
+		for (size_t k = 0; k < s[j].n_pools; k++) {
+			const struct met_pool *p = &s[j].pools[k];
+			snprintf(gpu, sizeof gpu, "%s x %d", p->gpu, p->tp);
+			if (strlen(p->name) > wpool)
+				wpool = strlen(p->name);
+			if (strlen(gpu) > wgpu)
+				wgpu = strlen(gpu);
+		}
+	}
+	if (!several)
+		return;
+	static const char *const head[] = {"policy", "pool", "role", "GPU x tp", "nodes",
+					   "busy ratio", "mean KV use", "requests"};
+	/* what the columns are, in the line over the table */
+	static const char *const note =
+	    "busy ratio and mean KV use: means over the pool's nodes; requests: those its nodes "
+	    "ran, a request handed from prefill to decode in both pools";
+	if (style == RES_STYLE_TEXT) {
+		fprintf(f, "\npools (%s):\n", note);
+		fprintf(f, "  %-*s %-*s %-7s %-*s %5s %10s %11s %9s\n", (int)wpol, head[0],
+			(int)wpool, head[1], head[2], (int)wgpu, head[3], head[4], head[5], head[6],
+			head[7]);
+	} else if (style == RES_STYLE_MD) {
+		fprintf(f, "\nPools (%s):\n\n|", note);
+		for (size_t c = 0; c < 8; c++)
+			fprintf(f, " %s |", head[c]);
+		fputs("\n|---|---|---|---|---:|---:|---:|---:|\n", f);
+	} else {
+		fprintf(f, "<p>Pools (%s):</p>\n<table>\n<tr>", note);
+		for (size_t c = 0; c < 8; c++)
+			fprintf(f, "<th>%s</th>", head[c]);
+		fputs("</tr>\n", f);
+	}
+	for (size_t j = 0; j < n; j++)
+		for (size_t k = 0; k < s[j].n_pools; k++) {
+			const struct met_pool *p = &s[j].pools[k];
+			char nodes[16], busy[32], kv[32], req[24];
+			snprintf(gpu, sizeof gpu, "%s x %d", p->gpu, p->tp);
+			snprintf(nodes, sizeof nodes, "%d", p->nodes);
+			snprintf(busy, sizeof busy, "%.3f", p->busy_ratio);
+			snprintf(kv, sizeof kv, "%.3f", p->mean_kv_util);
+			snprintf(req, sizeof req, "%llu", (unsigned long long)p->requests);
+			if (style == RES_STYLE_TEXT) {
+				fprintf(f, "  %-*s %-*s %-7s %-*s %5s %10s %11s %9s\n", (int)wpol,
+					s[j].policy, (int)wpool, p->name, p->role, (int)wgpu, gpu,
+					nodes, busy, kv, req);
+				continue;
+			}
+			const char *cells[] = {s[j].policy, p->name, p->role, gpu,
+					       nodes,	    busy,    kv,      req};
+			fputs(style == RES_STYLE_MD ? "|" : "<tr>", f);
+			for (size_t c = 0; c < 8; c++) {
+				fputs(style == RES_STYLE_MD ? " " : "<td>", f);
+				put_cell_text(f, cells[c], style);
+				fputs(style == RES_STYLE_MD ? " |" : "</td>", f);
+			}
+			fputs(style == RES_STYLE_MD ? "\n" : "</tr>\n", f);
+		}
+	if (style == RES_STYLE_HTML)
+		fputs("</table>\n", f);
+}
+
 void res_print_comparison_with(FILE *f, const struct met_summary *s, size_t n,
 			       enum res_style style, const struct res_table_opts *opts)
 {
 	res_print_table_with(f, NULL, s, n, style, opts);
+	res_print_pools(f, s, n, style);
 	res_print_mechanisms(f, s, n, style);
 }
 
@@ -445,12 +554,15 @@ static char *comparison_csv(const struct res_metrics *t, const struct met_summar
 	len += (size_t)snprintf(buf + len, cap - len, "policy");
 	size_t it = 0;
 	for (const struct res_metric *m; (m = res_metric_next(t, RES_LIST_CSV, &it));)
-		len += (size_t)snprintf(buf + len, cap - len, ",%.64s", m->csv);
+		if (res_metric_shown(m, s, n))
+			len += (size_t)snprintf(buf + len, cap - len, ",%.64s", m->csv);
 	len += (size_t)snprintf(buf + len, cap - len, "\n");
 	for (size_t i = 0; i < n; i++) {
 		len += (size_t)snprintf(buf + len, cap - len, "%.48s", s[i].policy);
 		it = 0;
 		for (const struct res_metric *m; (m = res_metric_next(t, RES_LIST_CSV, &it));) {
+			if (!res_metric_shown(m, s, n))
+				continue;
 			res_metric_csv_cell(m, &s[i], cell, sizeof cell);
 			len += (size_t)snprintf(buf + len, cap - len, ",%s", cell);
 		}

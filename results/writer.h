@@ -78,11 +78,15 @@ void res_delta_pct(double v, double base, char *buf, size_t len);
 /* The mechanisms each column ran with (docs/policies.md), as printed under
  * the comparison table. */
 void res_print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enum res_style style);
+/* The pools each column ran on, one line per column and pool (name, role,
+ * GPU x tp, nodes, busy ratio, mean KV use, requests), as printed under
+ * the comparison table; nothing when every column ran a single pool. */
+void res_print_pools(FILE *f, const struct met_summary *s, size_t n, enum res_style style);
 /* res_print_table with opts (NULL: the plain table). */
 void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met_summary *s,
 			  size_t n, enum res_style style, const struct res_table_opts *opts);
-/* The comparison table and the mechanisms under it, with opts (NULL: as
- * res_print_comparison or _md). */
+/* The comparison table, the pools (res_print_pools) and the mechanisms
+ * under it, with opts (NULL: as res_print_comparison or _md). */
 void res_print_comparison_with(FILE *f, const struct met_summary *s, size_t n,
 			       enum res_style style, const struct res_table_opts *opts);
 /* comparison.csv's text, byte for byte, to f. */

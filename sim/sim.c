@@ -534,7 +534,7 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 		struct met_pool *mp = &out->pools[p];
 		snprintf(mp->name, sizeof mp->name, "%s", pc->name);
 		mp->role = roles[pc->role];
-		mp->gpu = pc->cl.gpu->name;
+		snprintf(mp->gpu, sizeof mp->gpu, "%s", pc->cl.gpu->name);
 		mp->tp = pc->cl.tp;
 		mp->nodes = pc->cl.nodes;
 		for (int k = 0; k < pc->cl.nodes; k++) {

@@ -36,6 +36,7 @@ static struct res_metrics with_extra_row(void)
 					 RES_BETTER_LOWER,
 					 RES_KIND_F64,
 					 offsetof(struct met_summary, route_ns),
+					 0,
 					 2,
 					 1e6,
 					 "route_ns",
@@ -419,7 +420,7 @@ END_TEST
 START_TEST(rows_are_complete)
 {
 	const struct res_metrics *t = res_metrics_builtin();
-	ck_assert_uint_eq(t->n, 61);
+	ck_assert_uint_eq(t->n, 72);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct res_metric *r = &t->row[i];
 		ck_assert_msg(r->name && r->path && r->unit > 0, "row %zu", i);
@@ -433,15 +434,15 @@ START_TEST(rows_are_complete)
 	size_t it = 0, n = 0;
 	while (res_metric_next(NULL, RES_LIST_TABLE, &it))
 		n++;
-	ck_assert_uint_eq(n, 25);
+	ck_assert_uint_eq(n, 35);
 	it = n = 0;
 	while (res_metric_next(NULL, RES_LIST_DIFF, &it))
 		n++;
-	ck_assert_uint_eq(n, 25);
+	ck_assert_uint_eq(n, 32);
 	it = n = 0;
 	while (res_metric_next(NULL, RES_LIST_DIFF_ALL, &it))
 		n++;
-	ck_assert_uint_eq(n, 29);
+	ck_assert_uint_eq(n, 36);
 }
 END_TEST
 
@@ -451,15 +452,15 @@ END_TEST
  * and a column without a value. */
 static const struct res_metric mark_rows[] = {
     {"arrived", "requests.arrived", RES_BETTER_NONE, RES_KIND_U64,
-     offsetof(struct met_summary, arrived), 0, 1, NULL, RES_M_TABLE},
+     offsetof(struct met_summary, arrived), 0, 0, 1, NULL, RES_M_TABLE},
     {"ttft p99", "ttft_s.p99", RES_BETTER_LOWER, RES_KIND_F64,
-     offsetof(struct met_summary, ttft.p99), 3, 1, NULL, RES_M_TABLE},
+     offsetof(struct met_summary, ttft.p99), 0, 3, 1, NULL, RES_M_TABLE},
     {"done", "requests.completed", RES_BETTER_HIGHER, RES_KIND_U64,
-     offsetof(struct met_summary, completed), 0, 1, NULL, RES_M_TABLE},
+     offsetof(struct met_summary, completed), 0, 0, 1, NULL, RES_M_TABLE},
     {"shed", "requests.shed", RES_BETTER_LOWER, RES_KIND_U64, offsetof(struct met_summary, shed),
-     0, 1, NULL, RES_M_TABLE},
+     0, 0, 1, NULL, RES_M_TABLE},
     {"hit", "prefix_hit_ratio", RES_BETTER_HIGHER, RES_KIND_F64,
-     offsetof(struct met_summary, prefix_hit_ratio), 3, 1, NULL, RES_M_TABLE},
+     offsetof(struct met_summary, prefix_hit_ratio), 0, 3, 1, NULL, RES_M_TABLE},
 };
 
 static void mark_columns(struct met_summary s[3])
@@ -560,6 +561,255 @@ START_TEST(table_marks_best_and_prints_deltas)
 }
 END_TEST
 
+/* A disaggregated cluster's summary, by hand: 2 prefill nodes (H100-SXM)
+ * and 1 decode node (A100-80G); mean TTFT 0.425 s = 0.020 queue + 0.100
+ * prefill + 0.055 transfer + 0.250 decode queue; 4 hand-overs of 3.5 GB
+ * in all taking 0.01 s (0.0025 s each), one failover, two kept on the
+ * decode node. */
+static struct met_pool pd_pools[2];
+static struct met_node pd_nodes[3];
+
+static void pd_summary_of(struct met_summary *s)
+{
+	summary_of(s);
+	s->disaggregated = 1;
+	s->ttft.mean = 0.425;
+	s->ttft_split_s[0] = 0.020;
+	s->ttft_split_s[1] = 0.100;
+	s->ttft_split_s[2] = 0.055;
+	s->ttft_split_s[3] = 0.250;
+	s->pd = (struct met_pd){.count = 4, .failovers = 1, .local = 2, .bytes = 3.5e9,
+				.seconds = 0.01, .wait_s = 0.5};
+	pd_pools[0] = (struct met_pool){"prefill", "prefill", "H100-SXM", 1, 2, 0.5, 0.125, 6};
+	pd_pools[1] = (struct met_pool){"decode", "decode", "A100-80G", 2, 1, 0.75, 0.625, 4};
+	for (int i = 0; i < 3; i++)
+		pd_nodes[i] = (struct met_node){.id = i, .pool = i / 2, .requests = (uint64_t)i};
+	s->pools = pd_pools;
+	s->n_pools = 2;
+	s->nodes = pd_nodes;
+	s->n_nodes = 3;
+}
+
+/* The rows of the prefill-to-decode path: in the table and comparison.csv
+ * only when a column is disaggregated, with the figures computed above;
+ * the mean hand-over time is seconds / count. */
+START_TEST(pd_rows_only_when_disaggregated)
+{
+	struct met_summary plain, pd;
+	summary_of(&plain);
+	pd_summary_of(&pd);
+	/* the same figures on a cluster without a prefill pool: no row of them */
+	struct met_summary quiet = pd;
+	quiet.disaggregated = 0;
+	char *a = printed(text_table, NULL, &plain), *b = printed(text_table, NULL, &quiet);
+	ck_assert_ptr_null(strstr(a, "TTFT mean"));
+	ck_assert_ptr_null(strstr(b, "hand-over"));
+	ck_assert_ptr_null(strstr(b, "prefill queue"));
+	free(a);
+	free(b);
+
+	/* Text: the TTFT mean and its parts ahead of TTFT p50, the hand-overs
+	 * after migrated GB. */
+	char expect[2048];
+	snprintf(expect, sizeof expect,
+		 "%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n",
+		 "  failed", "0", "TTFT mean (s)", "0.425", "  prefill queue (s)", "0.020",
+		 "  prefill (s)", "0.100", "  KV transfer (s)", "0.055", "  decode queue (s)",
+		 "0.250");
+	snprintf(expect + strlen(expect), sizeof expect - strlen(expect), "%-20s %17s\n",
+		 "TTFT p50 (s)", "0.000");
+	a = printed(text_table, NULL, &pd);
+	ck_assert_msg(strstr(a, expect) != NULL, "%s", a);
+	snprintf(expect, sizeof expect,
+		 "%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s "
+		 "%17s\n",
+		 "migrated GB", "0.00", "KV hand-overs", "4", "  hand-over GB", "3.50",
+		 "  mean hand-over s", "0.0025", "  failovers", "1", "  kept on decode", "2",
+		 "preemptions", "0");
+	ck_assert_msg(strstr(a, expect) != NULL, "%s", a);
+	free(a);
+	a = printed(md_table, NULL, &pd);
+	ck_assert_ptr_nonnull(strstr(a, "| TTFT mean (s) | 0.425 |\n| prefill queue (s) | 0.020 |\n"
+					"| prefill (s) | 0.100 |\n| KV transfer (s) | 0.055 |\n"
+					"| decode queue (s) | 0.250 |\n| TTFT p50 (s) |"));
+	ck_assert_ptr_nonnull(strstr(a, "| KV hand-overs | 4 |\n| hand-over GB | 3.50 |\n"
+					"| mean hand-over s | 0.0025 |\n| failovers | 1 |\n"
+					"| kept on decode | 2 |\n"));
+	free(a);
+	a = printed(html_table, NULL, &pd);
+	ck_assert_ptr_nonnull(strstr(a, "<tr><td>  mean hand-over s</td><td>0.0025</td></tr>\n"));
+	free(a);
+
+	/* comparison.csv: the columns in table order, fractions as %.9g */
+	char err[512];
+	mkdir(DIR, 0777);
+	ck_assert_int_eq(res_write_comparison_csv_with(DIR "/pd.csv", NULL, &pd, 1, err, sizeof err),
+			 0);
+	a = th_slurp(DIR "/pd.csv");
+	ck_assert_str_eq(a, "policy,arrived,completed,shed,failed,ttft_mean_s,ttft_queue_s,"
+			    "ttft_prefill_s,ttft_transfer_s,ttft_decode_queue_s,ttft_p50_s,"
+			    "ttft_p99_s,tpot_p50_s,tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,"
+			    "recompute_ratio,recompute_gpu_s,migrations,migrated_bytes,pd_transfers,"
+			    "pd_transfer_bytes,pd_transfer_mean_s,pd_failovers,pd_local,preemptions,"
+			    "requests_per_s,output_tokens_per_s,slo_attainment,goodput_rps,"
+			    "load_max_over_mean,load_jain,tokens_input,tokens_cached,tokens_reloaded,"
+			    "tokens_migrated,tokens_recomputed,tokens_fresh,tokens_preempt_recomputed\n"
+			    "rr,7,0,0,0,0.425,0.02,0.1,0.055,0.25,0,0,0,0,0,0,0,0,0,0,0,4,3.5e+09,"
+			    "0.0025,1,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
+	free(a);
+	/* a column that is not disaggregated beside one that is: its figures */
+	struct met_summary two[2] = {pd, quiet};
+	snprintf(two[1].policy, sizeof two[1].policy, "ll");
+	ck_assert_int_eq(res_write_comparison_csv_with(DIR "/pd2.csv", NULL, two, 2, err, sizeof err),
+			 0);
+	a = th_slurp(DIR "/pd2.csv");
+	ck_assert_ptr_nonnull(strstr(a, "\nll,7,0,0,0,0.425,0.02,0.1,0.055,0.25,"));
+	free(a);
+}
+END_TEST
+
+/* summary.json: ttft_split, pd_transfer and pools in every summary (zeros
+ * and one pool "cluster" without pools), and each node's pool. */
+START_TEST(pd_keys_in_summary_json)
+{
+	struct met_summary pd;
+	pd_summary_of(&pd);
+	cJSON *j = res_summary_json(&pd);
+	char *text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "ttft_split"));
+	ck_assert_str_eq(text, "{\"queue_s\":0.02,\"prefill_s\":0.1,\"transfer_s\":0.055,"
+			       "\"decode_queue_s\":0.25}");
+	free(text);
+	text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "pd_transfer"));
+	ck_assert_str_eq(text, "{\"count\":4,\"bytes\":3500000000,\"seconds\":0.01,"
+			       "\"mean_s\":0.0025,\"failovers\":1,\"local\":2,\"wait_s\":0.5}");
+	free(text);
+	text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "pools"));
+	ck_assert_str_eq(text, "[{\"name\":\"prefill\",\"role\":\"prefill\",\"gpu\":\"H100-SXM\","
+			       "\"tp\":1,\"nodes\":2,\"busy_ratio\":0.5,\"mean_kv_util\":0.125,"
+			       "\"requests\":6},{\"name\":\"decode\",\"role\":\"decode\","
+			       "\"gpu\":\"A100-80G\",\"tp\":2,\"nodes\":1,\"busy_ratio\":0.75,"
+			       "\"mean_kv_util\":0.625,\"requests\":4}]");
+	free(text);
+	text = cJSON_PrintUnformatted(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "nodes"), 2));
+	ck_assert_str_eq(text, "{\"id\":2,\"pool\":1,\"busy_ratio\":0,\"mean_kv_util\":0,"
+			       "\"peak_kv_util\":0,\"requests\":2,\"throttled_s\":0}");
+	free(text);
+	/* where they sit among the top-level keys */
+	char keys[1024] = "";
+	for (const cJSON *c = j->child; c; c = c->next)
+		snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s ", c->string);
+	ck_assert_str_eq(keys, "scenario policy mechanisms seed kvsim_version sim_time_s requests "
+			       "ttft_s tpot_s e2e_s queue_s percentiles ttft_split tokens "
+			       "prefix_hit_ratio recompute_ratio recompute_gpu_s migration offload "
+			       "pd_transfer preemptions throughput slo pools nodes load_imbalance "
+			       "perf ");
+	cJSON_Delete(j);
+
+	/* a run without pools: the same keys, zeros, one pool "cluster" */
+	struct scenario sc;
+	const char *sets[] = {"duration_s=20", "cluster.nodes=2", NULL};
+	th_scenario("{}", sets, &sc);
+	struct met_summary m;
+	char err[1024] = "";
+	int rc = sim_run(&sc, NULL, &m, err, sizeof err);
+	cfg_scenario_free(&sc);
+	ck_assert_msg(rc == 0, "%s", err);
+	j = res_summary_json(&m);
+	text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "pd_transfer"));
+	ck_assert_str_eq(text, "{\"count\":0,\"bytes\":0,\"seconds\":0,\"mean_s\":0,"
+			       "\"failovers\":0,\"local\":0,\"wait_s\":0}");
+	free(text);
+	const cJSON *split = cJSON_GetObjectItemCaseSensitive(j, "ttft_split");
+	ck_assert(cJSON_GetObjectItemCaseSensitive(split, "transfer_s")->valuedouble == 0);
+	ck_assert(cJSON_GetObjectItemCaseSensitive(split, "decode_queue_s")->valuedouble == 0);
+	/* queue and prefill add up to the mean TTFT */
+	ck_assert_double_eq_tol(m.ttft_split_s[0] + m.ttft_split_s[1], m.ttft.mean, 1e-12);
+	ck_assert_double_gt(m.ttft_split_s[1], 0);
+	const cJSON *pools = cJSON_GetObjectItemCaseSensitive(j, "pools");
+	ck_assert_int_eq(cJSON_GetArraySize(pools), 1);
+	const cJSON *p0 = cJSON_GetArrayItem(pools, 0);
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p0, "name")->valuestring, "cluster");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p0, "role")->valuestring, "mixed");
+	ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p0, "gpu")->valuestring, "H100-SXM");
+	ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(p0, "nodes")->valueint, 2);
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(p0, "busy_ratio")->valuedouble,
+			    (m.nodes[0].busy_ratio + m.nodes[1].busy_ratio) / 2);
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(p0, "requests")->valuedouble,
+			    (double)m.completed);
+	cJSON_Delete(j);
+	/* one pool: no pool table under the comparison */
+	text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	res_print_pools(f, &m, 1, RES_STYLE_TEXT);
+	fclose(f);
+	ck_assert_str_eq(text, "");
+	free(text);
+	met_summary_free(&m);
+}
+END_TEST
+
+static char *pools_printed(const struct met_summary *s, size_t n, enum res_style style)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	res_print_pools(f, s, n, style);
+	fclose(f);
+	return text;
+}
+
+/* The pool table under the comparison: one line per column and pool, the
+ * widths following the longest name; in Markdown a '|' escaped, in HTML
+ * '<' and '&'. */
+START_TEST(pool_table_per_column_and_pool)
+{
+	struct met_summary s[2];
+	pd_summary_of(&s[0]);
+	s[1] = s[0];
+	snprintf(s[1].policy, sizeof s[1].policy, "session_affinity");
+	char *text = pools_printed(s, 2, RES_STYLE_TEXT);
+	ck_assert_str_eq(
+	    text,
+	    "\npools (busy ratio and mean KV use: means over the pool's nodes; requests: those "
+	    "its nodes ran, a request handed from prefill to decode in both pools):\n"
+	    "  policy           pool    role    GPU x tp     nodes busy ratio mean KV use  requests\n"
+	    "  rr               prefill prefill H100-SXM x 1     2      0.500       0.125         6\n"
+	    "  rr               decode  decode  A100-80G x 2     1      0.750       0.625         4\n"
+	    "  session_affinity prefill prefill H100-SXM x 1     2      0.500       0.125         6\n"
+	    "  session_affinity decode  decode  A100-80G x 2     1      0.750       0.625         4\n");
+	free(text);
+	snprintf(pd_pools[1].name, sizeof pd_pools[1].name, "d|<&>");
+	text = pools_printed(s, 1, RES_STYLE_MD);
+	ck_assert_str_eq(text, "\nPools (busy ratio and mean KV use: means over the pool's nodes; "
+			       "requests: those its nodes ran, a request handed from prefill to "
+			       "decode in both pools):\n\n"
+			       "| policy | pool | role | GPU x tp | nodes | busy ratio | mean KV use | "
+			       "requests |\n|---|---|---|---|---:|---:|---:|---:|\n"
+			       "| rr | prefill | prefill | H100-SXM x 1 | 2 | 0.500 | 0.125 | 6 |\n"
+			       "| rr | d\\|<&> | decode | A100-80G x 2 | 1 | 0.750 | 0.625 | 4 |\n");
+	free(text);
+	text = pools_printed(s, 1, RES_STYLE_HTML);
+	ck_assert_ptr_nonnull(strstr(text, "<table>\n<tr><th>policy</th><th>pool</th><th>role</th>"
+					   "<th>GPU x tp</th><th>nodes</th><th>busy ratio</th>"
+					   "<th>mean KV use</th><th>requests</th></tr>\n"));
+	ck_assert_ptr_nonnull(strstr(text, "<tr><td>rr</td><td>d|&lt;&amp;&gt;</td><td>decode</td>"
+					   "<td>A100-80G x 2</td><td>1</td><td>0.750</td>"
+					   "<td>0.625</td><td>4</td></tr>\n</table>\n"));
+	free(text);
+	/* printed between the comparison table and the mechanisms */
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	res_print_comparison_with(f, s, 2, RES_STYLE_TEXT, NULL);
+	fclose(f);
+	char *table = strstr(text, "KV hand-overs"), *pools = strstr(text, "\npools ("),
+	     *mech = strstr(text, "\nmechanisms (");
+	ck_assert(table && pools && mech && table < pools && pools < mech);
+	free(text);
+}
+END_TEST
+
 Suite *metric_table_suite(void)
 {
 	Suite *s = suite_create("metric_table");
@@ -572,6 +822,9 @@ Suite *metric_table_suite(void)
 	tcase_add_test(tc, rows_are_complete);
 	tcase_add_test(tc, best_columns_marks_ties_and_skips_no_direction);
 	tcase_add_test(tc, table_marks_best_and_prints_deltas);
+	tcase_add_test(tc, pd_rows_only_when_disaggregated);
+	tcase_add_test(tc, pd_keys_in_summary_json);
+	tcase_add_test(tc, pool_table_per_column_and_pool);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -873,5 +873,67 @@ expect 0 "" run "$T/small.json" --set 'router.params.health={"max_kv_util":0.5}'
 grep -q '"max_temperature_c":	70' "$T/hmerge/summary.json" && grep -q '"max_kv_util":	0.5' "$T/hmerge/summary.json" && ok ||
 	bad "router.params.health and policy_params.<policy>.health did not merge field by field"
 
+# pools: outputs
+# A disaggregated cluster (an H100 prefill pool, an A100 decode pool): compare and run print
+# the TTFT split and hand-over rows and the pool table; comparison.csv has their columns
+# (the split adds up to the mean TTFT; with no faults and no threshold every request is
+# handed over once); summary.json their keys; --plot and --report the ttft_split and
+# pools figures. Two mixed pools of different GPUs: the pool table and figure, no split.
+# Without pools: none of the rows, columns, table or figures, and summary.json's keys
+# with zeros and the one pool "cluster".
+cat >"$T/po_pd.json" <<'JSON'
+{"name": "po-pd", "duration_s": 30,
+ "cluster": {"pools": [{"name": "prefill", "role": "prefill", "nodes": 1, "gpu": "H100-SXM"},
+                       {"name": "decode", "role": "decode", "nodes": 2, "gpu": "A100-80G"}]},
+ "workload": {"kind": "chat", "sessions_per_s": 2, "max_sessions": 40}}
+JSON
+sed 's/"prefill", "role": "prefill"/"h100", "role": "mixed"/; s/"decode", "role": "decode"/"l40s", "role": "mixed"/; s/A100-80G/L40S/; s/po-pd/po-mixed/' \
+	"$T/po_pd.json" >"$T/po_mixed.json"
+sed 's/"pools": .*/"nodes": 3},/; /"decode", "role"/d' "$T/po_pd.json" >"$T/po_none.json"
+po_pols=round_robin,least_loaded
+expect 0 "  prefill queue (s)" compare "$T/po_pd.json" --policies $po_pols --out "$T/po_pd" --plot --report
+for line in "TTFT mean (s)" "  prefill (s)" "  KV transfer (s)" "  decode queue (s)" "KV hand-overs" \
+	"  hand-over GB" "  mean hand-over s" "  failovers" \
+	"  policy       pool    role    GPU x tp     nodes busy ratio mean KV use  requests" \
+	"  round_robin  prefill prefill H100-SXM x 1     1 " "  least_loaded decode  decode  A100-80G x 1     2 "; do
+	grep -qF -- "$line" "$T/out" && ok || bad "pooled compare lacks '$line'"
+done
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{ d = $c["ttft_queue_s"] + $c["ttft_prefill_s"] + $c["ttft_transfer_s"] + $c["ttft_decode_queue_s"] - $c["ttft_mean_s"]
+	  if (d > 1e-6 || d < -1e-6 || $c["pd_transfers"] != $c["completed"] || $c["completed"] == 0 ||
+	      $c["pd_failovers"] != 0 || !($c["pd_transfer_bytes"] > 0) || !($c["ttft_transfer_s"] > 0)) exit 1 }' \
+	"$T/po_pd/comparison.csv" && ok || bad "pooled comparison.csv: split or hand-over columns wrong: $(cat "$T/po_pd/comparison.csv")"
+for key in '"ttft_split":' '"pd_transfer":' '"mean_s":' '"gpu":	"A100-80G"' '"role":	"prefill"' '"pool":	1'; do
+	grep -qF -- "$key" "$T/po_pd/round_robin/summary.json" && ok || bad "pooled summary.json lacks $key"
+done
+for fig in ttft_split pools; do
+	[ -s "$T/po_pd/plots/$fig.png" ] && [ -s "$T/po_pd/plots/$fig.svg" ] &&
+		grep -q "<figure id=\"$fig\"><svg" "$T/po_pd/report.html" && ok || bad "pooled report lacks the $fig figure"
+done
+grep -qF "<th>policy</th><th>pool</th><th>role</th>" "$T/po_pd/report.html" &&
+	grep -qF "| round_robin | decode | decode | A100-80G x 1 | 2 |" "$T/po_pd/report.md" && ok ||
+	bad "pooled report lacks the pool table"
+expect 0 "wrote 10 figures" plot "$T/po_pd"
+cp "$T/po_pd/least_loaded/summary.json" "$T/po_sum.json"
+printf '{"pools": [{"name": "p", "role": "prefill", "gpu": "H100-SXM", "tp": 1, "busy_ratio": "x"}]}' >"$T/po_pd/least_loaded/summary.json"
+expect 2 "$T/po_pd/least_loaded/summary.json: pools: 1 pools, expected 2 as in the first policy's" plot "$T/po_pd"
+printf '{"pools": [{"name": "p", "role": "prefill", "gpu": "H100-SXM", "tp": 1, "busy_ratio": "x"}, {}]}' >"$T/po_pd/least_loaded/summary.json"
+expect 2 "$T/po_pd/least_loaded/summary.json: pools[0].busy_ratio: expected a number" plot "$T/po_pd"
+cp "$T/po_sum.json" "$T/po_pd/least_loaded/summary.json"
+expect 0 "  decode queue (s)" run "$T/po_pd.json" --out "$T/po_run"
+grep -q "^  session_affinity decode  decode  A100-80G x 1     2 " "$T/out" && ok || bad "kvsim run lacks the pool table"
+expect 0 "  round_robin  h100 mixed   H100-SXM x 1     1 " compare "$T/po_mixed.json" --policies $po_pols --out "$T/po_mixed" --plot
+grep -qF "prefill queue" "$T/out" || grep -qF "ttft_queue_s" "$T/po_mixed/comparison.csv" && bad "mixed pools print the TTFT split" || ok
+[ -s "$T/po_mixed/plots/pools.svg" ] && [ ! -e "$T/po_mixed/plots/ttft_split.svg" ] && ok || bad "mixed pools: expected the pools figure alone"
+expect 0 "requests arrived" compare "$T/po_none.json" --policies $po_pols --out "$T/po_none" --plot
+for line in "TTFT mean" "prefill queue" "hand-over" "pools ("; do
+	grep -qF -- "$line" "$T/out" && bad "a compare without pools prints '$line'" || ok
+done
+head -1 "$T/po_none/comparison.csv" | grep -q "ttft_\(mean\|queue\)_s\|pd_" && bad "comparison.csv without pools has pool columns" || ok
+[ ! -e "$T/po_none/plots/ttft_split.png" ] && [ ! -e "$T/po_none/plots/pools.png" ] && ok || bad "figures of pools drawn without pools"
+grep -qF '"transfer_s":	0,' "$T/po_none/round_robin/summary.json" && grep -qF '"count":	0,' "$T/po_none/round_robin/summary.json" &&
+	grep -qF '"name":	"cluster"' "$T/po_none/round_robin/summary.json" && ok || bad "summary.json without pools lacks the zero split, hand-overs or pool \"cluster\""
+# end of pools: outputs
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
