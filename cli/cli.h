@@ -81,8 +81,9 @@ enum cli_common_id {
 #define CLI_ROW_POLICY(help) {OPT_POLICY, "policy", 'p', "P", help, "@policy", 0}
 #define CLI_ROW_SET                                                                        \
 	{OPT_SET, "set", 's', "PATH=VALUE",                                                 \
-	 "override a scenario key, e.g. --set cluster.nodes=16 (VALUE is JSON if it parses " \
-	 "as JSON, else a string)",                                                         \
+	 "override a scenario key, e.g. --set cluster.nodes=16, or a list item's, e.g. "    \
+	 "--set cluster.pools[1].nodes=4 (VALUE is JSON if it parses as JSON, else a "       \
+	 "string)",                                                                         \
 	 NULL, CLI_REPEAT}
 #define CLI_ROW_SEED {OPT_SEED, "seed", 0, "N", "override the scenario seed", NULL, 0}
 #define CLI_ROW_OUT(help) {OPT_OUT, "out", 'o', "DIR", help, "@dir", 0}

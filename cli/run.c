@@ -396,6 +396,21 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 	return rc;
 }
 
+/* The servers of cluster (or pool) cl and each replica's links, one line
+ * after prefix. */
+static void print_layout(const char *prefix, const struct cluster_cfg *cl)
+{
+	int servers = (cl->nodes + cl->nodes_per_server - 1) / cl->nodes_per_server;
+	printf("%s%d %s server%s of %d GPUs, at most %d replica%s (tp %d) per server; per "
+	       "replica %d x %s = %.0f GB/s, %g x %s = %.0f GB/s; per server %d x %s = %.0f GB/s to "
+	       "host DRAM (each direction)\n",
+	       prefix, servers, cl->server->name, servers == 1 ? "" : "s", cl->server->gpus,
+	       cl->nodes_per_server, cl->nodes_per_server == 1 ? "" : "s", cl->tp, cl->tp,
+	       cl->intra_server->name, cl->nvlink_bytes_per_s / 1e9,
+	       (double)cl->tp * cl->server->nics / cl->server->gpus, cl->inter_server->name,
+	       cl->nic_bytes_per_s / 1e9, cl->tp, cl->host->name, cl->host_bytes_per_s / 1e9);
+}
+
 static int cmd_validate(const struct cli_ctx *cx, int argc, char **argv)
 {
 	struct cli_common o;
@@ -407,21 +422,35 @@ static int cmd_validate(const struct cli_ctx *cx, int argc, char **argv)
 	struct scenario s;
 	if (cli_load_from_opts(&o, &s))
 		return CLI_USAGE;
-	printf("%s: valid: scenario \"%s\", %d x %s (tp %d) serving %s, %lld KV blocks of %d "
-	       "tokens per node, policy %s\n",
-	       o.scenario, s.name, s.cluster.nodes, s.cluster.gpu->name, s.cluster.tp,
-	       s.cluster.model->name, (long long)s.kv_blocks_per_node,
-	       s.cluster.engine.kv_block_tokens, s.router.policy);
-	const struct cluster_cfg *cl = &s.cluster;
-	int servers = (cl->nodes + cl->nodes_per_server - 1) / cl->nodes_per_server;
-	printf("layout: %d %s server%s of %d GPUs, at most %d replica%s (tp %d) per server; per "
-	       "replica %d x %s = %.0f GB/s, %g x %s = %.0f GB/s; per server %d x %s = %.0f GB/s to "
-	       "host DRAM (each direction)\n",
-	       servers, cl->server->name, servers == 1 ? "" : "s", cl->server->gpus,
-	       cl->nodes_per_server, cl->nodes_per_server == 1 ? "" : "s", cl->tp, cl->tp,
-	       cl->intra_server->name, cl->nvlink_bytes_per_s / 1e9,
-	       (double)cl->tp * cl->server->nics / cl->server->gpus, cl->inter_server->name,
-	       cl->nic_bytes_per_s / 1e9, cl->tp, cl->host->name, cl->host_bytes_per_s / 1e9);
+	if (s.n_pools == 1) {
+		printf("%s: valid: scenario \"%s\", %d x %s (tp %d) serving %s, %lld KV blocks of %d "
+		       "tokens per node, policy %s\n",
+		       o.scenario, s.name, s.cluster.nodes, s.cluster.gpu->name, s.cluster.tp,
+		       s.cluster.model->name, (long long)s.kv_blocks_per_node,
+		       s.cluster.engine.kv_block_tokens, s.router.policy);
+		print_layout("layout: ", &s.cluster);
+	} else {
+		printf("%s: valid: scenario \"%s\", %d nodes in %d pools serving %s, policy %s%s%s\n",
+		       o.scenario, s.name, s.cluster.nodes, s.n_pools, s.cluster.model->name,
+		       s.router.policy, s.disaggregated ? ", decode policy " : "",
+		       s.disaggregated ? s.router.decode_policy : "");
+		static const char *const roles[] = {"mixed", "prefill", "decode"};
+		for (int i = 0; i < s.n_pools; i++) {
+			const struct pool_cfg *pl = &s.pools[i];
+			char nodes[48];
+			if (pl->cl.nodes == 1)
+				snprintf(nodes, sizeof nodes, "node %d", pl->first_node);
+			else
+				snprintf(nodes, sizeof nodes, "nodes %d-%d", pl->first_node,
+					 pl->first_node + pl->cl.nodes - 1);
+			printf("pool %s (%s): %s, %d x %s (tp %d), %lld KV blocks of %d tokens per "
+			       "node\n",
+			       pl->name, roles[pl->role], nodes, pl->cl.nodes, pl->cl.gpu->name,
+			       pl->cl.tp, (long long)pl->kv_blocks_per_node,
+			       pl->cl.engine.kv_block_tokens);
+			print_layout("  layout: ", &pl->cl);
+		}
+	}
 	cfg_scenario_free(&s);
 	return CLI_OK;
 }
@@ -462,7 +491,8 @@ const struct cli_cmd cli_validate_cmd = {
     .run = cmd_validate,
     .opts = validate_opts,
     .about = "Parses and checks the scenario (every key, the policy's and the workload's\n"
-	     "parameters, that the model fits in memory) and prints a one-line summary.\n"
+	     "parameters, that the model fits in memory) and prints a summary: the cluster\n"
+	     "and its server layout, or with cluster.pools each pool's.\n"
 	     "Exit 0 when valid, 2 with the JSON path of the first problem otherwise.\n",
     .pos_complete = "@file",
 };

@@ -68,6 +68,39 @@ int cfg_read_json(const char *file, cJSON **out, char *err, size_t errlen)
 	return 0;
 }
 
+/* Splits a --set path step "name" or "name[i][j]..." at its first '[':
+ * *idx gets where the indexes start (NULL: none). -1 when the brackets
+ * are not whole numbers in [..]. */
+static int set_step(char *tok, char **idx)
+{
+	char *b = strchr(tok, '[');
+	*idx = b;
+	if (!b)
+		return 0;
+	if (b == tok)
+		return -1;
+	for (char *p = b; *p;) {
+		if (*p != '[' || !(p[1] >= '0' && p[1] <= '9'))
+			return -1;
+		p += 2;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p != ']')
+			return -1;
+		p++;
+	}
+	return 0;
+}
+
+/* The next index of a step at *idx ("[3]..."), *idx moved past it. */
+static long set_index(char **idx)
+{
+	char *end;
+	long i = strtol(*idx + 1, &end, 10);
+	*idx = end + 1;
+	return i;
+}
+
 int cfg_apply_set(cJSON *root, const char *assignment, char *err, size_t errlen)
 {
 	const char *eq = strchr(assignment, '=');
@@ -97,11 +130,23 @@ int cfg_apply_set(cJSON *root, const char *assignment, char *err, size_t errlen)
 		cJSON_Delete(val);
 		return -1;
 	}
+	/* where: the path walked so far, for messages ("cluster.pools[1]") */
+	char where[256] = "";
 	cJSON *obj = root;
 	char *save = NULL, *tok = strtok_r(path, ".", &save);
 	while (tok) {
-		char *next = strtok_r(NULL, ".", &save);
-		if (!next) {
+		char *next = strtok_r(NULL, ".", &save), *idx;
+		if (set_step(tok, &idx)) {
+			snprintf(err, errlen, "--set %s: %s: expected a key, or a key and list "
+					      "indexes such as pools[0]", assignment, tok);
+			cJSON_Delete(val);
+			return -1;
+		}
+		if (idx)
+			*idx = 0; /* tok is the key; the indexes follow it */
+		size_t wl = strlen(where);
+		snprintf(where + wl, sizeof where - wl, "%s%s", wl ? "." : "", tok);
+		if (!next && !idx) {
 			if (cJSON_GetObjectItemCaseSensitive(obj, tok))
 				cJSON_ReplaceItemInObjectCaseSensitive(obj, tok, val);
 			else
@@ -109,10 +154,39 @@ int cfg_apply_set(cJSON *root, const char *assignment, char *err, size_t errlen)
 			return 0;
 		}
 		cJSON *child = cJSON_GetObjectItemCaseSensitive(obj, tok);
-		if (!child) {
+		if (idx) {
+			/* A list is indexed, never made: an index names an item
+			 * that exists. */
+			*idx = '[';
+			while (*idx) {
+				long i = set_index(&idx);
+				int n = cJSON_IsArray(child) ? cJSON_GetArraySize(child) : 0;
+				if (!cJSON_IsArray(child) || i >= n) {
+					if (!cJSON_IsArray(child))
+						snprintf(err, errlen, "--set %s: %s: %s", assignment, where,
+							 child ? "not a list" : "missing (an index names an item "
+										"of a list that exists)");
+					else
+						snprintf(err, errlen, "--set %s: %s[%ld]: no such item (the list "
+								      "has %d)", assignment, where, i, n);
+					cJSON_Delete(val);
+					return -1;
+				}
+				wl = strlen(where);
+				snprintf(where + wl, sizeof where - wl, "[%ld]", i);
+				if (!next && !*idx) {
+					cJSON_ReplaceItemInArray(child, (int)i, val);
+					return 0;
+				}
+				child = cJSON_GetArrayItem(child, (int)i);
+			}
+		} else if (!child) {
 			child = cJSON_AddObjectToObject(obj, tok);
-		} else if (!cJSON_IsObject(child)) {
-			snprintf(err, errlen, "--set %s: %s is not an object", assignment, tok);
+		}
+		if (!cJSON_IsObject(child)) {
+			const char *step = strrchr(where, '.'); /* this step: "nodes", "pools[1]" */
+			snprintf(err, errlen, "--set %s: %s is not an object", assignment,
+				 step ? step + 1 : where);
 			cJSON_Delete(val);
 			return -1;
 		}

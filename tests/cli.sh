@@ -935,5 +935,104 @@ grep -qF '"transfer_s":	0,' "$T/po_none/round_robin/summary.json" && grep -qF '"
 	grep -qF '"name":	"cluster"' "$T/po_none/round_robin/summary.json" && ok || bad "summary.json without pools lacks the zero split, hand-overs or pool \"cluster\""
 # end of pools: outputs
 
+# pools: planning (kvsim plan --search pd_ratio, --pool, --pool-gpus; sweep and --set
+# over cluster.pools[i]; validate per pool). A prefill and a decode pool of H100s, 4000-token
+# prompts and 200-token answers: one prefill replica is overloaded (TTFT), one decode
+# replica is too slow per token (TPOT), so the best split lies inside.
+cat >"$T/pd.json" <<'JSON'
+{"name": "pd-tiny", "seed": 1, "duration_s": 5,
+ "cluster": {"gpu": "H100-SXM", "model": "Llama-3.1-8B", "tp": 1, "kv_transfer": "nixl",
+  "pools": [{"name": "prefill", "role": "prefill", "nodes": 1},
+            {"name": "decode", "role": "decode", "nodes": 1}]},
+ "router": {"policy": "least_loaded", "params": {}},
+ "workload": {"kind": "open", "rate_per_s": 20, "max_requests": 100000,
+  "input_tokens": {"dist": "constant", "value": 4000},
+  "output_tokens": {"dist": "constant", "value": 200}}}
+JSON
+# jnum FILE OBJECT KEY: the number KEY holds in the first object OBJECT of a summary.json
+jnum() { sed -n "/\"$2\":/,/}/s/.*\"$3\":[[:space:]]*\([0-9.e+-]*\).*/\1/p" "$1" | head -n 1; }
+# pd_split P D: runs the split as plan does (its SLOs as the scenario's slo); prints
+# "P D PASS|fail GOODPUT" by plan's rule (TTFT and TPOT p99 within the SLOs, at most
+# 0.1% shed or failed)
+pd_split() {
+	"$KVSIM" run "$T/pd.json" --set "cluster.pools[0].nodes=$1" --set "cluster.pools[1].nodes=$2" \
+		--set slo.ttft_p99_s=0.5 --set slo.tpot_p99_s=0.02 --out "$T/pd_$1_$2" --quiet || return 1
+	s="$T/pd_$1_$2/summary.json"
+	awk -v p="$1" -v d="$2" -v t="$(jnum "$s" ttft_s p99)" -v o="$(jnum "$s" tpot_s p99)" \
+		-v a="$(jnum "$s" requests arrived)" -v c="$(jnum "$s" requests completed)" \
+		-v l="$(($(jnum "$s" requests shed) + $(jnum "$s" requests failed)))" -v g="$(jnum "$s" slo goodput_rps)" \
+		'BEGIN { print p, d, (c > 0 && t <= 0.5 && o <= 0.02 && l <= 0.001 * a) ? "PASS" : "fail", g }'
+}
+PD="--slo ttft_p99=0.5 --slo tpot_p99=0.02"
+# --gpus-total 6: every split 1+5 .. 5+1 runs; the answer is the passing split of the
+# highest goodput, as the runs of each split here say
+expect 0 "best split" plan "$T/pd.json" --search pd_ratio --gpus-total 6 $PD --out "$T/pd6"
+cp "$T/out" "$T/pd6.out"
+: >"$T/pd6.runs"
+for p in 1 2 3 4 5; do pd_split "$p" $((6 - p)) >>"$T/pd6.runs"; done
+want=$(awk '$3 == "PASS" && (!n++ || $4 > g) { g = $4; w = $1 " prefill + " $2 " decode" } END { print w }' "$T/pd6.runs")
+[ -n "$want" ] && grep -q "best split $want (6 GPUs" "$T/pd6.out" && ok ||
+	bad "plan --gpus-total 6 chose $(grep -o 'best split [0-9]* prefill + [0-9]* decode' "$T/pd6.out"), the runs say $want: $(cat "$T/pd6.runs")"
+# both ends fail (the test means something only then), and plan.json holds all five splits
+awk '$1 == 1 && $3 == "fail" { a = 1 } $1 == 5 && $3 == "fail" { b = 1 } $3 == "PASS" { n++ } END { exit !(a && b && n >= 2) }' "$T/pd6.runs" && ok ||
+	bad "the pd_ratio test scenario no longer has an inside optimum: $(cat "$T/pd6.runs")"
+[ "$(grep -c '"prefill":' "$T/pd6/plan.json")" -eq 11 ] && grep -q '"search":	"pd_ratio"' "$T/pd6/plan.json" &&
+	grep -q '"gpus_total":	6' "$T/pd6/plan.json" && ok || bad "plan.json lacks the five splits (and five probes and the answer)"
+# without --gpus-total: the smallest GPU count with a passing split; no split of one GPU
+# fewer passes
+expect 0 "best split 2 prefill + 2 decode (4 GPUs" plan "$T/pd.json" --search pd_ratio $PD --out "$T/pdn"
+{ pd_split 1 2; pd_split 2 1; pd_split 2 2; } >"$T/pdn.runs"
+[ "$(awk '{ printf "%s ", $3 }' "$T/pdn.runs")" = "fail fail PASS " ] && ok ||
+	bad "4 GPUs is not the smallest count with a passing split: $(cat "$T/pdn.runs")"
+expect 1 "no split of 2 GPUs meets the SLOs" plan "$T/pd.json" --search pd_ratio --gpus-total 2 $PD --out "$T/pd2"
+# a decode tp of 2: 5 GPUs split as 1 + 2 x 2, 2 + 1 x 2 (3 GPUs used: at most N) and 3 + 1 x 2
+expect 0 "" plan "$T/pd.json" --search pd_ratio --gpus-total 5 --set 'cluster.pools[1].tp=2' $PD --out "$T/pdtp"
+awk '$1 ~ /^[0-9]+$/ && NF >= 9 { s = s $1 "+" $2 "=" $3 " " } END { exit s != "1+2=5 2+1=4 3+1=5 " }' "$T/out" && ok ||
+	bad "the splits of 5 GPUs with decode tp 2 are not 1+2, 2+1, 3+1: $(cat "$T/out")"
+# errors: no prefill pool, too few GPUs, options that do not fit the search
+expect 2 "--search pd_ratio: the scenario has no cluster.pools" plan "$T/small.json" --search pd_ratio --gpus-total 4 $PD
+expect 2 "expected cluster.pools to hold exactly one prefill pool and one decode pool; the scenario's: a (mixed), b (mixed)" plan "$T/pd.json" --search pd_ratio --gpus-total 4 $PD \
+	--set 'cluster.pools=[{"name":"a","nodes":1},{"name":"b","nodes":1}]'
+expect 2 "--gpus-total 1: fewer than the smallest split, 1 prefill replica (tp 1) + 1 decode replica (tp 1) = 2 GPUs" plan "$T/pd.json" --search pd_ratio --gpus-total 1 $PD
+expect 2 "--gpus-total 2: fewer than the smallest split, 1 prefill replica (tp 1) + 1 decode replica (tp 2) = 3 GPUs" plan "$T/pd.json" --search pd_ratio --gpus-total 2 --set 'cluster.pools[1].tp=2' $PD
+expect 2 '--gpus-total: expected a whole number of GPUs, 2 or more, got "0"' plan "$T/pd.json" --search pd_ratio --gpus-total 0 $PD
+expect 2 "--gpus-total goes with --search pd_ratio" plan "$T/pd.json" --search nodes --gpus-total 4 $PD
+expect 2 "--search nodes on a cluster of 2 pools: give --pool NAME" plan "$T/pd.json" --search nodes $PD
+expect 2 '--pool: no pool "dec" in cluster.pools (its pools: prefill, decode)' plan "$T/pd.json" --search nodes --pool dec $PD
+expect 2 '--pool-gpus: pool "decode" given twice' plan "$T/pd.json" --search pd_ratio --pool-gpus decode=L40S --pool-gpus decode=H200 $PD
+expect 2 '--pool-gpus: unknown GPU "H900"' plan "$T/pd.json" --search pd_ratio --pool-gpus decode=H900 $PD
+# --pool-gpus: each fleet's smallest decode pool beside 3 prefill H100s, ranked by cost per
+# hour = 3 x the H100's price + decode nodes x the decode GPU's (catalog prices), cheapest
+# first whatever the order given
+expect 0 "ranked by cost per hour" plan "$T/pd.json" --search nodes --pool decode --max 8 --set 'cluster.pools[0].nodes=3' \
+	--pool-gpus decode=B200,H100-SXM,A100-80G,H200 $PD --out "$T/pdfleet"
+"$KVSIM" list gpus >"$T/gpus.txt"
+awk 'FNR == NR { price[$1] = $7; next }
+	$1 ~ /^[0-9]+$/ && NF == 6 { split($2, g, "/"); n++
+		want = 3 * price["H100-SXM"] + $3 * price[g[2]]
+		if (g[1] != "H100-SXM" || $4 - want > 0.005 || want - $4 > 0.005 || $4 < last) bad = 1
+		last = $4 }
+	END { exit bad || n != 4 }' "$T/gpus.txt" "$T/out" && ok ||
+	bad "the --pool-gpus ranking is not cheapest first at 3 x H100 + nodes x the decode GPU's price: $(cat "$T/out")"
+# --gpus on pools sets every pool's GPU
+expect 0 "H200/H200: best split" plan "$T/pd.json" --search pd_ratio --gpus-total 4 --gpus H200 $PD --out "$T/pdh200"
+# --set and sweep address a pool by its index; the item must exist
+expect 0 "pool decode (decode): nodes 1-2, 2 x L40S (tp 1), 12560 KV blocks of 16 tokens per node" validate "$T/pd.json" \
+	--set 'cluster.pools[1].nodes=2' --set 'cluster.pools[1].gpu=L40S'
+expect 0 "pool prefill (prefill): node 0, 1 x H100-SXM (tp 1), 28531 KV blocks of 16 tokens per node" validate "$T/pd.json"
+expect 0 "2 nodes in 2 pools serving Llama-3.1-8B, policy least_loaded, decode policy least_loaded" validate "$T/pd.json"
+expect 2 "--set cluster.pools[2].nodes=1: cluster.pools[2]: no such item (the list has 2)" validate "$T/pd.json" --set 'cluster.pools[2].nodes=1'
+expect 2 "pools[x]: expected a key, or a key and list indexes such as pools[0]" validate "$T/pd.json" --set 'cluster.pools[x].nodes=1'
+expect 2 "--set cluster.tiers[0]=1: cluster.tiers: missing (an index names an item of a list that exists)" validate "$T/pd.json" --set 'cluster.tiers[0]=1'
+expect 0 "" sweep "$T/pd.json" --vary 'cluster.pools[1].nodes=1,2' --vary 'cluster.pools[1].gpu=H100-SXM,L40S' --out "$T/pdsw" --quiet
+# L40S decodes slower than H100 (0.86 TB/s against 3.35): at each decode pool size its TPOT
+# p99 is the higher, so the pool's GPU was set; two decode H100s beat one
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; h = $1 "," $2; next }
+	{ t[$1 "," $2] = $c["tpot_p99_s"]; n++ }
+	END { exit !(h == "cluster.pools[1].nodes,cluster.pools[1].gpu" && n == 4 &&
+		t["1,L40S"] > t["1,H100-SXM"] && t["2,L40S"] > t["2,H100-SXM"] && t["2,H100-SXM"] < t["1,H100-SXM"]) }' \
+	"$T/pdsw/sweep.csv" && ok || bad "a sweep over cluster.pools[1].nodes and .gpu did not vary them: $(cat "$T/pdsw/sweep.csv")"
+# pools: planning (end)
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
