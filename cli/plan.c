@@ -1,5 +1,4 @@
 /* plan: `kvsim plan`: the smallest cluster, the highest rate, or the best prefill:decode split, that meets the SLOs. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,10 +6,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
-#include "results/metrics.h"
+#include "cli/plan_pools.h"
 #include "results/writer.h"
-#include "sim/catalog.h"
-#include "sim/cfg.h"
 #include "sim/config.h"
 #include "sim/sim.h"
 #include "workloads/workload.h"
@@ -57,70 +54,7 @@ static const struct cli_opt plan_opts[] = {
 };
 CLI_TABLE_FITS(plan_opts);
 
-#define MAX_GPUS 32       /* GPU types in a list, and fleets in all */
-#define MAX_POOL_AXES 8   /* --pool-gpus options */
 #define MAX_RATE_KEY 200  /* the longest --rate-key: probe's PATH=VALUE must hold it */
-/* Splits of one GPU count all run when there are at most this many; more
- * are searched coarse to fine (pd_scan). Our choice: a minute or so of
- * small runs, and every split of a 64-GPU budget of tp-1 replicas. */
-#define FULL_SCAN 64
-#define COARSE_POINTS 32 /* the coarse grid of a larger scan */
-
-/* --pool-gpus POOL=A,B,...: the GPU types tried for one pool. */
-struct pool_axis {
-	const char *arg; /* as given */
-	int pool;        /* its index in cluster.pools */
-	char buf[1024];
-	const char *gpus[MAX_GPUS];
-	int n;
-};
-
-/* One fleet: the GPU of every pool (NULL: the scenario's own). */
-struct fleet {
-	char label[256];
-	const char *all;                /* --gpus: every pool's (the cluster's without pools) */
-	const char *gpu[MAX_POOL_AXES]; /* axis k's GPU for its pool */
-};
-
-/* The figures of one run. */
-struct fig {
-	int pr, de; /* pd_ratio: the split */
-	double gpus, cost, ttft, tpot, lost, attain, goodput, tokens_per_s;
-	int pass;
-};
-
-struct plan {
-	struct cli_common o;
-	double slo_ttft, slo_tpot; /* <= 0: not constrained */
-	const char *search, *min_arg, *max_arg, *total_arg, *pool_name;
-	char gpu_buf[1024]; /* --gpus, split */
-	const char *gpus[MAX_GPUS];
-	int n_gpus; /* 0: the scenario's own GPU */
-	struct pool_axis ax[MAX_POOL_AXES];
-	int n_ax;
-	int by_rate, pd, pooled;
-	double min, max;
-	long total;       /* --gpus-total; 0: search it */
-	int pool;         /* --search nodes: the pool searched, -1 for cluster.nodes */
-	int ip, id;       /* pd_ratio: the prefill and the decode pool */
-	int tp_p, tp_d;   /* and their tp */
-	char node_path[64];
-	const char *rate_key; /* the path probes set */
-	char rate_path[128];
-	struct fig *cache; /* pd_ratio: the splits run for the fleet searched */
-	int n_cache, cap_cache;
-	long runs;
-	cJSON *probes;
-};
-
-/* One fleet's answer. */
-struct answer {
-	const char *label;
-	double value; /* nodes, rate or (pd_ratio) GPUs */
-	struct fig f;
-	double tokens_per_dollar, good_per_dollar;
-	int ok;
-};
 
 static int parse_slo(const struct cli_cmd *cmd, struct plan *p, const char *v)
 {
@@ -148,29 +82,6 @@ static int parse_rate_key(const struct cli_cmd *cmd, struct plan *p, const char 
 	return 0;
 }
 
-/* --pool-gpus POOL=A,B,...: the list split now, the pool named later
- * (pool_axes, once the scenario is read). */
-static int parse_pool_gpus(const struct cli_cmd *cmd, struct plan *p, const char *v)
-{
-	const char *eq = strchr(v, '=');
-	if (!eq || eq == v) {
-		cli_bad_value(cmd, "--pool-gpus", "POOL=GPU,GPU,... (a pool's name, its GPU types)", v);
-		return -1;
-	}
-	if (p->n_ax == MAX_POOL_AXES) {
-		cli_misuse(cmd, "--pool-gpus: at most %d (one per pool)", MAX_POOL_AXES);
-		return -1;
-	}
-	struct pool_axis *a = &p->ax[p->n_ax];
-	a->arg = v;
-	a->n = cli_list(cmd, "--pool-gpus", "GPU names", eq + 1, a->buf, sizeof a->buf, a->gpus,
-			MAX_GPUS);
-	if (a->n < 0)
-		return -1;
-	p->n_ax++;
-	return 0;
-}
-
 /* The options into p; CLI_END to go on, else cli_next's end. */
 static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p)
 {
@@ -192,7 +103,7 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 				return CLI_BAD;
 			break;
 		case O_POOL_GPUS:
-			if (parse_pool_gpus(cx->cmd, p, v))
+			if (plan_pool_gpus_opt(cx->cmd, p, v))
 				return CLI_BAD;
 			break;
 		case O_GPUS_TOTAL: {
@@ -294,311 +205,7 @@ static double rate_start(struct plan *p, const struct scenario *base)
 	return start;
 }
 
-/* Whether the scenario as the options give it has cluster.pools; -1 after
- * reporting. */
-static int has_pools(const struct plan *p)
-{
-	cJSON *root = cli_load_tree_with_policy(&p->o);
-	if (!root)
-		return -1;
-	const cJSON *cl = cJSON_GetObjectItemCaseSensitive(root, "cluster");
-	int has = cJSON_GetObjectItemCaseSensitive(cl, "pools") != NULL;
-	cJSON_Delete(root);
-	return has;
-}
-
-/* The index of the pool named name, or -1 after reporting (opt: the
- * option that named it). */
-static int pool_index(const struct scenario *base, const char *opt, const char *name)
-{
-	for (int i = 0; i < base->n_pools; i++)
-		if (!strcmp(base->pools[i].name, name))
-			return i;
-	char known[512] = "";
-	for (int i = 0; i < base->n_pools; i++) {
-		size_t l = strlen(known);
-		snprintf(known + l, sizeof known - l, "%s%s", i ? ", " : "", base->pools[i].name);
-	}
-	fprintf(stderr, "kvsim plan: %s: no pool \"%s\" in cluster.pools (its pools: %s)\n", opt,
-		name, known);
-	return -1;
-}
-
-static const char *const role_names[] = {"mixed", "prefill", "decode"};
-
-/* What the search needs of the scenario's pools: --pool, --pool-gpus and
- * pd_ratio's two pools checked and found. 0, or -1 after reporting. */
-static int check_pools(struct plan *p, const struct scenario *base)
-{
-	int pooled = has_pools(p);
-	if (pooled < 0)
-		return -1;
-	p->pooled = pooled;
-	p->pool = -1;
-	snprintf(p->node_path, sizeof p->node_path, "cluster.nodes");
-	if (!pooled && (p->pool_name || p->n_ax || p->pd)) {
-		fprintf(stderr, "kvsim plan: %s: the scenario has no cluster.pools (one mixed pool of "
-				"cluster.nodes nodes)%s\n",
-			p->pd ? "--search pd_ratio" : p->pool_name ? "--pool" : "--pool-gpus",
-			p->pd ? "; pd_ratio splits GPUs between a prefill and a decode pool"
-			      : "; search and rank it with --gpus");
-		return -1;
-	}
-	if (pooled && !p->pd && !p->by_rate) {
-		if (!p->pool_name && base->n_pools > 1) {
-			fprintf(stderr, "kvsim plan: --search nodes on a cluster of %d pools: give --pool "
-					"NAME, the pool whose nodes to search (the others keep theirs), "
-					"or --search pd_ratio\n", base->n_pools);
-			return -1;
-		}
-		p->pool = p->pool_name ? pool_index(base, "--pool", p->pool_name) : 0;
-		if (p->pool < 0)
-			return -1;
-		snprintf(p->node_path, sizeof p->node_path, "cluster.pools[%d].nodes", p->pool);
-	}
-	for (int k = 0; k < p->n_ax; k++) {
-		struct pool_axis *a = &p->ax[k];
-		char name[64];
-		size_t len = (size_t)(strchr(a->arg, '=') - a->arg);
-		snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a->arg);
-		if ((a->pool = pool_index(base, "--pool-gpus", name)) < 0)
-			return -1;
-		for (int j = 0; j < k; j++)
-			if (p->ax[j].pool == a->pool) {
-				fprintf(stderr, "kvsim plan: --pool-gpus: pool \"%s\" given twice; list its "
-						"GPU types in one --pool-gpus\n", name);
-				return -1;
-			}
-	}
-	if (!p->pd)
-		return 0;
-	int n_p = 0, n_d = 0;
-	for (int i = 0; i < base->n_pools; i++) {
-		if (base->pools[i].role == POOL_PREFILL)
-			p->ip = i, n_p++;
-		if (base->pools[i].role == POOL_DECODE)
-			p->id = i, n_d++;
-	}
-	if (n_p != 1 || n_d != 1 || base->n_pools != 2) {
-		char have[512] = "";
-		for (int i = 0; i < base->n_pools; i++) {
-			size_t l = strlen(have);
-			snprintf(have + l, sizeof have - l, "%s%s (%s)", i ? ", " : "",
-				 base->pools[i].name, role_names[base->pools[i].role]);
-		}
-		fprintf(stderr, "kvsim plan: --search pd_ratio: expected cluster.pools to hold exactly "
-				"one prefill pool and one decode pool; the scenario's: %s\n", have);
-		return -1;
-	}
-	p->tp_p = base->pools[p->ip].cl.tp;
-	p->tp_d = base->pools[p->id].cl.tp;
-	long least = p->tp_p + p->tp_d;
-	if (p->total_arg && p->total < least) {
-		fprintf(stderr, "kvsim plan: --gpus-total %ld: fewer than the smallest split, 1 prefill "
-				"replica (tp %d) + 1 decode replica (tp %d) = %ld GPUs\n",
-			p->total, p->tp_p, p->tp_d, least);
-		return -1;
-	}
-	if (!p->total_arg) {
-		if (!p->min_arg || p->min < least)
-			p->min = (double)least;
-		if (p->max < p->min) {
-			fprintf(stderr, "kvsim plan: --max %g: fewer than the smallest split, 1 prefill "
-					"replica (tp %d) + 1 decode replica (tp %d) = %ld GPUs\n",
-				p->max, p->tp_p, p->tp_d, least);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* A GPU name checked against the catalog; 0, or -1 after reporting. */
-static int known_gpu(const struct scenario *base, const char *opt, const char *name)
-{
-	if (catalog_gpu(&base->cat, name))
-		return 0;
-	char known[512];
-	catalog_names(&base->cat, "gpus", known, sizeof known);
-	fprintf(stderr, "kvsim plan: %s: unknown GPU \"%s\" (known: %s)\n", opt, name, known);
-	return -1;
-}
-
-/* The GPU of pool i in fleet fl. */
-static const char *fleet_gpu(const struct plan *p, const struct scenario *base,
-			     const struct fleet *fl, int i)
-{
-	for (int k = 0; k < p->n_ax; k++)
-		if (p->ax[k].pool == i)
-			return fl->gpu[k];
-	return fl->all ? fl->all : base->pools[i].cl.gpu->name;
-}
-
-/* The fleets to search: every --gpus type (default: the scenario's) times
- * every combination of the --pool-gpus lists, the last varying fastest.
- * Their count, or -1 after reporting. */
-static int fleets(const struct plan *p, const struct scenario *base, struct fleet *fl)
-{
-	for (int g = 0; g < p->n_gpus; g++)
-		if (known_gpu(base, "--gpus", p->gpus[g]))
-			return -1;
-	long n = p->n_gpus ? p->n_gpus : 1;
-	for (int k = 0; k < p->n_ax; k++) {
-		for (int g = 0; g < p->ax[k].n; g++)
-			if (known_gpu(base, "--pool-gpus", p->ax[k].gpus[g]))
-				return -1;
-		n *= p->ax[k].n;
-		if (n > MAX_GPUS) {
-			fprintf(stderr, "kvsim plan: --gpus and --pool-gpus make more than %d fleets; "
-					"search fewer at a time\n", MAX_GPUS);
-			return -1;
-		}
-	}
-	for (long f = 0; f < n; f++) {
-		struct fleet *x = &fl[f];
-		memset(x, 0, sizeof *x);
-		long rest = f;
-		for (int k = p->n_ax - 1; k >= 0; k--) {
-			x->gpu[k] = p->ax[k].gpus[rest % p->ax[k].n];
-			rest /= p->ax[k].n;
-		}
-		/* Without pools the scenario's own GPU is named, as --gpus would. */
-		x->all = p->n_gpus ? p->gpus[rest] : p->pooled ? NULL : base->cluster.gpu->name;
-		if (!p->pooled) {
-			snprintf(x->label, sizeof x->label, "%s", x->all);
-			continue;
-		}
-		for (int i = 0; i < base->n_pools; i++) {
-			size_t l = strlen(x->label);
-			snprintf(x->label + l, sizeof x->label - l, "%s%s", i ? "/" : "",
-				 fleet_gpu(p, base, x, i));
-		}
-	}
-	return (int)n;
-}
-
-/* Sets key of object o to a string. 0, or -1 when out of memory. */
-static int put_string(cJSON *o, const char *key, const char *s)
-{
-	cJSON *v = cJSON_CreateString(s);
-	if (!v)
-		return -1;
-	if (cJSON_GetObjectItemCaseSensitive(o, key))
-		cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
-	else
-		cJSON_AddItemToObject(o, key, v);
-	return 0;
-}
-
-/* Points the tree at fleet fl's GPUs: cluster.gpu without pools; with
- * pools each pool's own gpu, and cluster.gpu removed once every pool has
- * its own (the scenario rejects a default no pool reads). 0, or -1 with
- * err. */
-static int apply_fleet(const struct plan *p, cJSON *root, const struct fleet *fl, char *err,
-		       size_t errlen)
-{
-	cJSON *cl = cJSON_GetObjectItemCaseSensitive(root, "cluster");
-	cJSON *pools = cJSON_GetObjectItemCaseSensitive(cl, "pools");
-	if (!p->pooled) {
-		if (fl->all && (!cJSON_IsObject(cl) || put_string(cl, "gpu", fl->all)))
-			goto bad;
-		return 0;
-	}
-	int i = 0, all_own = 1;
-	for (cJSON *pl = cJSON_IsArray(pools) ? pools->child : NULL; pl; pl = pl->next, i++) {
-		const char *g = fl->all;
-		for (int k = 0; k < p->n_ax; k++)
-			if (p->ax[k].pool == i)
-				g = fl->gpu[k];
-		if (g && (!cJSON_IsObject(pl) || put_string(pl, "gpu", g)))
-			goto bad;
-		all_own &= cJSON_GetObjectItemCaseSensitive(pl, "gpu") != NULL;
-	}
-	if (all_own && (fl->all || p->n_ax))
-		cJSON_DeleteItemFromObjectCaseSensitive(cl, "gpu");
-	return 0;
-bad:
-	snprintf(err, errlen, "cannot set the fleet's GPUs (%s) in cluster", fl->label);
-	return -1;
-}
-
-/* Runs the scenario as fleet fl with the assignments sets, the SLOs as its
- * slo (so that goodput counts the requests within them), into *f; its
- * record is j's fields (taken) with the figures added. Returns 1 pass, 0
- * fail, -1 error (reported). */
-static int probe(struct plan *p, const struct fleet *fl, const char *const *sets, int n_sets,
-		 cJSON *j, struct fig *f)
-{
-	cJSON *root = cli_load_tree_with_policy(&p->o);
-	if (!root) {
-		cJSON_Delete(j);
-		return -1;
-	}
-	char set[64], err[1024];
-	int bad = 0;
-	if (p->slo_ttft > 0) {
-		snprintf(set, sizeof set, "slo.ttft_p99_s=%.10g", p->slo_ttft);
-		bad |= cfg_apply_set(root, set, err, sizeof err);
-	}
-	if (p->slo_tpot > 0 && !bad) {
-		snprintf(set, sizeof set, "slo.tpot_p99_s=%.10g", p->slo_tpot);
-		bad |= cfg_apply_set(root, set, err, sizeof err);
-	}
-	bad = bad || apply_fleet(p, root, fl, err, sizeof err);
-	for (int k = 0; k < n_sets && !bad; k++)
-		bad = cfg_apply_set(root, sets[k], err, sizeof err);
-	if (bad) {
-		fprintf(stderr, "kvsim: %s\n", err);
-		cJSON_Delete(root);
-		cJSON_Delete(j);
-		return -1;
-	}
-	struct scenario sc;
-	bad = cli_load_scenario(&p->o, root, &sc);
-	cJSON_Delete(root);
-	if (bad) {
-		cJSON_Delete(j);
-		return -1;
-	}
-	f->gpus = f->cost = 0;
-	for (int i = 0; i < sc.n_pools; i++) {
-		const struct cluster_cfg *c = &sc.pools[i].cl;
-		f->gpus += (double)c->nodes * c->tp;
-		f->cost += (double)c->nodes * c->tp * c->gpu->price_per_hour;
-	}
-	struct sim_opts so = {0};
-	struct met_summary m;
-	int rc = sim_run(&sc, &so, &m, err, sizeof err);
-	cfg_scenario_free(&sc);
-	p->runs++;
-	if (rc) {
-		if (rc <= CLI_INTERNAL) /* else interrupted: main says so */
-			fprintf(stderr, "kvsim: %s\n", err);
-		cJSON_Delete(j);
-		return -1;
-	}
-	uint64_t lost = m.shed + m.failed;
-	f->pass = m.completed > 0 && (p->slo_ttft <= 0 || m.ttft.p99 <= p->slo_ttft) &&
-		  (p->slo_tpot <= 0 || m.tpot.n == 0 || m.tpot.p99 <= p->slo_tpot) &&
-		  (double)lost <= 0.001 * (double)m.arrived;
-	f->ttft = m.ttft.p99;
-	f->tpot = m.tpot.p99;
-	f->lost = (double)lost;
-	f->attain = m.slo_attainment;
-	f->goodput = m.goodput_rps;
-	f->tokens_per_s = m.output_tokens_per_s;
-	met_summary_free(&m);
-	cJSON_AddNumberToObject(j, "gpus", f->gpus);
-	cJSON_AddNumberToObject(j, "cost_per_hour", f->cost);
-	cJSON_AddNumberToObject(j, "ttft_p99_s", f->ttft);
-	cJSON_AddNumberToObject(j, "tpot_p99_s", f->tpot);
-	cJSON_AddNumberToObject(j, "shed_or_failed", f->lost);
-	cJSON_AddNumberToObject(j, "slo_attainment", f->attain);
-	cJSON_AddNumberToObject(j, "goodput_rps", f->goodput);
-	cJSON_AddNumberToObject(j, "output_tokens_per_s", f->tokens_per_s);
-	cJSON_AddBoolToObject(j, "pass", f->pass);
-	cJSON_AddItemToArray(p->probes, j);
-	return f->pass;
-}
+/* --- the nodes and rate searches ---------------------------------------- */
 
 /* One run of the nodes or rate search: path=value; its line. */
 static int probe_value(struct plan *p, const struct fleet *fl, const char *path, double value,
@@ -611,7 +218,7 @@ static int probe_value(struct plan *p, const struct fleet *fl, const char *path,
 	cJSON_AddStringToObject(j, "gpu", fl->label);
 	cJSON_AddStringToObject(j, "path", path);
 	cJSON_AddNumberToObject(j, "value", value);
-	int r = probe(p, fl, sets, 1, j, f);
+	int r = plan_probe(p, fl, sets, 1, j, f);
 	if (r >= 0 && !p->o.quiet)
 		printf("  probe %-9s %s=%-10.6g TTFT p99 %8.3f s  TPOT p99 %7.4f s  shed+failed %6.0f  "
 		       "goodput %8.2f req/s  %s\n",
@@ -620,38 +227,15 @@ static int probe_value(struct plan *p, const struct fleet *fl, const char *path,
 	return r;
 }
 
-/* Smallest passing node count in [min, max]: doubling, then bisection.
- * Returns it, 0 if none passes, -1 on error; *best gets its figures. */
-static long search_nodes(struct plan *p, const struct fleet *fl, struct fig *best)
+/* plan_least's test for the node search: a probe of n nodes; best gets
+ * the figures of a pass. */
+static int nodes_pass(struct plan *p, const struct fleet *fl, long n, void *best)
 {
-	long lo = (long)p->min - 1, n = (long)p->min, hi = -1;
 	struct fig f;
-	while (n <= (long)p->max) {
-		int r = probe_value(p, fl, p->node_path, (double)n, &f);
-		if (r < 0)
-			return -1;
-		if (r) {
-			hi = n;
-			*best = f;
-			break;
-		}
-		lo = n;
-		if (n == (long)p->max)
-			break;
-		n = n * 2 > (long)p->max ? (long)p->max : n * 2;
-	}
-	if (hi < 0)
-		return 0;
-	while (hi - lo > 1) {
-		long mid = lo + (hi - lo) / 2;
-		int r = probe_value(p, fl, p->node_path, (double)mid, &f);
-		if (r < 0)
-			return -1;
-		if (r)
-			*best = f;
-		*(r ? &hi : &lo) = mid;
-	}
-	return hi;
+	int r = probe_value(p, fl, p->node_path, (double)n, &f);
+	if (r > 0)
+		*(struct fig *)best = f;
+	return r;
 }
 
 /* Highest passing rate: from the scenario's rate, doubling or halving to a
@@ -709,294 +293,13 @@ static double search_rate(struct plan *p, const struct fleet *fl, double start, 
 	return pass_at;
 }
 
-/* --- pd_ratio ----------------------------------------------------------- */
-
-/* The splits of n GPUs: for each prefill count pr from 1, as many decode
- * replicas as the GPUs left hold (so a split's GPUs are n, or fewer when
- * the decode tp does not divide what is left). Their count. */
-static int n_splits(const struct plan *p, long n)
-{
-	long k = (n - p->tp_d) / p->tp_p;
-	return k > 0 ? (int)k : 0;
-}
-
-static void split_at(const struct plan *p, long n, int k, int *pr, int *de)
-{
-	*pr = k + 1;
-	*de = (int)((n - (long)*pr * p->tp_p) / p->tp_d);
-}
-
-/* How far a split's worse p99 is from its SLO: the larger of p99 / SLO. */
-static double slo_ratio(const struct plan *p, const struct fig *f)
-{
-	double r = 0;
-	if (p->slo_ttft > 0)
-		r = f->ttft / p->slo_ttft;
-	if (p->slo_tpot > 0 && f->tpot / p->slo_tpot > r)
-		r = f->tpot / p->slo_tpot;
-	return r;
-}
-
-/* 1 when split a is better than b: one that meets the SLOs over one that
- * does not; then the higher goodput; then the fewer GPUs; then the more
- * room under the SLOs. */
-static int split_better(const struct plan *p, const struct fig *a, const struct fig *b)
-{
-	if (a->pass != b->pass)
-		return a->pass;
-	if (a->goodput != b->goodput)
-		return a->goodput > b->goodput;
-	if (a->gpus != b->gpus)
-		return a->gpus < b->gpus;
-	return slo_ratio(p, a) < slo_ratio(p, b);
-}
-
-static void print_split_head(FILE *f)
-{
-	fprintf(f, "  %7s %7s %5s %11s %11s %12s %11s %14s\n", "prefill", "decode", "GPUs",
-		"TTFT p99 s", "TPOT p99 s", "shed+failed", "SLO attain", "goodput req/s");
-}
-
-static void print_split(FILE *out, const struct fig *f, const char *mark)
-{
-	fprintf(out, "  %7d %7d %5.0f %11.3f %11.4f %12.0f %11.4f %14.2f  %s%s\n", f->pr, f->de,
-		f->gpus, f->ttft, f->tpot, f->lost, f->attain, f->goodput, f->pass ? "PASS" : "fail",
-		mark);
-}
-
-/* Split pr:de of fleet fl, run once per fleet (the cache keeps it for
- * every GPU count it belongs to). 1 pass, 0 fail, -1 error. */
-static int pd_run(struct plan *p, const struct fleet *fl, int pr, int de, struct fig *out)
-{
-	for (int c = 0; c < p->n_cache; c++)
-		if (p->cache[c].pr == pr && p->cache[c].de == de) {
-			*out = p->cache[c];
-			return out->pass;
-		}
-	if (p->n_cache == p->cap_cache) {
-		int cap = p->cap_cache ? 2 * p->cap_cache : 64;
-		struct fig *nc = realloc(p->cache, (size_t)cap * sizeof *nc);
-		if (!nc) {
-			fprintf(stderr, "kvsim: out of memory\n");
-			return -1;
-		}
-		p->cache = nc;
-		p->cap_cache = cap;
-	}
-	char s0[96], s1[96];
-	snprintf(s0, sizeof s0, "cluster.pools[%d].nodes=%d", p->ip, pr);
-	snprintf(s1, sizeof s1, "cluster.pools[%d].nodes=%d", p->id, de);
-	const char *sets[] = {s0, s1};
-	cJSON *j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "gpu", fl->label);
-	cJSON_AddNumberToObject(j, "prefill", pr);
-	cJSON_AddNumberToObject(j, "decode", de);
-	struct fig f;
-	memset(&f, 0, sizeof f);
-	int r = probe(p, fl, sets, 2, j, &f);
-	if (r < 0)
-		return -1;
-	f.pr = pr;
-	f.de = de;
-	p->cache[p->n_cache++] = f;
-	*out = f;
-	if (!p->o.quiet) /* progress: the table comes on stdout once the scan is done */
-		fprintf(stderr, "  run %-4ld %s: %d prefill + %d decode (%.0f GPUs): TTFT p99 %.3f s, "
-				"TPOT p99 %.4f s, goodput %.2f req/s  %s\n",
-			p->runs, fl->label, pr, de, f.gpus, f.ttft, f.tpot, f.goodput,
-			f.pass ? "PASS" : "fail");
-	return r;
-}
-
-/* Every split of n GPUs, or (more than FULL_SCAN of them) a coarse grid
- * of COARSE_POINTS, then every step around the best so far, narrowing
- * four-fold each round to the single splits next to it. *best gets the
- * best split run (split_better); 1 when it meets the SLOs, 0 when none
- * run does, -1 on error. */
-static int pd_scan(struct plan *p, const struct fleet *fl, long n, struct fig *best)
-{
-	int ns = n_splits(p, n), lo = 0, hi = ns - 1, have = 0;
-	int step = ns <= FULL_SCAN ? 1 : (ns + COARSE_POINTS - 1) / COARSE_POINTS;
-	struct fig f;
-	for (;;) {
-		int at = -1;
-		for (int k = lo; k <= hi; k = k + step > hi && k < hi ? hi : k + step) {
-			int pr, de;
-			split_at(p, n, k, &pr, &de);
-			if (pd_run(p, fl, pr, de, &f) < 0)
-				return -1;
-			if (!have || split_better(p, &f, best)) {
-				*best = f;
-				at = k;
-				have = 1;
-			}
-		}
-		if (step == 1)
-			break;
-		if (at >= 0) { /* else the best stays where an earlier round found it */
-			lo = at - step > 0 ? at - step : 0;
-			hi = at + step < ns - 1 ? at + step : ns - 1;
-		}
-		step = (step + 3) / 4;
-	}
-	return have && best->pass;
-}
-
-/* Whether some split of n GPUs meets the SLOs: the splits from the middle
- * outward, stopping at the first that does. 1, 0, or -1 on error. */
-static int pd_any(struct plan *p, const struct fleet *fl, long n)
-{
-	int ns = n_splits(p, n), mid = (ns - 1) / 2;
-	struct fig f;
-	for (int d = 0; d < ns; d++) {
-		/* mid, mid + 1, mid - 1, ...: mid has as many or more above it */
-		int k = d % 2 ? mid + (d + 1) / 2 : mid - d / 2;
-		int pr, de;
-		split_at(p, n, k, &pr, &de);
-		int r = pd_run(p, fl, pr, de, &f);
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
-static int by_prefill(const void *a, const void *b)
-{
-	return ((const struct fig *)a)->pr - ((const struct fig *)b)->pr;
-}
-
-/* The table of every split of n GPUs run, in prefill order, the best
- * marked, on stdout; and the same as JSON into splits. The cache is
- * reordered (its entries are what the table lists first). */
-static void pd_table(struct plan *p, long n, const struct fig *best, cJSON *splits)
-{
-	if (!p->o.quiet)
-		print_split_head(stdout);
-	int m = 0, ns = n_splits(p, n);
-	for (int c = 0; c < p->n_cache; c++) { /* n's splits to the front */
-		int pr = p->cache[c].pr, de;
-		if (pr > ns)
-			continue;
-		split_at(p, n, pr - 1, &pr, &de);
-		if (p->cache[c].de == de) {
-			struct fig t = p->cache[m];
-			p->cache[m++] = p->cache[c];
-			p->cache[c] = t;
-		}
-	}
-	qsort(p->cache, (size_t)m, sizeof *p->cache, by_prefill);
-	for (int c = 0; c < m; c++) {
-		const struct fig *f = &p->cache[c];
-		int is_best = best && f->pr == best->pr && f->de == best->de;
-		if (!p->o.quiet)
-			print_split(stdout, f, is_best ? "  <- best" : "");
-		cJSON *s = cJSON_CreateObject();
-		cJSON_AddNumberToObject(s, "prefill", f->pr);
-		cJSON_AddNumberToObject(s, "decode", f->de);
-		cJSON_AddNumberToObject(s, "gpus", f->gpus);
-		cJSON_AddNumberToObject(s, "ttft_p99_s", f->ttft);
-		cJSON_AddNumberToObject(s, "tpot_p99_s", f->tpot);
-		cJSON_AddNumberToObject(s, "shed_or_failed", f->lost);
-		cJSON_AddNumberToObject(s, "slo_attainment", f->attain);
-		cJSON_AddNumberToObject(s, "goodput_rps", f->goodput);
-		cJSON_AddBoolToObject(s, "pass", f->pass);
-		cJSON_AddItemToArray(splits, s);
-	}
-}
-
-/* pd_ratio for one fleet: the best split of --gpus-total, or the smallest
- * GPU count with a split that meets the SLOs (doubling, then bisection,
- * as the node search) and its best split. Returns the GPU count, 0 when
- * none meets them, -1 on error; *best gets the split, and a the JSON of
- * the splits and the counts tried. */
-static long search_pd(struct plan *p, const struct fleet *fl, struct fig *best, cJSON *a)
-{
-	p->n_cache = 0;
-	long n = p->total;
-	cJSON *tried = NULL;
-	if (!p->total) {
-		tried = cJSON_AddArrayToObject(a, "gpus_tried");
-		long lo = (long)p->min - 1, hi = -1;
-		n = (long)p->min;
-		while (n <= (long)p->max) {
-			int r = pd_any(p, fl, n);
-			if (r < 0)
-				return -1;
-			cJSON *t = cJSON_CreateObject();
-			cJSON_AddNumberToObject(t, "gpus_total", (double)n);
-			cJSON_AddBoolToObject(t, "met", r);
-			cJSON_AddItemToArray(tried, t);
-			if (!p->o.quiet)
-				printf("  %ld GPUs: %s\n", n, r ? "a split meets the SLOs" : "no split meets "
-											       "the SLOs");
-			if (r) {
-				hi = n;
-				break;
-			}
-			lo = n;
-			if (n == (long)p->max)
-				break;
-			n = n * 2 > (long)p->max ? (long)p->max : n * 2;
-		}
-		if (hi < 0) {
-			memset(best, 0, sizeof *best);
-			return 0;
-		}
-		while (hi - lo > 1) {
-			long mid = lo + (hi - lo) / 2;
-			int r = pd_any(p, fl, mid);
-			if (r < 0)
-				return -1;
-			cJSON *t = cJSON_CreateObject();
-			cJSON_AddNumberToObject(t, "gpus_total", (double)mid);
-			cJSON_AddBoolToObject(t, "met", r);
-			cJSON_AddItemToArray(tried, t);
-			if (!p->o.quiet)
-				printf("  %ld GPUs: %s\n", mid, r ? "a split meets the SLOs" : "no split meets "
-												 "the SLOs");
-			*(r ? &hi : &lo) = mid;
-		}
-		n = hi;
-		if (!p->o.quiet)
-			printf("  the splits of %ld GPUs:\n", n);
-	}
-	int r = pd_scan(p, fl, n, best);
-	if (r < 0)
-		return -1;
-	cJSON_AddNumberToObject(a, "gpus_total", (double)n);
-	pd_table(p, n, r ? best : NULL, cJSON_AddArrayToObject(a, "splits"));
-	return r ? n : 0;
-}
-
-/* --- each fleet, the ranking, plan.json ---------------------------------- */
+/* --- each fleet, the ranking, plan.json --------------------------------- */
 
 static const char *search_name(const struct plan *p)
 {
 	return p->pd ? "pd_ratio" : p->by_rate ? p->rate_key : p->node_path;
 }
 
-/* Fleet fl's pools at its answer (pd_ratio: the split; nodes: the count
- * found) as JSON. */
-static cJSON *fleet_pools(const struct plan *p, const struct scenario *base,
-			  const struct fleet *fl, const struct answer *res)
-{
-	cJSON *arr = cJSON_CreateArray();
-	for (int i = 0; i < base->n_pools; i++) {
-		const struct pool_cfg *pl = &base->pools[i];
-		double nodes = p->pd && i == p->ip   ? res->f.pr
-			       : p->pd && i == p->id ? res->f.de
-			       : !p->by_rate && !p->pd && i == p->pool ? res->value
-								       : pl->cl.nodes;
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "name", pl->name);
-		cJSON_AddStringToObject(o, "role", role_names[pl->role]);
-		cJSON_AddStringToObject(o, "gpu", fleet_gpu(p, base, fl, i));
-		cJSON_AddNumberToObject(o, "tp", pl->cl.tp);
-		cJSON_AddNumberToObject(o, "nodes", nodes);
-		cJSON_AddItemToArray(arr, o);
-	}
-	return arr;
-}
 
 /* The search on one fleet: its answer into *res and answers (JSON). 0,
  * or -1 after reporting. */
@@ -1021,9 +324,9 @@ static int search_fleet(struct plan *p, const struct scenario *base, const struc
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "gpu", fl->label);
 	memset(res, 0, sizeof *res);
-	double v = p->pd ? (double)search_pd(p, fl, &res->f, a)
+	double v = p->pd ? (double)plan_search_pd(p, fl, &res->f, a)
 		   : p->by_rate ? search_rate(p, fl, start, &res->f)
-				: (double)search_nodes(p, fl, &res->f);
+				: (double)plan_least(p, fl, nodes_pass, &res->f);
 	if (v < 0) {
 		cJSON_Delete(a);
 		return -1;
@@ -1047,7 +350,7 @@ static int search_fleet(struct plan *p, const struct scenario *base, const struc
 		cJSON_AddNumberToObject(a, "goodput_rps", res->f.goodput);
 		cJSON_AddNumberToObject(a, "slo_attainment", res->f.attain);
 		if (p->pooled)
-			cJSON_AddItemToObject(a, "pools", fleet_pools(p, base, fl, res));
+			cJSON_AddItemToObject(a, "pools", plan_fleet_pools(p, base, fl, res));
 	}
 	cJSON_AddItemToArray(answers, a);
 	if (p->o.quiet)
@@ -1135,15 +438,8 @@ static int write_plan(struct plan *p, const struct scenario *base, cJSON *answer
 	cJSON_AddStringToObject(j, "search", search_name(p));
 	if (p->pd && p->total)
 		cJSON_AddNumberToObject(j, "gpus_total", (double)p->total);
-	if (p->pooled) {
-		cJSON *pools = cJSON_AddArrayToObject(j, "pools");
-		for (int i = 0; i < base->n_pools; i++) {
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "name", base->pools[i].name);
-			cJSON_AddStringToObject(o, "role", role_names[base->pools[i].role]);
-			cJSON_AddItemToArray(pools, o);
-		}
-	}
+	if (p->pooled)
+		cJSON_AddItemToObject(j, "pools", plan_pools_json(base));
 	cJSON *slo = cJSON_AddObjectToObject(j, "slo");
 	if (p->slo_ttft > 0)
 		cJSON_AddNumberToObject(slo, "ttft_p99_s", p->slo_ttft);
@@ -1171,7 +467,7 @@ static int write_plan(struct plan *p, const struct scenario *base, cJSON *answer
 static int plan(struct plan *p, const struct scenario *base, double start)
 {
 	struct fleet fl[MAX_GPUS];
-	int nf = fleets(p, base, fl);
+	int nf = plan_fleets(p, base, fl);
 	if (nf < 0)
 		return CLI_USAGE;
 	struct answer res[MAX_GPUS];
@@ -1214,7 +510,7 @@ static int cmd_plan(const struct cli_ctx *cx, int argc, char **argv)
 	if (cli_load_from_opts(&p.o, &base))
 		return CLI_USAGE;
 	int rc = CLI_USAGE;
-	if (!check_pools(&p, &base)) {
+	if (!plan_check_pools(&p, &base)) {
 		double start = p.by_rate ? rate_start(&p, &base) : 0;
 		rc = start < 0 ? CLI_USAGE : plan(&p, &base, start);
 	}

@@ -1,0 +1,118 @@
+/* plan_pools: what cli/plan.c and cli/plan_pools.c share: the plan's state, fleets, figures; the pools half's functions. */
+#ifndef KVSIM_CLI_PLAN_POOLS_H
+#define KVSIM_CLI_PLAN_POOLS_H
+
+#include "cli/cli.h"
+
+struct cJSON;
+struct scenario;
+
+/* `kvsim plan` in two files, calls going one way (tests/layout.sh):
+ *   plan.c        the command: options, the nodes and rate searches, each
+ *                 fleet's answer, the ranking, plan.json
+ *   plan_pools.c  pools and fleets: --pool and --pool-gpus, the fleets of
+ *                 GPUs, one probe run on a fleet, the smallest-count search
+ *                 (nodes and GPUs), the pd_ratio split search
+ */
+
+#define MAX_GPUS 32       /* GPU types in a list, and fleets in all */
+#define MAX_POOL_AXES 8   /* --pool-gpus options */
+
+/* --pool-gpus POOL=A,B,...: the GPU types tried for one pool. */
+struct pool_axis {
+	const char *arg; /* as given */
+	int pool;        /* its index in cluster.pools */
+	char buf[1024];
+	const char *gpus[MAX_GPUS];
+	int n;
+};
+
+/* One fleet: the GPU of every pool (NULL: the scenario's own). */
+struct fleet {
+	char label[256];
+	const char *all;                /* --gpus: every pool's (the cluster's without pools) */
+	const char *gpu[MAX_POOL_AXES]; /* axis k's GPU for its pool */
+};
+
+/* The figures of one run. */
+struct fig {
+	int pr, de; /* pd_ratio: the split */
+	double gpus, cost, ttft, tpot, lost, attain, goodput, tokens_per_s;
+	int pass;
+};
+
+/* The question (the options) and the search's state. */
+struct plan {
+	struct cli_common o;
+	double slo_ttft, slo_tpot; /* <= 0: not constrained */
+	const char *search, *min_arg, *max_arg, *total_arg, *pool_name;
+	char gpu_buf[1024]; /* --gpus, split */
+	const char *gpus[MAX_GPUS];
+	int n_gpus; /* 0: the scenario's own GPU */
+	struct pool_axis ax[MAX_POOL_AXES];
+	int n_ax;
+	int by_rate, pd, pooled;
+	double min, max;
+	long total;       /* --gpus-total; 0: search it */
+	int pool;         /* --search nodes: the pool searched, -1 for cluster.nodes */
+	int ip, id;       /* pd_ratio: the prefill and the decode pool */
+	int tp_p, tp_d;   /* and their tp */
+	char node_path[64];
+	const char *rate_key; /* the path probes set */
+	char rate_path[128];
+	struct fig *cache; /* pd_ratio: the splits run for the fleet searched */
+	int n_cache, cap_cache;
+	long runs;
+	struct cJSON *probes; /* every run's record, for plan.json */
+};
+
+/* One fleet's answer. */
+struct answer {
+	const char *label;
+	double value; /* nodes, rate or (pd_ratio) GPUs */
+	struct fig f;
+	double tokens_per_dollar, good_per_dollar;
+	int ok;
+};
+
+
+/* --pool-gpus POOL=A,B,...: the list split into p now, the pool named
+ * later (plan_check_pools, once the scenario is read). 0, or -1 after
+ * reporting as cmd. */
+int plan_pool_gpus_opt(const struct cli_cmd *cmd, struct plan *p, const char *v);
+/* What the search needs of the scenario's pools: --pool, --pool-gpus and
+ * pd_ratio's two pools checked and found; sets p->pooled, p->pool and
+ * p->node_path. 0, or -1 after reporting. */
+int plan_check_pools(struct plan *p, const struct scenario *base);
+/* The fleets to search into fl (MAX_GPUS of them): every --gpus type
+ * (default: the scenario's) times every combination of the --pool-gpus
+ * lists, the last varying fastest. Their count, or -1 after reporting. */
+int plan_fleets(const struct plan *p, const struct scenario *base, struct fleet *fl);
+/* Runs the scenario as fleet fl with the assignments sets, the SLOs as its
+ * slo (so that goodput counts the requests within them), into *f; its
+ * record is j's fields (taken) with the figures added, appended to
+ * p->probes. Returns 1 pass, 0 fail, -1 error (reported). */
+int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, int n_sets,
+	       struct cJSON *j, struct fig *f);
+/* A test of count n on fleet fl for plan_least: 1 pass, 0 fail, -1 error
+ * (reported). */
+typedef int plan_test_fn(struct plan *p, const struct fleet *fl, long n, void *ctx);
+/* The smallest count in [p->min, p->max] that passes: min, doubling to
+ * the first pass (or max), then bisection between the last fail and it;
+ * ctx goes to every test. Returns it, 0 when none passes, -1 on error. */
+long plan_least(struct plan *p, const struct fleet *fl, plan_test_fn *pass, void *ctx);
+/* pd_ratio for one fleet: the best split of --gpus-total, or the smallest
+ * GPU count with a split that meets the SLOs (plan_least, as the node
+ * search) and its best split. Returns the GPU count, 0 when
+ * none meets them, -1 on error; *best gets the split, and a the JSON of
+ * the splits and the counts tried. */
+long plan_search_pd(struct plan *p, const struct fleet *fl, struct fig *best, struct cJSON *a);
+/* The scenario's pools, {name, role} each, as a JSON array. Caller frees
+ * with cJSON_Delete (or hands it to a tree). */
+struct cJSON *plan_pools_json(const struct scenario *base);
+/* Fleet fl's pools at its answer (pd_ratio: the split; nodes: the count
+ * found) as a JSON array. Caller frees as plan_pools_json's. */
+struct cJSON *plan_fleet_pools(const struct plan *p, const struct scenario *base,
+			       const struct fleet *fl, const struct answer *res);
+
+#endif
