@@ -732,8 +732,11 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		budget -= want;
 	}
 
-	while (!preempted && !n->hold_admissions && n->wait_head && n->n_running < n->max_seqs &&
-	       budget > 0) {
+	/* A hand-over whose KV came with it (queued ahead of the rest) is
+	 * admitted while swapped-out requests wait for room: that room is
+	 * the memory it holds, which only running to its end gives back. */
+	while (!preempted && n->wait_head && (!n->hold_admissions || n->wait_head->n_blocks) &&
+	       n->n_running < n->max_seqs && budget > 0) {
 		struct request *r = n->wait_head;
 		if (r->n_blocks) {
 			/* its KV came with it (node_reserve): it computes its
