@@ -44,7 +44,8 @@ uint32_t pol_bounded_cap(const struct pol_view *v, double c)
 int pol_metric_param(const struct cJSON *params, const char *path, enum pol_metric *m, char *err,
 		     size_t errlen)
 {
-	static const char *const metrics[] = {"outstanding", "queued_tokens", "kv_util", NULL};
+	static const char *const metrics[] = {"outstanding", "queued_tokens", "kv_util",
+					      "kv_blocks", NULL};
 	int k = POL_M_OUTSTANDING;
 	if (cfg_enum(params, path, "metric", metrics, &k, err, errlen))
 		return -1;
@@ -62,6 +63,8 @@ double pol_metric_of(enum pol_metric m, const struct pol_node_view *n)
 		return (double)(n->queued_tokens + n->routed_tokens_since) / pol_speed(n);
 	case POL_M_KV_UTIL:
 		return n->kv_util;
+	case POL_M_KV_BLOCKS:
+		return (double)n->active_blocks / (double)n->kv_blocks;
 	default:
 		return n->outstanding / pol_speed(n);
 	}

@@ -235,7 +235,10 @@ static inline uint32_t pol_cached_bound_of(const struct pol_cached_bound *b, uin
  * outstanding requests a node may hold after taking one more, given c. */
 uint32_t pol_bounded_cap(const struct pol_view *v, double c);
 /* The load metrics least_loaded and power_of_two compare. */
-enum pol_metric { POL_M_OUTSTANDING, POL_M_QUEUED_TOKENS, POL_M_KV_UTIL };
+/* kv_blocks: the prompt blocks of the requests the router sent the node
+ * and has not seen finish (its own record, always current, as Dynamo's
+ * router counts active blocks) over the node's KV capacity in blocks. */
+enum pol_metric { POL_M_OUTSTANDING, POL_M_QUEUED_TOKENS, POL_M_KV_UTIL, POL_M_KV_BLOCKS };
 /* Reads params.metric ("outstanding" default, "queued_tokens", "kv_util"). */
 int pol_metric_param(const struct cJSON *params, const char *path, enum pol_metric *m, char *err,
 		     size_t errlen);

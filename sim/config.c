@@ -288,11 +288,16 @@ static int load_decode(struct router_cfg *rc, const cJSON *r, char *err, size_t 
 			 "router.policy_params.%s", rc->decode_policy);
 	if (mine && !(rc->decode_params = cJSON_Duplicate(mine, 1)))
 		goto oom;
-	/* least_loaded measures KV utilisation unless its entry says otherwise */
+	/* least_loaded measures KV blocks (DESIGN 9: "least-loaded by KV
+	 * blocks") unless its entry says otherwise: the prompt blocks the
+	 * router sent each node and has not seen finish, over its capacity.
+	 * The router's own count, as Dynamo's router keeps active blocks,
+	 * needs no engine report; over capacity, GPUs of different memory
+	 * compare fairly. */
 	if (!strcmp(rc->decode_policy, "least_loaded") && !sub(rc->decode_params, "metric")) {
 		if (!rc->decode_params && !(rc->decode_params = cJSON_CreateObject()))
 			goto oom;
-		if (!cJSON_AddStringToObject(rc->decode_params, "metric", "kv_util"))
+		if (!cJSON_AddStringToObject(rc->decode_params, "metric", "kv_blocks"))
 			goto oom;
 	}
 	/* llm-d's P/D threshold (pd-profile-handler's threshold, 0 in its P/D

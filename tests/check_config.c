@@ -414,7 +414,7 @@ START_TEST(pools_number_inherit_and_size)
 	ck_assert_int_eq(s.router.min_prefill_tokens, 256);
 	ck_assert_str_eq(s.router.decode_policy, "least_loaded");
 	char *dp = cJSON_PrintUnformatted(s.router.decode_params);
-	ck_assert_str_eq(dp, "{\"metric\":\"kv_util\"}");
+	ck_assert_str_eq(dp, "{\"metric\":\"kv_blocks\"}");
 	free(dp);
 	ck_assert_str_eq(s.router.decode_params_path, "router.decode_policy");
 	ck_assert_int_eq(s.faults[0].target, 5);
@@ -510,7 +510,7 @@ START_TEST(decode_policy_params)
 	th_scenario("{\"router\": {\"policy_params\": {\"least_loaded\": {\"shed\": \"none\"}}}}",
 		    NULL, &s);
 	p = cJSON_PrintUnformatted(s.router.decode_params);
-	ck_assert_str_eq(p, "{\"metric\":\"kv_util\"}");
+	ck_assert_str_eq(p, "{\"metric\":\"kv_blocks\"}");
 	ck_assert_str_eq(s.router.decode_params_path, "router.policy_params.least_loaded");
 	free(p);
 	cfg_scenario_free(&s);

@@ -202,6 +202,29 @@ START_TEST(round_robin_and_least_loaded)
 	st = make("least_loaded", NULL, &env, &ops);
 	ck_assert_int_eq(route_one(ops, st, ll, 3, 1, &d), 2);
 	ops->destroy(st);
+
+	/* kv_blocks: the router's count of blocks over capacity (100 of
+	 * 1,000 is 0.1; 150 of 3,000, a larger GPU, is 0.05; 0 of 100 on a
+	 * node that is down does not count) */
+	st = make("least_loaded", "{\"metric\": \"kv_blocks\"}", &env, &ops);
+	ck_assert_int_eq(ops->reads_kv_util(st), 0); /* the router's own record: no reports */
+	struct pol_node_view kb[3] = {{.active_blocks = 100, .kv_blocks = 1000, .up = 1},
+				      {.active_blocks = 150, .kv_blocks = 3000, .up = 1},
+				      {.active_blocks = 0, .kv_blocks = 100, .up = 0}};
+	ck_assert_int_eq(route_one(ops, st, kb, 3, 1, &d), 1);
+	/* speed divides the counted metrics, not a share of capacity */
+	kb[0].speed = 4;
+	ck_assert_int_eq(route_one(ops, st, kb, 3, 1, &d), 1);
+	ops->destroy(st);
+	/* outstanding over speed: 6 requests on a node three times as fast
+	 * are less load than 3 on a node of speed 1 */
+	st = make("least_loaded", NULL, &env, &ops);
+	struct pol_node_view sp[2] = {{.outstanding = 3, .speed = 1, .up = 1},
+				      {.outstanding = 6, .speed = 3, .up = 1}};
+	ck_assert_int_eq(route_one(ops, st, sp, 2, 1, &d), 1);
+	sp[1].speed = 1.5; /* 6 / 1.5 = 4 > 3 */
+	ck_assert_int_eq(route_one(ops, st, sp, 2, 1, &d), 0);
+	ops->destroy(st);
 }
 END_TEST
 
