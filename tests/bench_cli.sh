@@ -21,6 +21,23 @@ expect 2 'expected MiB 0-65536' --prefault -1
 expect 2 'expected MiB 0-65536' --prefault 65537
 expect 2 'expected MiB 0-65536' --prefault 1g
 expect 0 "--prefault MIB" --help
+expect 0 "d2 ds64 d3 e pd m" --help
+
+# The pooled case: its header names the pools, and it alone prints the
+# SLO attainment, the TTFT's parts and the KV hand-overs (some made, each
+# a positive time on the link, even in a 0.3 s run).
+expect 0 "(pd) chat 1M, 16 prefill + 48 decode nodes, kv_cost: 16 x H100-SXM prefill + 48 x H100-SXM decode, Llama-3-8B" \
+	--case pd --wall-limit 0.3 --prefault 0
+grep -q "^  SLO attainment  *[01]\.[0-9][0-9][0-9] (TTFT p99 2 s, TPOT p99 0.1 s)$" "$T/out" && ok ||
+	bad "(pd) does not print its SLO attainment"
+grep -q "^  TTFT split (ms)  *[0-9.]* / [0-9.]* / [0-9.]* / [0-9.]* (queue, prefill, KV transfer, decode side)$" \
+	"$T/out" && ok || bad "(pd) does not print its TTFT split"
+grep -q "^  KV hand-overs  *[1-9][0-9]* ([0-9.]* GB, [0-9.]*[1-9][0-9.]* ms each on the link)$" "$T/out" && ok ||
+	bad "(pd) does not print its KV hand-overs"
+"$BENCH" --case a --wall-limit 0.2 --prefault 0 >"$T/out" 2>&1
+grep -q "^(a) chat 1M, 64 nodes, session_affinity: 64 x H100-SXM, Llama-3-8B$" "$T/out" && ok ||
+	bad "(a)'s header does not name its one cluster"
+grep -q "KV hand-overs\|TTFT split" "$T/out" && bad "(a), without pools, prints hand-over figures" || ok
 expect 2 'unknown option or missing value "--case"' --case
 expect 2 'unknown option or missing value "--fast"' --fast
 

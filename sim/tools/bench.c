@@ -42,7 +42,7 @@ struct bcase {
 	int rss_curve;
 };
 
-/* (a)-(e) of BENCHMARKS.md, then the 10M-request memory run. */
+/* (a)-(e) and (pd) of BENCHMARKS.md, then the 10M-request memory run. */
 static const struct bcase cases[] = {
     {"a", "chat 1M, 64 nodes, session_affinity",
      "{\"name\": \"a\", \"duration_s\": 100000, " CHAT_64 ", \"router\": {\"policy\": "
@@ -91,6 +91,17 @@ static const struct bcase cases[] = {
      "\"rag\", \"rate_per_s\": 150, \"max_requests\": 300000, \"documents\": {\"count\": "
      "100000, \"zipf_s\": 1.0, \"tokens\": {\"dist\": \"lognormal\", \"median\": 600, "
      "\"sigma\": 0.5}}}}",
+     0},
+    /* (a)'s chat load through pools, 16 prefill + 48 decode (the pooled
+     * speed target's cluster, BENCHMARKS.md): kv_cost (NVIDIA Dynamo's
+     * router, a production disaggregated stack) picks the prefill node, the
+     * default decode_policy the decode node, NIXL carries the KV */
+    {"pd", "chat 1M, 16 prefill + 48 decode nodes, kv_cost",
+     "{\"name\": \"pd\", \"duration_s\": 100000, \"cluster\": {\"gpu\": \"H100-SXM\", "
+     "\"model\": \"Llama-3-8B\", \"kv_transfer\": \"nixl\", \"pools\": [{\"name\": "
+     "\"prefill\", \"role\": \"prefill\", \"nodes\": 16}, {\"name\": \"decode\", \"role\": "
+     "\"decode\", \"nodes\": 48}]}, \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": "
+     "48, \"max_sessions\": 250000}, \"router\": {\"policy\": \"kv_cost\", \"params\": {}}}",
      0},
     {"m", "chat 10M, 64 nodes, session_affinity (memory stays flat)",
      "{\"name\": \"m\", \"duration_s\": 1000000, \"cluster\": {\"nodes\": 64, \"gpu\": "
@@ -184,8 +195,19 @@ static int bench(const struct bcase *c, double wall_limit, const struct probe *p
 			    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6,
 			    pr->near_ns,
 			    pr->far_ns};
-	printf("(%s) %s: %d x %s, %s\n", c->id, c->label, s.cluster.nodes, s.cluster.gpu->name,
-	       s.cluster.model->name);
+	/* the one cluster's "N x GPU", or each pool's "N x GPU role" */
+	static const char *const role[] = {"mixed", "prefill", "decode"};
+	char hw[256];
+	snprintf(hw, sizeof hw, "%d x %s", s.cluster.nodes, s.cluster.gpu->name);
+	for (int k = 0, at = 0; s.n_pools > 1 && k < s.n_pools; k++) {
+		const struct pool_cfg *pc = &s.pools[k];
+		int w = snprintf(hw + at, sizeof hw - (size_t)at, "%s%d x %s %s", k ? " + " : "",
+				 pc->cl.nodes, pc->cl.gpu->name, role[pc->role]);
+		if (w < 0 || (size_t)w >= sizeof hw - (size_t)at)
+			break; /* truncated: what fits is said */
+		at += w;
+	}
+	printf("(%s) %s: %s, %s\n", c->id, c->label, hw, s.cluster.model->name);
 	if (m.truncated)
 		printf("  STOPPED after the %g s wall-clock limit: figures cover what finished\n",
 		       wall_limit);
@@ -212,6 +234,19 @@ static int bench(const struct bcase *c, double wall_limit, const struct probe *p
 	printf("  TTFT p50 / p99    %8.4f / %.4f s\n", m.ttft.p50, m.ttft.p99);
 	printf("  TPOT p50 / p99    %8.4f / %.4f s\n", m.tpot.p50, m.tpot.p99);
 	printf("  prefix hit ratio  %12.3f\n", m.prefix_hit_ratio);
+	if (m.disaggregated) {
+		/* that the pooled case runs at a sane operating point: the
+		 * SLOs met, the TTFT's parts, the hand-overs' cost */
+		printf("  SLO attainment    %12.3f (TTFT p99 %g s, TPOT p99 %g s)\n", m.slo_attainment,
+		       m.slo_ttft_s, m.slo_tpot_s);
+		printf("  TTFT split (ms)   %8.1f / %.1f / %.1f / %.1f (queue, prefill, KV transfer, "
+		       "decode side)\n",
+		       m.ttft_split_s[0] * 1e3, m.ttft_split_s[1] * 1e3, m.ttft_split_s[2] * 1e3,
+		       m.ttft_split_s[3] * 1e3);
+		printf("  KV hand-overs     %12llu (%.1f GB, %.2f ms each on the link)\n",
+		       (unsigned long long)m.pd.count, m.pd.bytes * 1e-9,
+		       m.pd.count ? m.pd.seconds * 1e3 / (double)m.pd.count : 0.0);
+	}
 	if (c->rss_curve) {
 		printf("  RSS after each million requests (MiB):");
 		for (int i = 0; i < rt.n; i++)
@@ -389,17 +424,20 @@ static void usage(FILE *f)
 		"conversation trace replayed 10 times; (d64, d1) least_loaded at 64 and\n"
 		"1,024 nodes, (dk64, d2) kv_cost at 64 and 1,024 nodes, (ds64, d3)\n"
 		"kv_cost over 8 sampled candidates at 64 and 1,024 nodes; (e) RAG over\n"
-		"100,000 documents; (m) 10M requests with resident memory after each\n"
+		"100,000 documents; (pd) (a)'s chat through 16 prefill and 48 decode\n"
+		"nodes, kv_cost; (m) 10M requests with resident memory after each\n"
 		"million. Prints requests and events per wall-second, ns per event,\n"
 		"routing ns per request (the router's decision; of which node sync:\n"
 		"bringing nodes' decode spans up to now) and arrival ns per request (with\n"
 		"the chosen node's handling: migration decision, enqueue, next\n"
 		"iteration; both timed on one arrival in 16), the policy's cache\n"
 		"lookups per request, peak RSS, kernel time (mostly page faults) and the\n"
-		"simulated TTFT/TPOT.\n\n"
+		"simulated TTFT/TPOT; for (pd) also the SLO attainment, the TTFT's parts\n"
+		"and the KV hand-overs (its routing figures are the prefill side's: the\n"
+		"decode node's choice is in neither).\n\n"
 		"  --quick         (a) only\n"
 		"  --case IDS      only these cases, comma-separated: a b1 b2 c d64 d1 dk64\n"
-		"                  d2 ds64 d3 e m\n"
+		"                  d2 ds64 d3 e pd m\n"
 		"  --repeat N      run each case N times (1-%d), each in a fresh process,\n"
 		"                  then print the median, min and max of each figure\n"
 		"                  (this machine's figures vary between runs)\n"
@@ -475,7 +513,7 @@ int main(int argc, char **argv)
 			if (!c || n_run == sizeof run / sizeof *run) {
 				fprintf(stderr,
 					"bench: unknown case \"%.*s\" (expected a, b1, b2, c, d64, d1, "
-					"dk64, d2, ds64, d3, e or m)\n",
+					"dk64, d2, ds64, d3, e, pd or m)\n",
 					(int)len, p);
 				return 2;
 			}
