@@ -81,7 +81,8 @@ static int fits(const struct sim *s, uint32_t i, const struct request *r)
 
 /* The decode node for r: the decode policy's choice among the
  * decode-capable nodes up, or, when it names none that can hold r, the
- * one of them with the lowest KV use that can; -1 if none can. */
+ * one of them with the fewest blocks over capacity that can; -1 if none
+ * can. */
 static int32_t pick(struct sim *s, const struct request *r)
 {
 	if (s->dpol_reads_kv == POL_READS_KV_ALL && s->report_ns == 0)
@@ -92,14 +93,23 @@ static int32_t pick(struct sim *s, const struct request *r)
 	s->routing = r;
 	s->dpol->route(s->dpol_st, &v, r, &d);
 	s->routing = NULL;
+	views_end_decode(s, r);
 	if (d.action == POL_ROUTE && d.node >= 0 && (uint32_t)d.node < s->n_nodes &&
-	    s->dview[d.node].up && fits(s, (uint32_t)d.node, r))
+	    s->alive[d.node] && s->can_decode[d.node] && fits(s, (uint32_t)d.node, r))
 		return d.node;
+	/* the fewest blocks over capacity (least_loaded's kv_blocks) */
+	const struct pol_node_view *nv = s->views[r->replica];
 	int32_t best = -1;
-	for (uint32_t i = 0; i < s->n_nodes; i++)
-		if (s->dview[i].up && fits(s, i, r) &&
-		    (best < 0 || s->dview[i].kv_util < s->dview[best].kv_util))
+	double best_load = 0;
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		if (!s->alive[i] || !s->can_decode[i] || !fits(s, i, r))
+			continue;
+		double load = (double)nv[i].active_blocks / (double)nv[i].kv_blocks;
+		if (best < 0 || load < best_load) {
 			best = (int32_t)i;
+			best_load = load;
+		}
+	}
 	return best;
 }
 

@@ -69,7 +69,7 @@ static void teardown(struct sim *s)
 		}
 	free(s->pdw_head);
 	free(s->pdw_tail);
-	free(s->dview);
+	free(s->routable);
 	free(s->pd_own);
 	free(s->pool_of);
 	free(s->alive);
@@ -235,16 +235,16 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->pool_of = calloc(N, sizeof *s->pool_of);
 	s->alive = calloc(N, 1);
 	s->can_decode = calloc(N, 1);
+	s->routable = calloc(N, 1);
 	s->speed = calloc(N, sizeof *s->speed);
 	s->pd_own = calloc(N, sizeof *s->pd_own);
 	if (sc->disaggregated) {
 		s->pdw_head = calloc(N, sizeof *s->pdw_head);
 		s->pdw_tail = calloc(N, sizeof *s->pdw_tail);
-		s->dview = calloc(N, sizeof *s->dview);
-		if (!s->pdw_head || !s->pdw_tail || !s->dview)
+		if (!s->pdw_head || !s->pdw_tail)
 			goto oom;
 	}
-	if (!s->pool_of || !s->alive || !s->can_decode || !s->speed || !s->pd_own)
+	if (!s->pool_of || !s->alive || !s->can_decode || !s->routable || !s->speed || !s->pd_own)
 		goto oom;
 	/* A node's speed: the fastest pool's prefill time over its pool's,
 	 * for a 4,096-token prompt (the roofline's compute-bound side, where
@@ -264,6 +264,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 			uint32_t i = (uint32_t)(pc->first_node + k);
 			s->pool_of[i] = (uint16_t)p;
 			s->can_decode[i] = pc->role != POOL_PREFILL;
+			s->routable[i] = pc->role != POOL_DECODE;
 			s->speed[i] = sp;
 		}
 	}

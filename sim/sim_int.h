@@ -185,6 +185,7 @@ struct sim {
 	uint16_t *pool_of;        /* per node: its pool */
 	uint8_t *alive;           /* per node: 1 unless crashed */
 	uint8_t *can_decode;      /* per node: in a decode or mixed pool */
+	uint8_t *routable;        /* per node: in a prefill or mixed pool (the routers' policy's) */
 	/* Per node: its routing load is divided by this (its pool's prefill
 	 * throughput over the fastest pool's; 1 in a one-pool cluster) */
 	double *speed;
@@ -193,11 +194,10 @@ struct sim {
 	uint32_t n_nodes;
 	/* Disaggregation (pd.c): the decode policy, its state and the view
 	 * it routes with (the routers' record, up only on decode-capable
-	 * nodes); per node, hand-overs waiting for room on it. */
+	 * nodes while it routes); per node, hand-overs waiting for room on it. */
 	const struct pol_ops *dpol;
 	void *dpol_st;
 	int dpol_reads_kv;
-	struct pol_node_view *dview;
 	struct request **pdw_head, **pdw_tail;
 	uint64_t *pd_own; /* per node: blocks held by hand-overs outside its queues */
 	struct request **pd_fail; /* scratch: hand-overs a crash left without a decode node */

@@ -14,7 +14,7 @@ void views_set_up(struct sim *s, uint32_t i, int up)
 	s->alive[i] = (uint8_t)(up != 0);
 	/* the routers' policy routes to prefill and mixed pools: a node of
 	 * a decode pool is never up in its view (pd.c routes to it) */
-	if (s->sc->pools[s->pool_of[i]].role == POOL_DECODE)
+	if (!s->routable[i])
 		return;
 	for (uint32_t k = 0; k < s->n_replicas; k++) {
 		struct pol_node_view *v = &s->views[k][i];
@@ -423,22 +423,30 @@ void views_for_decode(struct sim *s, const struct request *r, struct pol_view *v
 	 * r's prefill node valid (views_count_dispatch); one made later
 	 * writes under a stamp whose routing has been counted already */
 	s->route_stamp--;
-	const struct pol_node_view *src = s->views[r->replica];
+	/* up turned to the decode side's in place (not a copy of every
+	 * node's view per choice); views_end_decode turns it back */
+	struct pol_node_view *nv = s->views[r->replica];
 	uint32_t up = 0;
 	uint64_t out = 0;
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
-		s->dview[i] = src[i];
-		s->dview[i].up = s->alive[i] && s->can_decode[i];
-		if (s->dview[i].up) {
+		int u = s->alive[i] & s->can_decode[i];
+		nv[i].up = u;
+		if (u) {
 			up++;
-			out += src[i].outstanding;
+			out += nv[i].outstanding;
 		}
 	}
-	v->nodes = s->dview;
 	v->n_up = up;
 	v->total_outstanding = out;
 	v->least_outstanding = NULL;
 	v->lctx = NULL;
+}
+
+void views_end_decode(struct sim *s, const struct request *r)
+{
+	struct pol_node_view *nv = s->views[r->replica];
+	for (uint32_t i = 0; i < s->n_nodes; i++)
+		nv[i].up = s->alive[i] & s->routable[i];
 }
 
 /* Every node reports its load; the routers' views take it. Inside a

@@ -85,8 +85,10 @@ void views_sync_all(struct sim *s);
 /* The view a policy routes r with: the replica's figures and callbacks. */
 void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v);
 /* The decode policy's view (pd.c): the routers' record, up on the
- * decode-capable nodes alive (a copy in s->dview), scanned, not heaped. */
+ * decode-capable nodes alive, scanned, not heaped, until views_end_decode
+ * (no other view is read in between). */
 void views_for_decode(struct sim *s, const struct request *r, struct pol_view *v);
+void views_end_decode(struct sim *s, const struct request *r);
 /* pol_view.private_nodes */
 int views_private_nodes(void *ctx, const struct request *r, const int32_t **nodes);
 void views_ev_report(struct sim *s, const struct event *ev);
