@@ -53,23 +53,6 @@ int pol_metric_param(const struct cJSON *params, const char *path, enum pol_metr
 	return 0;
 }
 
-/* queued_tokens: what the last report said, plus the prompt tokens the
- * router has sent the node since (all of each prompt: a router that only
- * balances load does not look caches up). */
-double pol_metric_of(enum pol_metric m, const struct pol_node_view *n)
-{
-	switch (m) {
-	case POL_M_QUEUED_TOKENS:
-		return (double)(n->queued_tokens + n->routed_tokens_since) / pol_speed(n);
-	case POL_M_KV_UTIL:
-		return n->kv_util;
-	case POL_M_KV_BLOCKS:
-		return (double)n->active_blocks / (double)n->kv_blocks;
-	default:
-		return n->outstanding / pol_speed(n);
-	}
-}
-
 int pol_always(const void *st)
 {
 	(void)st;
