@@ -49,6 +49,7 @@ struct node {
 	_Alignas(64) int64_t sync_due_ns;
 	uint32_t n_waiting;
 	uint32_t n_running;
+	uint32_t n_held; /* waiting hand-overs whose KV is here (node_reserve) */
 	uint64_t waiting_tokens; /* tokens still to prefill over the waiting queue */
 	struct kv_pool kv;       /* its counters first */
 	int id, server;
