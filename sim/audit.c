@@ -101,9 +101,10 @@ static void audit_node(struct sim *s, uint32_t i)
 		audit_fail(s, "node %u: KV cache: %s", i, why);
 		return;
 	}
-	uint32_t waiting = 0;
+	uint32_t waiting = 0, held = 0;
 	for (const struct request *r = n->wait_head; r; r = r->qnext) {
 		waiting++;
+		held += r->n_blocks != 0;
 		/* a hand-over's KV came with it (node_reserve): its blocks are held */
 		if (r->state != REQ_WAITING || r->node != (int32_t)i ||
 		    (r->n_blocks != 0 && r->pd != PD_DECODE) || r->n_own > r->n_blocks) {
@@ -115,9 +116,10 @@ static void audit_node(struct sim *s, uint32_t i)
 			return;
 		own += r->n_own;
 	}
-	if (waiting != n->n_waiting) {
-		audit_fail(s, "node %u: %u requests in the waiting queue, counted %u", i, waiting,
-			   n->n_waiting);
+	if (waiting != n->n_waiting || held != n->n_held) {
+		audit_fail(s, "node %u: %u requests in the waiting queue (%u holding KV), counted "
+			      "%u (%u)",
+			   i, waiting, held, n->n_waiting, n->n_held);
 		return;
 	}
 	if (n->n_running > n->max_seqs) {

@@ -80,6 +80,7 @@ void node_wait_push_back(struct node *n, struct request *r)
 		n->wait_head = r;
 	n->wait_tail = r;
 	n->n_waiting++;
+	n->n_held += r->n_blocks != 0;
 	n->waiting_tokens += r->num_tokens - r->num_computed;
 }
 
@@ -93,20 +94,30 @@ void node_wait_push_front(struct node *n, struct request *r)
 		n->wait_tail = r;
 	n->wait_head = r;
 	n->n_waiting++;
+	n->n_held += r->n_blocks != 0;
 	n->waiting_tokens += r->num_tokens - r->num_computed;
+}
+
+/* Takes r (waiting on n) out of the queue. */
+static void wait_remove(struct node *n, struct request *r)
+{
+	if (r->qprev)
+		r->qprev->qnext = r->qnext;
+	else
+		n->wait_head = r->qnext;
+	if (r->qnext)
+		r->qnext->qprev = r->qprev;
+	else
+		n->wait_tail = r->qprev;
+	n->n_waiting--;
+	n->n_held -= r->n_blocks != 0;
+	n->waiting_tokens -= r->num_tokens - r->num_computed;
+	r->qnext = r->qprev = NULL;
 }
 
 void node_wait_pop_front(struct node *n)
 {
-	struct request *r = n->wait_head;
-	n->wait_head = r->qnext;
-	if (n->wait_head)
-		n->wait_head->qprev = NULL;
-	else
-		n->wait_tail = NULL;
-	n->n_waiting--;
-	n->waiting_tokens -= r->num_tokens - r->num_computed;
-	r->qnext = r->qprev = NULL;
+	wait_remove(n, n->wait_head);
 }
 
 static void commit_held(struct node *n, struct request *r);
@@ -680,9 +691,36 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, int fold,
  * state is consistent. */
 static void swap_out(struct node *n, int64_t now_ns)
 {
-	for (uint32_t i = 0; i < n->n_swapped; i++)
-		n->hooks.on_swap_out(n->hooks.ctx, n->swapped[i], now_ns);
-	n->n_swapped = 0;
+	/* A hook may start the node's next step at once (a request with no
+	 * full block to write back is queued again straight away), which
+	 * swaps out again: each leaves the list before its hook runs. */
+	while (n->n_swapped) {
+		struct request *r = n->swapped[0];
+		n->n_swapped--;
+		memmove(n->swapped, n->swapped + 1, n->n_swapped * sizeof *n->swapped);
+		n->hooks.on_swap_out(n->hooks.ctx, r, now_ns);
+	}
+}
+
+/* Admits waiting r, whose KV came with it (node_reserve, taken off the
+ * queue): it computes its last prompt token, whose output is its first
+ * token. */
+static void admit_held(struct node *n, struct request *r, struct cost_batch *cb,
+		       uint32_t *budget, int *fold)
+{
+	uint32_t want = r->num_tokens - r->num_computed;
+	if (want > *budget)
+		want = *budget;
+	r->ep_start = r->num_computed;
+	r->ep_hw = r->high_water;
+	r->ep_open = 1;
+	r->state = REQ_RUNNING;
+	n->running[n->n_running++] = r;
+	n->batch[n->n_batch++] = (struct batch_entry){r, want, r->num_computed};
+	cost_add_prefill(cb, want, r->num_computed);
+	if (!prefill_folds(n, r, r->num_computed, want))
+		*fold = 0;
+	*budget -= want;
 }
 
 int64_t node_start_step(struct node *n, int64_t now_ns)
@@ -732,30 +770,19 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		budget -= want;
 	}
 
-	/* A hand-over whose KV came with it (queued ahead of the rest) is
-	 * admitted while swapped-out requests wait for room: that room is
-	 * the memory it holds, which only running to its end gives back. */
-	while (!preempted && n->wait_head && (!n->hold_admissions || n->wait_head->n_blocks) &&
-	       n->n_running < n->max_seqs && budget > 0) {
+	/* A step that preempted admits nobody (vLLM's scheduler), unless it
+	 * preempted every running request: the engine would schedule again
+	 * at once, and an idle node here has no step end to try again at (a
+	 * decode node whose waiting hand-overs hold the memory would stop). */
+	if (preempted && n->n_running == 0)
+		preempted = 0;
+	while (!preempted && !n->hold_admissions && n->wait_head && n->n_running < n->max_seqs &&
+	       budget > 0) {
 		struct request *r = n->wait_head;
 		if (r->n_blocks) {
-			/* its KV came with it (node_reserve): it computes its
-			 * last prompt token, whose output is its first token */
 			node_wait_pop_front(n);
-			uint32_t want = r->num_tokens - r->num_computed;
-			if (want > budget)
-				want = budget;
-			r->ep_start = r->num_computed;
-			r->ep_hw = r->high_water;
-			r->ep_open = 1;
-			r->state = REQ_RUNNING;
-			n->running[n->n_running++] = r;
-			n->batch[n->n_batch++] = (struct batch_entry){r, want, r->num_computed};
-			cost_add_prefill(&cb, want, r->num_computed);
+			admit_held(n, r, &cb, &budget, &fold);
 			all_decode = 0;
-			if (!prefill_folds(n, r, r->num_computed, want))
-				fold = 0;
-			budget -= want;
 			continue;
 		}
 		uint32_t known = node_full_blocks(n, r->num_tokens);
@@ -815,6 +842,31 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		budget -= want;
 	}
 
+	/* Hand-overs behind a head that waits for memory, or while swapped
+	 * out requests wait to come back first, need a batch slot only, their
+	 * KV being here: they go ahead. Kept back they would hold memory the
+	 * others wait for, and a decode node whose queue held only them
+	 * behind a preempted request (or a request prefilled there) would
+	 * stop for good (our choice; vLLM's scheduler likewise lets requests
+	 * pass one whose KV is still on its way). */
+	int held_left = 0; /* one left for want of budget: it may enter next iteration */
+	struct request *from = !n->n_held || preempted ? NULL
+			       : waits		       ? waits->qnext
+			       : n->hold_admissions     ? n->wait_head
+							: NULL;
+	for (struct request *r = from, *next; r && n->n_running < n->max_seqs; r = next) {
+		next = r->qnext;
+		if (!r->n_blocks)
+			continue;
+		if (budget == 0) {
+			held_left = 1;
+			break;
+		}
+		wait_remove(n, r);
+		admit_held(n, r, &cb, &budget, &fold);
+		all_decode = 0;
+	}
+
 	if (n->n_batch == 0) {
 		n->busy = 0;
 		n->sync_due_ns = INT64_MAX;
@@ -840,7 +892,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	 * and no budget freed by the prefills letting the queue head in. */
 	fold = fold && !all_decode && n->n_batch == n->n_running &&
 	       (!n->wait_head || (!n->hold_admissions && (waits || n->n_running >= n->max_seqs)));
-	if ((all_decode || fold) && !preempted && queue_still && n->max_span > 1)
+	if ((all_decode || fold) && !preempted && queue_still && !held_left && n->max_span > 1)
 		plan_span(n, &cb, fold, waits, waits_known);
 	set_sync_due(n);
 	swap_out(n, now_ns);

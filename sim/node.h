@@ -49,6 +49,7 @@ struct node {
 	_Alignas(64) int64_t sync_due_ns;
 	uint32_t n_waiting;
 	uint32_t n_running;
+	uint32_t n_held; /* waiting hand-overs whose KV is here (node_reserve) */
 	uint64_t waiting_tokens; /* tokens still to prefill over the waiting queue */
 	struct kv_pool kv;       /* its counters first */
 	int id, server;
@@ -196,8 +197,8 @@ static inline void node_hint_admission(const struct node *n, struct request *r, 
  * the prefill node sends it; *hit_blocks: the prompt's full blocks found
  * cached (the rest is sent). -1 (nothing taken) when there is no room. Call
  * node_sync first. node_admit_reserved: the KV has arrived; its full
- * blocks enter the cache and r joins the waiting queue holding its blocks,
- * ahead of the requests that need memory (it needs a batch slot only);
+ * blocks enter the cache and r joins the waiting queue holding its blocks
+ * (admitted past requests that wait for memory: it needs a batch slot);
  * returns as node_enqueue. node_unreserve: gives a reservation back.
  * node_release_held: the prefill node lets go of the KV a finished
  * PD_PREFILL request kept (request.pd_src_tail). */

@@ -49,24 +49,9 @@ int node_admit_reserved(struct node *n, struct request *r, int64_t now_ns)
 		node_commit_blocks(n, r, next, full);
 	r->state = REQ_WAITING;
 	r->node = n->id;
-	/* Ahead of every request that still needs memory, behind those whose
-	 * KV came before it: it needs a batch slot only, and behind a queue
-	 * head waiting for the memory it holds it would wait for ever. */
-	struct request *at = n->wait_head;
-	while (at && at->n_blocks)
-		at = at->qnext;
-	if (!at) {
-		node_wait_push_back(n, r);
-	} else if (at == n->wait_head) {
-		node_wait_push_front(n, r);
-	} else {
-		r->qnext = at;
-		r->qprev = at->qprev;
-		at->qprev->qnext = r;
-		at->qprev = r;
-		n->n_waiting++;
-		n->waiting_tokens += r->num_tokens - r->num_computed;
-	}
+	/* it needs a batch slot only: node_start_step lets it past a queue
+	 * head that waits for memory (node.n_held) */
+	node_wait_push_back(n, r);
 	return node_cut_span(n, now_ns);
 }
 

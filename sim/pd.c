@@ -113,10 +113,25 @@ static int32_t pick(struct sim *s, const struct request *r)
 	return best;
 }
 
+/* Whether a node of some decode-capable pool could hold r whole. */
+static int decode_can_hold(const struct sim *s, const struct request *r, uint32_t dst)
+{
+	uint64_t need = node_blocks_for(&s->nodes[dst], (uint64_t)r->prompt_tokens + r->output_tokens);
+	for (int p = 0; p < s->sc->n_pools; p++)
+		if (s->sc->pools[p].role != POOL_PREFILL &&
+		    need <= (uint64_t)s->sc->pools[p].kv_blocks_per_node)
+			return 1;
+	return 0;
+}
+
 int32_t pd_route(struct sim *s, struct request *r, uint32_t dst)
 {
 	if (pool_of(s, dst)->role != POOL_PREFILL)
 		return (int32_t)dst;
+	/* one that no decode node could take fails now, not after a prefill
+	 * whose hand-over finds no room anywhere (and again on each retry) */
+	if (!decode_can_hold(s, r, dst))
+		return -1;
 	int min = s->sc->router.min_prefill_tokens;
 	if (min > 0) {
 		/* llm-d's P/D threshold, Dynamo's conditional disaggregation:

@@ -19,5 +19,6 @@ Suite *metric_table_suite(void);
 Suite *links_suite(void);
 Suite *models_suite(void);
 Suite *router_suite(void);
+Suite *pd_suite(void);
 
 #endif

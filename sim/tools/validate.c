@@ -18,10 +18,11 @@
 #include "sim/hfconfig.h"
 #include "sim/profile.h"
 #include "sim/published.h"
+#include "sim/request.h"
 #include "sim/sim.h"
 #include "workloads/tracestats.h"
 
-enum { N_TABLES = 9 };
+enum { N_TABLES = 10 };
 static int failures, table_fails[N_TABLES], table_at;
 
 static const char *verdict(int pass)
@@ -54,6 +55,7 @@ static const char *const explain[N_TABLES] = {
     "against 0.67 ms at 32 requests, TP 1), so one line per GPU misses it on the larger model "
     "and most where the fitted range ends (64 requests). The line is fitted on both models; a "
     "per-model line would need measurements of each model.",
+    "(j): unexplained.",
 };
 
 static int load(const char *json, const char *const *sets, struct scenario *s)
@@ -909,6 +911,352 @@ static int table_overhead(FILE *o)
 	return 0;
 }
 
+/* (j) pools: one hand-over traced by hand; the directions (and sizes) of
+ * DistServe's and Splitwise's results; speed-weighted routing over mixed
+ * GPUs. */
+
+/* SLO attainment of json under sets (one more --set: the seed). */
+static int pd_attain(const char *json, const char *const *sets, int seed, struct met_summary *m)
+{
+	char sd[32];
+	snprintf(sd, sizeof sd, "seed=%d", seed);
+	const char *all[8];
+	int n = 0;
+	for (; sets && sets[n] && n < 6; n++)
+		all[n] = sets[n];
+	all[n++] = sd;
+	all[n] = NULL;
+	struct scenario s;
+	if (load(json, all, &s))
+		return -1;
+	char err[1024];
+	int rc = sim_run(&s, NULL, m, err, sizeof err);
+	cfg_scenario_free(&s);
+	if (rc)
+		fprintf(stderr, "validate: %s\n", err);
+	return rc;
+}
+
+/* The mean (worst: the lowest) SLO attainment over seeds 1-3. */
+static int pd_mean_attain(const char *json, const char *const *sets, double *mean, double *worst)
+{
+	*mean = 0;
+	*worst = 1;
+	for (int seed = 1; seed <= 3; seed++) {
+		struct met_summary m;
+		if (pd_attain(json, sets, seed, &m))
+			return -1;
+		*mean += m.slo_attainment / 3;
+		if (m.slo_attainment < *worst)
+			*worst = m.slo_attainment;
+		met_summary_free(&m);
+	}
+	return 0;
+}
+
+static void pd_keep_first(void *ctx, const struct request *r)
+{
+	struct request *first = ctx;
+	if (r->id == 1)
+		*first = *r;
+}
+
+/* DistServe's workload on eight H100s: Llama-3.1-8B, prompts of 2,000-
+ * 6,000 tokens (summarisation-like), 50-250 out; the split's pools or all
+ * eight mixed (cluster.nodes). */
+static const char *const distserve_json =
+    "{\"duration_s\": 60, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
+    " \"kv_transfer\": \"nixl\", \"nodes\": 8}, \"router\": {\"policy\": \"least_loaded\"},"
+    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 48, \"max_requests\": 1000000,"
+    " \"input_tokens\": {\"dist\": \"uniform\", \"min\": 2000, \"max\": 6000},"
+    " \"output_tokens\": {\"dist\": \"uniform\", \"min\": 50, \"max\": 250}},"
+    " \"slo\": {\"ttft_p99_s\": 2.0, \"tpot_p99_s\": 0.03}}";
+
+/* The --set of an 8-H100 split with p prefill nodes (0: all mixed). */
+static void distserve_split(int p, char *buf, size_t cap)
+{
+	if (p == 0)
+		snprintf(buf, cap, "cluster.nodes=8");
+	else
+		snprintf(buf, cap,
+			 "cluster={\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\", \"kv_transfer\": "
+			 "\"nixl\", \"pools\": [{\"name\": \"prefill\", \"role\": \"prefill\", \"nodes\": "
+			 "%d}, {\"name\": \"decode\", \"role\": \"decode\", \"nodes\": %d}]}",
+			 p, 8 - p);
+}
+
+/* DistServe's goodput: the highest rate (to 0.25 requests/s, by bisection
+ * over 10-120) whose mean attainment over seeds 1-3 is at least 90%. */
+static int distserve_goodput(int p, double tpot, double *rate)
+{
+	char split[512], tp[64];
+	distserve_split(p, split, sizeof split);
+	snprintf(tp, sizeof tp, "slo.tpot_p99_s=%g", tpot);
+	double lo = 10, hi = 120;
+	while (hi - lo > 0.25) {
+		double mid = (lo + hi) / 2, mean, worst;
+		char r[64];
+		snprintf(r, sizeof r, "workload.rate_per_s=%g", mid);
+		const char *sets[] = {split, tp, r, NULL};
+		if (pd_mean_attain(distserve_json, sets, &mean, &worst))
+			return -1;
+		if (mean >= 0.9)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*rate = lo;
+	return 0;
+}
+
+/* Splitwise's check: 42 requests/s of 500-1,500 prompt and 200-600 output
+ * tokens (decode-heavy, as its conversation trace), SLO TTFT 2 s and TPOT
+ * 50 ms. */
+static const char *const splitwise_json =
+    "{\"duration_s\": 60, \"cluster\": {\"nodes\": 1}, \"router\": {\"policy\": "
+    "\"least_loaded\"}, \"workload\": {\"kind\": \"open\", \"rate_per_s\": 42, "
+    "\"max_requests\": 1000000, \"input_tokens\": {\"dist\": \"uniform\", \"min\": 500, "
+    "\"max\": 1500}, \"output_tokens\": {\"dist\": \"uniform\", \"min\": 200, \"max\": 600}}, "
+    "\"slo\": {\"ttft_p99_s\": 2.0, \"tpot_p99_s\": 0.05}}";
+
+/* The cheapest fleet of a family that meets Splitwise's SLOs (its worst
+ * seed attaining 90%): p H100s mixed (dgpu NULL), or p H100s prefilling
+ * for d decode GPUs of dgpu; *usd at the catalog's prices, *p_out and
+ * *d_out its size. Fleets are tried by cost, every fleet under the answer
+ * missing. */
+static int splitwise_cheapest(const char *dgpu, double *usd, int *p_out, int *d_out)
+{
+	struct catalog cat;
+	char err[2048];
+	if (catalog_load_builtin(&cat, err, sizeof err))
+		return -1;
+	double ph = catalog_gpu(&cat, "H100-SXM")->price_per_hour;
+	double pd = dgpu ? catalog_gpu(&cat, dgpu)->price_per_hour : 0;
+	catalog_free(&cat);
+	*usd = INFINITY;
+	for (int p = 1; p <= (dgpu ? 6 : 16); p++)
+		for (int d = dgpu ? 1 : 0; d <= (dgpu ? 16 : 0); d++) {
+			double c = p * ph + d * pd;
+			if (c >= *usd)
+				break;
+			char cl[512];
+			if (dgpu)
+				snprintf(cl, sizeof cl,
+					 "cluster={\"model\": \"Llama-3.1-8B\", \"kv_transfer\": \"nixl\", "
+					 "\"pools\": [{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": %d, "
+					 "\"gpu\": \"H100-SXM\"}, {\"name\": \"d\", \"role\": \"decode\", "
+					 "\"nodes\": %d, \"gpu\": \"%s\"}]}",
+					 p, d, dgpu);
+			else
+				snprintf(cl, sizeof cl,
+					 "cluster={\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\", "
+					 "\"nodes\": %d}",
+					 p);
+			const char *sets[] = {cl, NULL};
+			double mean, worst;
+			if (pd_mean_attain(splitwise_json, sets, &mean, &worst))
+				return -1;
+			if (worst >= 0.9) {
+				*usd = c;
+				*p_out = p;
+				*d_out = d;
+				break;
+			}
+		}
+	return 0;
+}
+
+static int table_pd(FILE *o)
+{
+	table_at = 9;
+	struct catalog cat;
+	char cerr[2048];
+	if (catalog_load_builtin(&cat, cerr, sizeof cerr))
+		return -1;
+	const struct cat_gpu *gh = catalog_gpu(&cat, "H100-SXM"), *ga = catalog_gpu(&cat, "A100-80G"),
+			     *gl = catalog_gpu(&cat, "L40S");
+	/* decode reads memory: its bandwidth per dollar-hour */
+	double bw[3] = {gh->hbm_bytes_per_s * 1e-12 / gh->price_per_hour,
+			ga->hbm_bytes_per_s * 1e-12 / ga->price_per_hour,
+			gl->hbm_bytes_per_s * 1e-12 / gl->price_per_hour};
+	double price[3] = {gh->price_per_hour, ga->price_per_hour, gl->price_per_hour};
+	catalog_free(&cat);
+	fprintf(o, "## (j) Disaggregated prefill/decode and mixed GPUs\n\n"
+		   "What: cluster.pools. A request prefills on a prefill node (its sampled token "
+		   "discarded, as vLLM's and llm-d's disaggregation proxies send max_tokens 1), its KV "
+		   "goes to the decode node in whole blocks (the partial last one too; only the blocks "
+		   "the decode node lacks), as a flow over both ends' NIC ports, once the decode node "
+		   "has reserved room for it; the decode node computes the prompt's last token (the "
+		   "user's first) and decodes the rest. Layer-wise streaming is an overlap estimate: "
+		   "the bytes the link could carry during the prefill at the rate of the moment leave "
+		   "early, at least one layer's share after it. Rows 2-4 take DistServe's setting "
+		   "(Zhong et al., OSDI 2024: long prompts, a tight TPOT SLO; eight H100s, "
+		   "Llama-3.1-8B, prompts of 2,000-6,000 tokens, 50-250 out, TTFT SLO 2 s; colocated "
+		   "= eight mixed nodes with chunked prefill, up to 8,192 tokens a step; seeds 1-3); "
+		   "DistServe reports up to 7.4x the per-GPU goodput of vLLM and DeepSpeed-MII (OPT "
+		   "13B-175B), or 12.6x tighter SLOs. Row 5 takes Splitwise's (Patel et al., ISCA "
+		   "2024: prompts on H100, tokens on the cheaper A100, which has 1.64x less memory "
+		   "bandwidth at 2.16x less cost there; up to 1.4x throughput at 20%% lower cost): "
+		   "Llama-3.1-8B, 42 requests/s, 500-1,500 prompt and 200-600 output tokens, SLO "
+		   "TTFT 2 s and TPOT 50 ms, the cheapest fleet of each kind whose worst seed (1-3) "
+		   "attains 90%%, at the catalog's prices (H100 $%.2f, A100 $%.2f, L40S $%.2f per "
+		   "GPU-hour: A100 %.2fx cheaper). `workloads/scenarios/disagg.json` and "
+		   "`hetero.json` are these two settings. Targets: the hand-traced times exactly; "
+		   "the published directions; speed-weighted routing within 10%% of the speed "
+		   "ratio.\n\n"
+		   "| check | setup | published / expected | kvsim | target | result |\n"
+		   "|---|---|---|---|---|---|\n",
+		price[0], price[1], price[2], price[0] / price[1]);
+
+	/* 1: one request, traced by hand (tests/check_pd.c has the variants) */
+	const char *one =
+	    "{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
+	    " \"kv_transfer\": \"nixl\", \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5,"
+	    " \"per_token_ms\": 0.01}, \"pools\": [{\"name\": \"p\", \"role\": \"prefill\","
+	    " \"nodes\": 1, \"tp\": 2}, {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1}]},"
+	    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0},"
+	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 1e9, \"max_requests\": 1,"
+	    " \"input_tokens\": {\"dist\": \"constant\", \"value\": 1000},"
+	    " \"output_tokens\": {\"dist\": \"constant\", \"value\": 50}}}";
+	struct scenario s;
+	if (load(one, NULL, &s))
+		return -1;
+	struct request first;
+	memset(&first, 0, sizeof first);
+	struct sim_opts opts = {.on_request = pd_keep_first, .ctx = &first, .audit = 1};
+	struct met_summary m;
+	char err[1024];
+	int rc = sim_run(&s, &opts, &m, err, sizeof err);
+	cfg_scenario_free(&s);
+	if (rc) {
+		fprintf(stderr, "validate: %s\n", err);
+		return -1;
+	}
+	met_summary_free(&m);
+	/* 15 ms of prefill; 63 blocks of 2 MiB at 50 GB/s (the tp-1 end's
+	 * NIC share) + 5 us; 5.01 ms an iteration */
+	int64_t xfer = (int64_t)ceil(63 * 16 * 131072.0 / 50e9 * 1e9) + 5000;
+	int64_t ttft = 15000000 + xfer + 5010000, e2e = 15000000 + xfer + 50 * 5010000LL;
+	int64_t got_ttft = first.first_token_ns - first.arrival_ns;
+	int64_t got_e2e = first.finish_ns - first.arrival_ns;
+	fprintf(o, "| one hand-over, traced by hand | 1 prefill (tp 2) + 1 decode (tp 1) H100, "
+		   "iteration 5 ms + 0.01 ms/token, 1,000 prompt tokens, 50 out | TTFT %.6f ms, "
+		   "E2E %.6f ms | %.6f ms, %.6f ms | exact (ns) | %s |\n",
+		ttft * 1e-6, e2e * 1e-6, got_ttft * 1e-6, got_e2e * 1e-6,
+		verdict(got_ttft == ttft && got_e2e == e2e));
+
+	/* 2: attainment at one load: colocated against the 5:3 split */
+	double att[2][3];
+	for (int k = 0; k < 2; k++) {
+		char split[512];
+		distserve_split(k ? 5 : 0, split, sizeof split);
+		const char *sets[] = {split, NULL};
+		for (int seed = 1; seed <= 3; seed++) {
+			if (pd_attain(distserve_json, sets, seed, &m))
+				return -1;
+			att[k][seed - 1] = m.slo_attainment;
+			met_summary_free(&m);
+		}
+	}
+	int ahead = 1;
+	for (int i = 0; i < 3; i++)
+		ahead &= att[1][i] >= att[0][i] + 0.3;
+	fprintf(o, "| DistServe: SLO attainment at 48 requests/s, TPOT SLO 30 ms | 8 H100: colocated "
+		   "vs 5 prefill + 3 decode | the split far ahead (colocated decode steps carry "
+		   "prefill chunks) | colocated %.3f / %.3f / %.3f, split %.3f / %.3f / %.3f | split "
+		   ">= colocated + 0.3 each seed | %s |\n",
+		att[0][0], att[0][1], att[0][2], att[1][0], att[1][1], att[1][2], verdict(ahead));
+
+	/* 3-4: goodput at two TPOT SLOs: the best split against colocated */
+	const double tpots[2] = {0.03, 0.02};
+	for (int t = 0; t < 2; t++) {
+		double colo, best = 0;
+		int best_p = 0;
+		if (distserve_goodput(0, tpots[t], &colo))
+			return -1;
+		for (int p = 3; p <= 6; p++) {
+			double g;
+			if (distserve_goodput(p, tpots[t], &g))
+				return -1;
+			if (g > best)
+				best = g, best_p = p;
+		}
+		fprintf(o, "| DistServe: goodput (requests/s at 90%% attainment), TPOT SLO %.0f ms | 8 "
+			   "H100: colocated vs the best split of 3:5 to 6:2 | up to 7.4x per GPU | "
+			   "colocated %.2f, %d:%d %.2f: %.2fx | more than colocated | %s |\n",
+			tpots[t] * 1e3, colo, best_p, 8 - best_p, best, best / colo,
+			verdict(best > colo));
+	}
+
+	/* 5: cheapest fleets meeting Splitwise's SLOs */
+	double usd[4];
+	int fp[4], fd[4];
+	const char *dgpus[4] = {NULL, "H100-SXM", "A100-80G", "L40S"};
+	for (int k = 0; k < 4; k++)
+		if (splitwise_cheapest(dgpus[k], &usd[k], &fp[k], &fd[k]))
+			return -1;
+	double h100 = fmin(usd[0], usd[1]);
+	fprintf(o, "| Splitwise: cheapest fleet meeting the SLOs | 42 requests/s, decode-heavy; all-"
+		   "H100 colocated, all-H100 split, H100 prefill + A100 or L40S decode | the A100 "
+		   "decode fleet cheaper (20%% at 1.4x throughput) | colocated %d x H100 $%.2f/h; "
+		   "split %d+%d H100 $%.2f/h; %d H100 + %d A100 $%.2f/h (%.0f%% below all-H100); %d "
+		   "H100 + %d L40S $%.2f/h | A100 decode cheapest | %s |\n",
+		fp[0], usd[0], fp[1], fd[1], usd[1], fp[2], fd[2], usd[2], 100 * (1 - usd[2] / h100),
+		fp[3], fd[3], usd[3], verdict(usd[2] < h100 && usd[2] <= usd[3]));
+
+	/* 6: load-aware routing over mixed GPUs */
+	const char *mixed =
+	    "{\"duration_s\": 60, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"pools\": ["
+	    " {\"name\": \"h100\", \"nodes\": 2, \"gpu\": \"H100-SXM\"},"
+	    " {\"name\": \"a100\", \"nodes\": 2, \"gpu\": \"A100-80G\"}]},"
+	    " \"router\": {\"policy\": \"least_loaded\"}, \"workload\": {\"kind\": \"open\","
+	    " \"rate_per_s\": 30, \"max_requests\": 1000000,"
+	    " \"input_tokens\": {\"dist\": \"uniform\", \"min\": 1000, \"max\": 3000},"
+	    " \"output_tokens\": {\"dist\": \"uniform\", \"min\": 50, \"max\": 300}}}";
+	if (load(mixed, NULL, &s))
+		return -1;
+	double pt[2];
+	for (int p = 0; p < 2; p++) {
+		struct cost_model cm;
+		cost_init(&cm, &s.pools[p].cl, s.pools[p].weight_bytes);
+		pt[p] = cost_prefill_s(&cm, 4096, 0);
+	}
+	cfg_scenario_free(&s);
+	double lo = INFINITY, hi = 0;
+	for (int seed = 1; seed <= 3; seed++) {
+		if (pd_attain(mixed, NULL, seed, &m))
+			return -1;
+		double r = (double)m.pools[0].requests / (double)m.pools[1].requests;
+		lo = fmin(lo, r);
+		hi = fmax(hi, r);
+		met_summary_free(&m);
+	}
+	double speed = pt[1] / pt[0];
+	fprintf(o, "| mixed GPUs: requests per pool under least_loaded | 2 H100 + 2 A100 mixed, 30 "
+		   "requests/s of 1,000-3,000 + 50-300 tokens | the speed ratio %.2f (prefill of "
+		   "4,096 tokens: %.4f s vs %.4f s) | H100s ran %.2f-%.2fx the A100s' requests | "
+		   "within 10%% | %s |\n",
+		speed, pt[1], pt[0], lo, hi,
+		verdict(fabs(lo / speed - 1) <= 0.1 && fabs(hi / speed - 1) <= 0.1));
+	fprintf(o, "\nSizes: the split's goodput gain over colocation is far below DistServe's: "
+		   "its baselines are vLLM without chunked prefill and DeepSpeed-MII, it also "
+		   "picks each phase's parallelism for 13B-175B models, and in kvsim's roofline a "
+		   "memory-bound decode step carries a prefill chunk's tokens at little cost, so "
+		   "colocated chunked prefill is a strong baseline for an 8B model; the gain grows as "
+		   "the TPOT SLO tightens, as DistServe finds. Splitwise's cost advantage depends on "
+		   "the price ratio: decode is bound by memory bandwidth, and at the catalog's "
+		   "prices an A100's bandwidth costs about what an H100's does (%.2f vs %.2f TB/s "
+		   "per $/h), so the saving comes from whole-node granularity (a fleet is a whole "
+		   "number of nodes of each kind; at other loads the same granularity favours the "
+		   "colocated fleet); at Splitwise's 2.16x price ratio the A100 decode fleet above "
+		   "would cost $%.2f/h. L40S decode "
+		   "does not pay here: %.2f TB/s per $/h. Not compared: Mooncake's (FAST 2025) "
+		   "throughput gains, which come from its KV-centric scheduling and pooled KV store "
+		   "over long-context traces.\n\n",
+		bw[1], bw[0], fp[2] * price[0] + fd[2] * price[0] / 2.16, bw[2]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *profiles = "../shared/profiles/vidur", *traces = "../shared/traces";
@@ -939,7 +1287,8 @@ int main(int argc, char **argv)
 		kvsim_version());
 	int rc = table_profiles(o, profiles) || table_ttft(o) || table_links(o, profiles) ||
 		 table_queueing(o) || table_mooncake(o, traces) || table_tp_links(o, profiles) ||
-		 table_models(o) || table_attention(o, profiles) || table_overhead(o);
+		 table_models(o) || table_attention(o, profiles) || table_overhead(o) ||
+		 table_pd(o);
 	int any = 0;
 	for (int k = 0; k < N_TABLES; k++)
 		any |= table_fails[k] > 0;
@@ -1014,8 +1363,8 @@ int main(int argc, char **argv)
 	/* Tables (a) and (i) carry explanations of their known misses; a miss
 	 * anywhere else is unexplained and fails the run. */
 	int unexplained = 0;
-	for (int k = 1; k < N_TABLES - 1; k++)
-		unexplained += table_fails[k];
+	for (int k = 1; k < N_TABLES; k++)
+		unexplained += k == 8 ? 0 : table_fails[k];
 	printf("wrote %s: %d target(s) failed, %d unexplained\n", out, failures, unexplained);
 	return unexplained ? 1 : 0;
 }
