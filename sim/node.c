@@ -70,56 +70,6 @@ void node_free(struct node *n)
 	n->done = NULL;
 }
 
-void node_wait_push_back(struct node *n, struct request *r)
-{
-	r->qnext = NULL;
-	r->qprev = n->wait_tail;
-	if (n->wait_tail)
-		n->wait_tail->qnext = r;
-	else
-		n->wait_head = r;
-	n->wait_tail = r;
-	n->n_waiting++;
-	n->n_held += r->n_blocks != 0;
-	n->waiting_tokens += r->num_tokens - r->num_computed;
-}
-
-void node_wait_push_front(struct node *n, struct request *r)
-{
-	r->qprev = NULL;
-	r->qnext = n->wait_head;
-	if (n->wait_head)
-		n->wait_head->qprev = r;
-	else
-		n->wait_tail = r;
-	n->wait_head = r;
-	n->n_waiting++;
-	n->n_held += r->n_blocks != 0;
-	n->waiting_tokens += r->num_tokens - r->num_computed;
-}
-
-/* Takes r (waiting on n) out of the queue. */
-static void wait_remove(struct node *n, struct request *r)
-{
-	if (r->qprev)
-		r->qprev->qnext = r->qnext;
-	else
-		n->wait_head = r->qnext;
-	if (r->qnext)
-		r->qnext->qprev = r->qprev;
-	else
-		n->wait_tail = r->qprev;
-	n->n_waiting--;
-	n->n_held -= r->n_blocks != 0;
-	n->waiting_tokens -= r->num_tokens - r->num_computed;
-	r->qnext = r->qprev = NULL;
-}
-
-void node_wait_pop_front(struct node *n)
-{
-	wait_remove(n, n->wait_head);
-}
-
 static void commit_held(struct node *n, struct request *r);
 
 void node_release_blocks(struct node *n, struct request *r)
@@ -862,7 +812,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 			held_left = 1;
 			break;
 		}
-		wait_remove(n, r);
+		node_wait_remove(n, r);
 		admit_held(n, r, &cb, &budget, &fold);
 		all_decode = 0;
 	}

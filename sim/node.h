@@ -316,9 +316,56 @@ static inline uint32_t node_blocks_for(const struct node *n, uint64_t tokens)
 
 /* The engine's own part, shared by node.c and node_io.c (no one else calls these). */
 /* The waiting queue (FIFO; preempted requests go back to the front). */
-void node_wait_push_back(struct node *n, struct request *r);
-void node_wait_push_front(struct node *n, struct request *r);
-void node_wait_pop_front(struct node *n);
+static inline void node_wait_push_back(struct node *n, struct request *r)
+{
+	r->qnext = NULL;
+	r->qprev = n->wait_tail;
+	if (n->wait_tail)
+		n->wait_tail->qnext = r;
+	else
+		n->wait_head = r;
+	n->wait_tail = r;
+	n->n_waiting++;
+	n->n_held += r->n_blocks != 0;
+	n->waiting_tokens += r->num_tokens - r->num_computed;
+}
+
+static inline void node_wait_push_front(struct node *n, struct request *r)
+{
+	r->qprev = NULL;
+	r->qnext = n->wait_head;
+	if (n->wait_head)
+		n->wait_head->qprev = r;
+	else
+		n->wait_tail = r;
+	n->wait_head = r;
+	n->n_waiting++;
+	n->n_held += r->n_blocks != 0;
+	n->waiting_tokens += r->num_tokens - r->num_computed;
+}
+
+/* Takes r (waiting on n) out of the queue. */
+static inline void node_wait_remove(struct node *n, struct request *r)
+{
+	if (r->qprev)
+		r->qprev->qnext = r->qnext;
+	else
+		n->wait_head = r->qnext;
+	if (r->qnext)
+		r->qnext->qprev = r->qprev;
+	else
+		n->wait_tail = r->qprev;
+	n->n_waiting--;
+	n->n_held -= r->n_blocks != 0;
+	n->waiting_tokens -= r->num_tokens - r->num_computed;
+	r->qnext = r->qprev = NULL;
+}
+
+static inline void node_wait_pop_front(struct node *n)
+{
+	node_wait_remove(n, n->wait_head);
+}
+
 /* Lets r's blocks go (its full ones stay cached). */
 void node_release_blocks(struct node *n, struct request *r);
 /* Takes own blocks so that r holds want; 0 or -1 (no room). */
