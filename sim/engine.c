@@ -105,10 +105,10 @@ int engine_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 	uint32_t host = links_port_host(s, server), nv[2] = {links_port_nvme(s, server), host};
 	double t = 0;
 	if (from_dram)
-		t = links_estimate_s(s, &host, 1, from_dram * s->block_bytes, s->sc->cluster.host->latency_s);
+		t = links_estimate_s(s, &host, 1, from_dram * s->block_bytes, links_cl(s, dst)->host->latency_s);
 	if (from_nvme) {
 		double t2 = links_estimate_s(s, nv, 2, from_nvme * s->block_bytes,
-				       s->sc->cluster.nvme->latency_s);
+				       links_cl(s, dst)->nvme->latency_s);
 		t = t2 > t ? t2 : t;
 	}
 	if (!r->swapped && t >= cost_prefill_s(s->nodes[dst].cost, (double)(j - m.blocks) * B,
@@ -121,10 +121,10 @@ int engine_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 	engine_pin(s, r, dst, &m);
 	if (from_dram)
 		links_start_flow(s, FLOW_RELOAD, r, (int32_t)dst, &host, 1, from_dram * s->block_bytes,
-			   s->sc->cluster.host->latency_s);
+			   links_cl(s, dst)->host->latency_s);
 	if (from_nvme)
 		links_start_flow(s, FLOW_RELOAD, r, (int32_t)dst, nv, 2, from_nvme * s->block_bytes,
-			   s->sc->cluster.nvme->latency_s);
+			   links_cl(s, dst)->nvme->latency_s);
 	s->offload_in += (double)(j - m.blocks) * s->block_bytes;
 	return 1;
 }
@@ -150,7 +150,8 @@ void engine_on_swap_out(void *ctx, struct request *r, int64_t now_ns)
 	double bytes = full * s->block_bytes;
 	s->offload_out += bytes;
 	uint32_t p = links_port_host(s, server);
-	links_start_flow(s, FLOW_SWAP_OUT, r, r->node, &p, 1, bytes, s->sc->cluster.host->latency_s);
+	links_start_flow(s, FLOW_SWAP_OUT, r, r->node, &p, 1, bytes,
+			 links_cl(s, (uint32_t)r->node)->host->latency_s);
 }
 
 void engine_try_swap_in(struct sim *s, uint32_t i)

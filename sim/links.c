@@ -97,6 +97,15 @@ void links_on_dram_evict(void *ctx, uint32_t server, uint64_t hash)
 	mark_dirty(s, server);
 }
 
+/* Server k's pool's configuration (a server holds one pool's GPUs). */
+static const struct cluster_cfg *links_server_cl(const struct sim *s, uint32_t k)
+{
+	int p = 0;
+	while (p + 1 < s->sc->n_pools && (int)k >= s->sc->pools[p + 1].first_server)
+		p++;
+	return &s->sc->pools[p].cl;
+}
+
 void links_flush_write_downs(struct sim *s)
 {
 	for (uint32_t j = 0; j < s->n_dirty; j++) {
@@ -105,12 +114,12 @@ void links_flush_write_downs(struct sim *s)
 		if (s->wd_host[k] > 0) {
 			uint32_t p = links_port_host(s, k);
 			links_start_flow(s, FLOW_WRITE_DOWN, NULL, (int32_t)k, &p, 1, s->wd_host[k],
-				   s->sc->cluster.host->latency_s);
+				   links_server_cl(s, k)->host->latency_s);
 		}
 		if (s->wd_nvme[k] > 0) {
 			uint32_t p[2] = {links_port_nvme(s, k), links_port_host(s, k)};
 			links_start_flow(s, FLOW_WRITE_DOWN, NULL, (int32_t)k, p, 2, s->wd_nvme[k],
-				   s->sc->cluster.nvme->latency_s);
+				   links_server_cl(s, k)->nvme->latency_s);
 		}
 		s->wd_host[k] = s->wd_nvme[k] = 0;
 	}
@@ -135,12 +144,22 @@ void links_offload_cold(struct sim *s, uint32_t i)
 	kv_evict(kv, excess);
 }
 
+/* Of two links, the one with the longer latency (pools of different
+ * GPUs may have different NICs or host paths; a copy waits for the
+ * slower end). */
+static const struct cat_link *slower(const struct cat_link *x, const struct cat_link *y)
+{
+	return y->latency_s > x->latency_s ? y : x;
+}
+
 const struct cat_link *links_between(const struct sim *s, uint32_t a, uint32_t b, uint32_t *ports)
 {
 	int same = s->nodes[a].server == s->nodes[b].server;
 	ports[0] = same ? links_port_nvlink(a) : links_port_nic(a);
 	ports[1] = same ? links_port_nvlink(b) : links_port_nic(b);
-	return same ? s->sc->cluster.intra_server : s->sc->cluster.inter_server;
+	/* a server holds one pool's GPUs */
+	return same ? links_cl(s, a)->intra_server
+		    : slower(links_cl(s, a)->inter_server, links_cl(s, b)->inter_server);
 }
 
 /* The ports a KV transfer from node a to node b crosses, and its latency,
@@ -156,16 +175,16 @@ const struct cat_link *links_kv_path(const struct sim *s, uint32_t a, uint32_t b
 	if (s->sc->cluster.kv_transfer != KVX_LMCACHE)
 		return link;
 	uint32_t sa = (uint32_t)s->nodes[a].server, sb = (uint32_t)s->nodes[b].server;
-	const struct cat_link *host = s->sc->cluster.host;
+	const struct cat_link *host = links_cl(s, a)->host;
 	*n = 0;
 	ports[(*n)++] = links_port_host(s, sa);
-	*latency_s = 2 * host->latency_s;
+	*latency_s = host->latency_s + links_cl(s, b)->host->latency_s;
 	if (sa != sb) {
 		ports[(*n)++] = links_port_nic(a);
 		ports[(*n)++] = links_port_nic(b);
 		ports[(*n)++] = links_port_host(s, sb);
-		*latency_s += s->sc->cluster.inter_server->latency_s;
-		return s->sc->cluster.inter_server;
+		*latency_s += link->latency_s;
+		return link;
 	}
 	return host;
 }

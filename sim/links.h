@@ -17,6 +17,12 @@ static inline uint32_t links_port_nvme(const struct sim *s, uint32_t k) { return
 
 /* Reschedules the end events of flows whose rates changed. */
 void links_flows_changed(struct sim *s);
+/* Node i's pool's configuration: its GPU's links and its server's. */
+static inline const struct cluster_cfg *links_cl(const struct sim *s, uint32_t i)
+{
+	return &s->sc->pools[s->pool_of[i]].cl;
+}
+
 /* A flow of kind for r (or NULL) to target over ports; 0, or -1. */
 int links_start_flow(struct sim *s, enum flow_kind kind, struct request *r, int32_t target,
 		     const uint32_t *ports, uint32_t n_ports, double bytes, double latency_s);

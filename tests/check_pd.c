@@ -210,6 +210,35 @@ START_TEST(one_handover_exact_to_the_ns)
 }
 END_TEST
 
+/* Pools whose NICs differ: a hand-over waits for the slower end's setup
+ * latency. One pool's inter_server link is eth-400g (50 GB/s, 10 us), the
+ * other's ib-ndr (50 GB/s, 5 us): the transfer is 2,642,412 ns + 10 us,
+ * whichever side the slower NIC is on. */
+START_TEST(handover_latency_is_the_slower_nics)
+{
+	static const char *const pools[2][2] = {
+	    {"cluster.pools=[{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": 1, \"tp\": 1,"
+	     " \"links\": {\"inter_server\": \"eth-400g\"}},"
+	     " {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1, \"tp\": 1}]",
+	     NULL},
+	    {"cluster.pools=[{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": 1, \"tp\": 1},"
+	     " {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1, \"tp\": 1,"
+	     " \"links\": {\"inter_server\": \"eth-400g\"}}]",
+	     NULL}};
+	for (int k = 0; k < 2; k++) {
+		struct met_summary m;
+		struct seen t;
+		memset(&t, 0, sizeof t);
+		run(one_request, pools[k], &m, &t);
+		ck_assert_uint_eq(t.n_kept, 1);
+		const struct request *r = &t.kept[0];
+		ck_assert_int_eq(r->pd_arrive_ns - r->pd_xfer_ns,
+				 flow_ns(63 * BLOCK_BYTES, NIC_TP1) + 10000);
+		met_summary_free(&m);
+	}
+}
+END_TEST
+
 /* Layer by layer (kv_transfer.layerwise): the links carry the KV while the
  * prefill runs; what is left when it ends is the bytes less what 50 GB/s
  * carried during it, and at least the last layer's share (1/32).
@@ -1184,6 +1213,7 @@ Suite *pd_suite(void)
 	TCase *tc = tcase_create("handover");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, one_handover_exact_to_the_ns);
+	tcase_add_test(tc, handover_latency_is_the_slower_nics);
 	tcase_add_test(tc, layerwise_sends_what_the_prefill_did_not_cover);
 	tcase_add_test(tc, follow_up_sends_only_what_the_decode_node_lacks);
 	tcase_add_test(tc, crashed_decode_node_fails_over_in_flight);
