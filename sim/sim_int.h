@@ -93,7 +93,7 @@ enum { STREAM_ROUTING = 101 };
  * that hash at len - 1 extends it; one whose history was truncated (a new
  * chain) starts a new frontier. O(1) memory per live session, nothing to
  * forget when it ends. */
-enum { SESSION_NODES = 4 };
+enum { SESSION_NODES = 8 };
 
 struct session_rec {
 	uint64_t id;
@@ -107,7 +107,8 @@ struct session_rec {
 	uint32_t hint_depth;
 	/* Where its requests ran (arrive_at_node), first come first: the only
 	 * nodes that can hold its private blocks when the workload's are its
-	 * own (wl_ops.private_own). n_nodes -1: more than SESSION_NODES. */
+	 * own (wl_ops.private_own). n_nodes -1: more than SESSION_NODES (8:
+	 * a disaggregated session adds a prefill and a decode node a turn). */
 	int32_t nodes[SESSION_NODES];
 	int32_t n_nodes;
 	uint32_t frontier_len;
