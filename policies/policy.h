@@ -270,6 +270,8 @@ void *pol_metric_create(const struct cJSON *params, const char *path, const stru
 
 /* The registry: NULL if no policy has that name. */
 const struct pol_ops *pol_find(const char *name);
+/* pol_find, or NULL with err: "PATH: unknown policy ... (known: ...)". */
+const struct pol_ops *pol_find_at(const char *name, const char *path, char *err, size_t errlen);
 /* All policies, in registry order; *n gets the count. */
 const struct pol_ops *const *pol_all(size_t *n);
 /* "a, b, c": the registered names. */

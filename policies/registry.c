@@ -20,6 +20,17 @@ const struct pol_ops *pol_find(const char *name)
 	return NULL;
 }
 
+const struct pol_ops *pol_find_at(const char *name, const char *path, char *err, size_t errlen)
+{
+	const struct pol_ops *ops = pol_find(name);
+	if (!ops) {
+		char names[512];
+		pol_names(names, sizeof names);
+		snprintf(err, errlen, "%s: unknown policy \"%s\" (known: %s)", path, name, names);
+	}
+	return ops;
+}
+
 const struct pol_ops *const *pol_all(size_t *n)
 {
 	*n = sizeof all / sizeof *all;

@@ -735,12 +735,8 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 			all_decode = 0;
 			continue;
 		}
-		uint32_t known = node_full_blocks(n, r->num_tokens);
-		if (known > r->n_hashes)
-			known = r->n_hashes;
-		struct kv_match m = {0, 0, KV_NONE, 0, 0};
-		if (n->prefix_caching)
-			node_lookup(n, r->hashes, known, &m);
+		struct kv_match m;
+		uint32_t known = node_lookup_tokens(n, r, r->num_tokens, &m);
 		if (r->kv_hint != KV_NONE) {
 			n->hints++;
 			n->hints_right += m.run == r->kv_hint;

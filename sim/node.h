@@ -314,6 +314,21 @@ static inline uint32_t node_blocks_for(const struct node *n, uint64_t tokens)
 	return node_full_blocks(n, tokens + n->block_tokens - 1);
 }
 
+/* node_lookup of the full blocks (those with hashes) of r's first `tokens`
+ * tokens, into *m (nothing cached without prefix caching); returns how
+ * many blocks it looked for. */
+static inline uint32_t node_lookup_tokens(struct node *n, const struct request *r,
+					  uint64_t tokens, struct kv_match *m)
+{
+	uint32_t known = node_full_blocks(n, tokens);
+	if (known > r->n_hashes)
+		known = r->n_hashes;
+	*m = (struct kv_match){0, 0, KV_NONE, 0, 0};
+	if (n->prefix_caching)
+		node_lookup(n, r->hashes, known, m);
+	return known;
+}
+
 /* The engine's own part, shared by node.c and node_io.c (no one else calls these). */
 /* The waiting queue (FIFO; preempted requests go back to the front). */
 static inline void node_wait_push_back(struct node *n, struct request *r)

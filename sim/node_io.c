@@ -8,12 +8,8 @@
 int node_reserve(struct node *n, struct request *r, uint32_t *hit_blocks)
 {
 	uint32_t B = n->block_tokens, P = r->prompt_tokens;
-	uint32_t known = node_full_blocks(n, P);
-	if (known > r->n_hashes)
-		known = r->n_hashes;
-	struct kv_match m = {0, 0, KV_NONE, 0, 0};
-	if (n->prefix_caching)
-		node_lookup(n, r->hashes, known, &m);
+	struct kv_match m;
+	node_lookup_tokens(n, r, P, &m);
 	uint32_t total = node_blocks_for(n, P);
 	if (total < m.blocks)
 		total = m.blocks;

@@ -38,14 +38,9 @@ int pd_init(struct sim *s, char *err, size_t errlen)
 				      "pool; expected \"nixl\" or \"lmcache\", got \"none\"");
 		return 2;
 	}
-	s->dpol = pol_find(sc->router.decode_policy);
-	if (!s->dpol) {
-		char names[512];
-		pol_names(names, sizeof names);
-		snprintf(err, errlen, "router.decode_policy: unknown policy \"%s\" (known: %s)",
-			 sc->router.decode_policy, names);
+	s->dpol = pol_find_at(sc->router.decode_policy, "router.decode_policy", err, errlen);
+	if (!s->dpol)
 		return 2;
-	}
 	struct pol_env penv = {(uint32_t)sc->cluster.nodes,
 			       (uint32_t)sc->cluster.engine.kv_block_tokens, s->r_route,
 			       (uint32_t)sc->cluster.engine.max_num_seqs};
@@ -144,12 +139,8 @@ int32_t pd_route(struct sim *s, struct request *r, uint32_t dst)
 			if (d >= 0) {
 				struct node *n = &s->nodes[d];
 				node_sync(n, s->now);
-				uint32_t full = node_full_blocks(n, r->prompt_tokens);
-				if (full > r->n_hashes)
-					full = r->n_hashes;
-				struct kv_match m = {0, 0, KV_NONE, 0, 0};
-				if (n->prefix_caching)
-					node_lookup(n, r->hashes, full, &m);
+				struct kv_match m;
+				node_lookup_tokens(n, r, r->prompt_tokens, &m);
 				uncached -= m.blocks * n->block_tokens;
 			}
 		} else {

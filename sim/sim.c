@@ -158,14 +158,9 @@ static void teardown(struct sim *s)
 static int build_modules(struct sim *s, char *err, size_t errlen)
 {
 	const struct scenario *sc = s->sc;
-	s->pol = pol_find(sc->router.policy);
-	if (!s->pol) {
-		char names[512];
-		pol_names(names, sizeof names);
-		snprintf(err, errlen, "router.policy: unknown policy \"%s\" (known: %s)",
-			 sc->router.policy, names);
+	s->pol = pol_find_at(sc->router.policy, "router.policy", err, errlen);
+	if (!s->pol)
 		return 2;
-	}
 	if (mech_resolve(s->pol->family, s->pol->report_interval_ms, &sc->router.mech_all,
 			 &sc->router.mech_own, sc->router.params_path,
 			 sc->cluster.kv_transfer, sc->cluster.thermal.resume_c, &s->mech, err, errlen))
