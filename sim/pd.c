@@ -147,7 +147,7 @@ int32_t pd_route(struct sim *s, struct request *r, uint32_t dst)
 			d = pick(s, r);
 		}
 		if (d >= 0 && uncached < (uint32_t)min) {
-			s->pd.local++;
+			r->pd_local = 1;
 			return d;
 		}
 	}
@@ -185,7 +185,7 @@ static void send(struct sim *s, struct request *r, uint32_t d, uint32_t hit)
 	s->pd_own[d] += r->n_own;
 	engine_cut_span(s, d); /* the reservation changed its KV from outside */
 	r->pd_xfer_ns = s->now;
-	s->pd.wait_s += (double)(s->now - r->pd_done_ns) * 1e-9;
+	s->pd.wait_s += (double)(s->now - r->pd_wait_ns) * 1e-9;
 	/* the session's blocks will be on d: its next turn's migration rule
 	 * and the policies' private-node bounds look there */
 	struct session_rec *rec = r->session_rec;
@@ -210,7 +210,10 @@ static void send(struct sim *s, struct request *r, uint32_t d, uint32_t hit)
 	double latency_s;
 	const struct cat_link *link = links_kv_path(s, p, d, ports, &n_ports, &latency_s);
 	double flow_bytes = bytes;
-	if (s->sc->cluster.kv_layerwise) {
+	/* only when the decode node's room was there as the prefill ended
+	 * (its first send): a hand-over that waited, or fails over, had
+	 * nowhere to stream to */
+	if (s->sc->cluster.kv_layerwise && s->now == r->pd_done_ns) {
 		/* Streamed layer by layer while the prefill ran: what the
 		 * links could carry at today's rate during it has left; the
 		 * last layer's share leaves after it in any case. */
@@ -276,7 +279,7 @@ int pd_handoff(struct sim *s, struct request *r)
 	r->pd_src_crashes = s->crashes[p];
 	s->pd_own[p] += r->pd_src_own;
 	r->pd_sched_ns = r->sched_ns;
-	r->pd_done_ns = s->now;
+	r->pd_done_ns = r->pd_wait_ns = s->now;
 	r->output_tokens = r->pd_output;
 	r->pd = PD_DECODE;
 	r->generated = 0;
@@ -324,6 +327,7 @@ int pd_delivered(struct sim *s, struct request *r, uint32_t d)
 		s->pd.failovers++;
 		views_count_done(s, r, d);
 		r->node = -1;
+		r->pd_wait_ns = s->now;
 		if (s->te) {
 			char args[120];
 			snprintf(args, sizeof args,
@@ -372,8 +376,11 @@ uint32_t pd_node_down(struct sim *s, uint32_t i)
 		r->qnext = NULL;
 		views_count_done(s, r, i);
 		r->node = -1;
-		s->pd.failovers++;
-		if (place(s, r)) {
+		s->pd.wait_s += (double)(s->now - r->pd_wait_ns) * 1e-9; /* its wait so far */
+		r->pd_wait_ns = s->now;
+		if (place(s, r) == 0) {
+			s->pd.failovers++;
+		} else {
 			if (n_fail == s->pd_fail_cap) {
 				uint32_t cap = s->pd_fail_cap ? 2 * s->pd_fail_cap : 8;
 				struct request **f = realloc(s->pd_fail, cap * sizeof *f);
@@ -396,7 +403,10 @@ void pd_drop(struct sim *s, struct request *r)
 	release_src(s, r);
 	if (r->pd == PD_PREFILL)
 		r->output_tokens = r->pd_output;
+	if (r->pd != PD_NONE)
+		r->kv_hint = KV_NONE; /* its prefill node's run: no hint elsewhere */
 	r->pd = PD_NONE;
+	r->pd_local = 0;
 	r->prefill_node = -1;
 	r->pd_sched_ns = r->pd_done_ns = r->pd_xfer_ns = r->pd_arrive_ns = 0;
 	r->pd_blocks = 0;
@@ -415,6 +425,7 @@ void pd_record(struct sim *s, const struct request *r)
 		q = (double)r->sched_ns - arrive;
 		pf = first - (double)r->sched_ns;
 	}
+	s->pd.local += r->pd_local;
 	s->ttft_split[0] += q * 1e-9;
 	s->ttft_split[1] += pf * 1e-9;
 	s->ttft_split[2] += tx * 1e-9;

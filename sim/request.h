@@ -123,11 +123,13 @@ struct request {
 	 * node's blocks stay held (kv_tail, n_own as the engine left them in
 	 * pd_src_tail, pd_src_own) until the KV has left. */
 	uint8_t pd;
+	uint8_t pd_local;   /* kept whole on a decode node by min_prefill_tokens */
 	int32_t prefill_node;
 	uint32_t pd_output;
 	uint32_t pd_src_tail, pd_src_own, pd_src_crashes;
 	uint32_t pd_blocks; /* blocks sent (those the decode node lacked) */
 	int64_t pd_sched_ns, pd_done_ns, pd_xfer_ns, pd_arrive_ns;
+	int64_t pd_wait_ns; /* when its present wait for a decode node began */
 	const char *reason; /* static string: why shed or failed */
 	struct request *qnext, *qprev; /* waiting-queue links */
 	struct request *pool_next;     /* free-list link */

@@ -375,8 +375,27 @@ START_TEST(crashed_decode_node_fails_over_in_flight)
 		/* the split puts the lost transfer with the wait before decode */
 		ck_assert_double_eq_tol(m.ttft_split_s[2], xfer * 1e-9, 1e-15);
 		ck_assert_double_eq_tol(m.ttft_split_s[3], (xfer + iter) * 1e-9, 1e-15);
+		/* room was free both times: no wait for it (the lost transfer
+		 * is not a wait) */
+		ck_assert_double_eq(m.pd.wait_s, 0);
 		met_summary_free(&m);
 	}
+	/* Layer by layer, the first send streamed while the prefill ran
+	 * (the last layer's 4,128,768 bytes left after it, 87,576 ns, in
+	 * flight when node 1 crashes at 15.05 ms); the resend to the new
+	 * decode node had nothing streamed: all 63 blocks. */
+	const char *sets[] = {pools, "faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 0.01505}]",
+			      "cluster.kv_transfer={\"path\": \"nixl\", \"layerwise\": true}", NULL};
+	struct met_summary m;
+	struct seen t;
+	memset(&t, 0, sizeof t);
+	run(one_request, sets, &m, &t);
+	ck_assert_uint_eq(m.completed, 1);
+	ck_assert_uint_eq(m.pd.failovers, 1);
+	const struct request *r = &t.kept[0];
+	ck_assert_int_eq(r->pd_arrive_ns - r->pd_xfer_ns,
+			 flow_ns(63 * BLOCK_BYTES, NIC_TP1) + IB_LATENCY_NS);
+	met_summary_free(&m);
 }
 END_TEST
 
