@@ -125,6 +125,15 @@ static void run(const char *json, const char *const *sets, struct met_summary *m
 	run_opts(json, sets, &o, m, t);
 }
 
+/* What the hand-traced scenarios share: H100 pools serving
+ * Llama-3.1-8B over NIXL, a fixed cost model of 5 ms + 0.01 ms per new
+ * token, and a round-robin router whose decisions take no time. */
+#define PD_HEAD                                                                                    \
+	"{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","   \
+	"  \"kv_transfer\": \"nixl\","                                                                 \
+	"  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\": 0.01},"
+#define PD_ROUTER " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0,"
+
 /* ---- hand-traced hand-overs -------------------------------------------- */
 
 /* One prefill node and one decode node of H100s (DGX-H100: 8 GPUs, 8 ib-ndr
@@ -136,12 +145,10 @@ static void run(const char *json, const char *const *sets, struct met_summary *m
  * 2 x 8 / 8 x 50 GB/s = 100 GB/s, a tp-1 one's 50 GB/s; the flow crosses
  * both ports, so 50 GB/s either way. */
 static const char *one_request =
-    "{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
-    "  \"kv_transfer\": \"nixl\","
-    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\": 0.01},"
+    PD_HEAD
     "  \"pools\": [{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": 1, \"tp\": 2},"
     "   {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1, \"tp\": 1}]},"
-    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0,"
+    PD_ROUTER
     "  \"store\": \"local\"},"
     " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 1e9, \"max_requests\": 1,"
     "  \"input_tokens\": {\"dist\": \"constant\", \"value\": 1000},"
@@ -289,12 +296,10 @@ END_TEST
  * blocks, so 11 are sent (23,068,672 bytes: 461,373.44 -> 461,374 ns +
  * 5 us). */
 static const char *two_turns =
-    "{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
-    "  \"kv_transfer\": \"nixl\","
-    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\": 0.01},"
+    PD_HEAD
     "  \"pools\": [{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": 1, \"tp\": 2},"
     "   {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1, \"tp\": 1}]},"
-    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0,"
+    PD_ROUTER
     "  \"store\": \"local\"},"
     " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 1, \"max_sessions\": 1,"
     "  \"turns\": {\"dist\": \"constant\", \"value\": 2},"
@@ -476,13 +481,11 @@ END_TEST
 START_TEST(held_handover_overtakes_a_head_waiting_for_memory)
 {
 	const char *json =
-	    "{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
-	    "  \"kv_transfer\": \"nixl\","
-	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\": 0.01},"
+	    PD_HEAD
 	    "  \"pools\": [{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": 1},"
 	    "   {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1,"
 	    "    \"engine\": {\"gpu_memory_utilization\": 0.205}}]},"
-	    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0,"
+	    PD_ROUTER
 	    "  \"store\": \"local\", \"disagg\": {\"min_prefill_tokens\": 1500}},"
 	    " \"workload\": {\"kind\": \"trace\", \"format\": \"mooncake\","
 	    "  \"path\": \"tests/data/pd_overtake.jsonl\"}}";
@@ -532,13 +535,11 @@ END_TEST
 START_TEST(self_preempting_step_admits_held_handovers)
 {
 	const char *json =
-	    "{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
-	    "  \"kv_transfer\": \"nixl\","
-	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\": 0.01},"
+	    PD_HEAD
 	    "  \"pools\": [{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": 1},"
 	    "   {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1,"
 	    "    \"engine\": {\"gpu_memory_utilization\": 0.203, \"max_num_seqs\": 1}}]},"
-	    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0,"
+	    PD_ROUTER
 	    "  \"store\": \"local\"},"
 	    " \"workload\": {\"kind\": \"trace\", \"format\": \"mooncake\","
 	    "  \"path\": \"tests/data/pd_preempt.jsonl\"}}";
@@ -584,7 +585,7 @@ START_TEST(held_handovers_run_while_swapped_requests_wait)
 	    "   {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1,"
 	    "    \"engine\": {\"gpu_memory_utilization\": 0.203, \"max_num_seqs\": 1,"
 	    "     \"preemption\": \"swap\"}}]},"
-	    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0,"
+	    PD_ROUTER
 	    "  \"store\": \"local\"},"
 	    " \"faults\": [{\"kind\": \"link\", \"server\": 0, \"at_s\": 0.02, \"duration_s\": 1000,"
 	    "  \"factor\": 0.001}],"
@@ -641,7 +642,7 @@ START_TEST(swap_without_full_blocks_requeues_once)
 	    "   {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1,"
 	    "    \"engine\": {\"gpu_memory_utilization\": 0.203, \"max_num_seqs\": 1,"
 	    "     \"preemption\": \"swap\"}}]},"
-	    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0,"
+	    PD_ROUTER
 	    "  \"store\": \"local\"},"
 	    " \"workload\": {\"kind\": \"trace\", \"format\": \"mooncake\","
 	    "  \"path\": \"tests/data/pd_swap_short.jsonl\"}}";
