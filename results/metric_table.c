@@ -22,6 +22,7 @@
 #define DIF RES_M_DIFF
 #define SWP RES_M_SWEEP
 #define PD RES_M_IF_DISAGG
+#define SC RES_M_IF_SCALED
 
 /* Rows of one JSON object keep the object's key order; the order of the
  * rest is the comparison table's, comparison.csv's, diff's and sweep.csv's
@@ -85,6 +86,15 @@ static const struct res_metric builtin[] = {
     {"SLO TPOT p99 (s)",     "slo.tpot_p99_s",                 NO, F64(slo_tpot_s),               4, 1, NULL,                         0},
     {"SLO attainment",       "slo.attainment",                 HI, F64(slo_attainment),           3, 1, "slo_attainment",             TAB | CSV | DIF | SWP | RES_M_SWEEP_LAST},
     {"goodput (req/s)",      "slo.goodput_rps",                HI, F64(goodput_rps),              2, 1, "goodput_rps",                TAB | CSV | DIF | SWP},
+    {"GPU-hours",            "gpu_hours",                      LO, F64(gpu_hours),                2, 1, "gpu_hours",                  TAB | CSV | DIF | SWP},
+    {"cost (USD)",           "cost_usd",                       LO, F64(cost_usd),                 2, 1, "cost_usd",                   TAB | CSV | DIF | SWP},
+    {"energy J",             "energy.joules",                  LO, F64(energy_j),                 0, 1, NULL,                         0},
+    {"J per output token",   "energy.j_per_output_token",      LO, F64(energy_j_per_out),         3, 1, "j_per_output_token",         TAB | CSV | DIF | SWP},
+    {"energy (kWh)",         "energy.kwh",                     LO, F64(energy_kwh),               3, 1, "energy_kwh",                 TAB | CSV | DIF | SWP},
+    {"scale-ups",            "scaling.up",                     NO, U64(scale_up),                 0, 1, "scale_ups",                  TAB | CSV | SC},
+    {"scale-downs",          "scaling.down",                   NO, U64(scale_down),               0, 1, "scale_downs",                TAB | CSV | SC},
+    {"nodes mean",           "scaling.nodes_mean",             NO, F64(nodes_mean),               2, 1, "nodes_mean",                 TAB | CSV | SC},
+    {"nodes max",            "scaling.nodes_max",              NO, F64(nodes_max),                0, 1, "nodes_max",                  TAB | CSV | SC},
     {"load max/mean",        "load_imbalance.max_over_mean",   LO, F64(imbalance_max_over_mean),  2, 1, "load_max_over_mean",         TAB | CSV | DIF},
     {"load Jain index",      "load_imbalance.jain",            HI, F64(imbalance_jain),           3, 1, "load_jain",                  TAB | CSV | DIF},
     {"nodes",                "nodes",                          NO, SIZE(n_nodes),                 0, 1, NULL,                         TAB | RES_M_ARRAY_LEN},
@@ -159,10 +169,10 @@ static const void *field(const struct res_metric *m, const struct met_summary *s
 
 int res_metric_shown(const struct res_metric *m, const struct met_summary *s, size_t n)
 {
-	if (!(m->use & RES_M_IF_DISAGG))
+	if (!(m->use & (RES_M_IF_DISAGG | RES_M_IF_SCALED)))
 		return 1;
 	for (size_t j = 0; j < n; j++)
-		if (s[j].disaggregated)
+		if ((m->use & RES_M_IF_DISAGG) ? s[j].disaggregated : s[j].autoscaled)
 			return 1;
 	return 0;
 }

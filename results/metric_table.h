@@ -34,6 +34,8 @@ enum {
 	 * the figures of the prefill-to-decode path do not clutter the
 	 * others' tables; summary.json and diff always have them. */
 	RES_M_IF_DISAGG = 1 << 8,
+	/* ... only when some column autoscales (met_summary.autoscaled) */
+	RES_M_IF_SCALED = 1 << 9,
 };
 
 /* One metric. The summary writer writes rows in table order within each
@@ -78,7 +80,8 @@ const struct res_metric *res_metric_next(const struct res_metrics *t, enum res_l
 const struct res_metric *res_metric_find(const struct res_metrics *t, enum res_list list,
 					 const char *path);
 /* Whether the table and comparison.csv over s[0..n) show row m
- * (RES_M_IF_DISAGG rows only when some column is disaggregated). */
+ * (RES_M_IF_DISAGG rows only when some column is disaggregated,
+ * RES_M_IF_SCALED rows when some column autoscales). */
 int res_metric_shown(const struct res_metric *m, const struct met_summary *s, size_t n);
 /* The figure of s that m names. */
 double res_metric_value(const struct res_metric *m, const struct met_summary *s);

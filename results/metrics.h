@@ -43,6 +43,8 @@ struct met_node {
 	int id, pool;
 	double busy_ratio, mean_kv_util, peak_kv_util, throttled_s;
 	uint64_t requests;
+	double held_s;   /* its GPUs were held (allocated, start-up included) */
+	double energy_j; /* its GPUs' energy while held */
 };
 
 /* One pool's figures (scenario cluster.pools; a cluster without pools is
@@ -145,6 +147,17 @@ struct met_summary {
 	 * token (waiting for room and in the decode node's queue, and its
 	 * first iteration); the four add up to the mean TTFT. */
 	double ttft_split_s[4];
+	/* Energy of the GPUs while held (joules; per output token; kWh),
+	 * GPU-hours held (GPUs x hours, start-up included) and their price
+	 * (USD, the catalog's price_per_hour). */
+	double energy_j, energy_j_per_out, energy_kwh;
+	double gpu_hours, cost_usd;
+	/* Autoscaling (autoscaled: some pool has an autoscaler): nodes
+	 * requested and released, and nodes held, time-weighted mean and
+	 * most at once. */
+	int autoscaled;
+	uint64_t scale_up, scale_down;
+	double nodes_mean, nodes_max;
 	double imbalance_max_over_mean, imbalance_jain;
 	/* perf: the only part that differs between identical runs */
 	uint64_t events;

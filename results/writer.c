@@ -135,6 +135,10 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	add_figure(o, t, "preemptions", s);
 	add_object(o, t, "throughput", s);
 	add_object(o, t, "slo", s);
+	add_object(o, t, "energy", s);
+	add_figure(o, t, "gpu_hours", s);
+	add_figure(o, t, "cost_usd", s);
+	add_object(o, t, "scaling", s);
 	cJSON *pools = cJSON_AddArrayToObject(o, "pools");
 	for (size_t i = 0; i < s->n_pools; i++) {
 		const struct met_pool *p = &s->pools[i];
@@ -160,6 +164,8 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 		cJSON_AddNumberToObject(no, "peak_kv_util", n->peak_kv_util);
 		cJSON_AddNumberToObject(no, "requests", (double)n->requests);
 		cJSON_AddNumberToObject(no, "throttled_s", n->throttled_s);
+		cJSON_AddNumberToObject(no, "held_s", n->held_s);
+		cJSON_AddNumberToObject(no, "energy_j", n->energy_j);
 		cJSON_AddItemToArray(nodes, no);
 	}
 	add_object(o, t, "load_imbalance", s);

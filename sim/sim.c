@@ -73,6 +73,9 @@ static void teardown(struct sim *s)
 	free(s->pd_own);
 	free(s->pool_of);
 	free(s->alive);
+	free(s->nstate);
+	free(s->held_from);
+	free(s->held_ns);
 	free(s->can_decode);
 	free(s->speed);
 	free(s->costs);
@@ -229,6 +232,9 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	s->n_servers = (uint32_t)(lastp->first_server + lastp->n_servers);
 	s->pool_of = calloc(N, sizeof *s->pool_of);
 	s->alive = calloc(N, 1);
+	s->nstate = calloc(N, 1);
+	s->held_from = calloc(N, sizeof *s->held_from);
+	s->held_ns = calloc(N, sizeof *s->held_ns);
 	s->can_decode = calloc(N, 1);
 	s->routable = calloc(N, 1);
 	s->speed = calloc(N, sizeof *s->speed);
@@ -239,7 +245,8 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		if (!s->pdw_head || !s->pdw_tail)
 			goto oom;
 	}
-	if (!s->pool_of || !s->alive || !s->can_decode || !s->routable || !s->speed || !s->pd_own)
+	if (!s->pool_of || !s->alive || !s->nstate || !s->held_from || !s->held_ns ||
+	    !s->can_decode || !s->routable || !s->speed || !s->pd_own)
 		goto oom;
 	/* A node's speed: the fastest pool's prefill time over its pool's,
 	 * for a 4,096-token prompt (the roofline's compute-bound side, where
@@ -345,6 +352,8 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		 * decode pool's nodes are reached through pd.c) */
 		int routable = pc->role != POOL_DECODE;
 		s->alive[i] = 1;
+		s->nstate[i] = NS_UP;
+		s->held_from[i] = 0;
 		n_up += (uint32_t)routable;
 		for (uint32_t k = 0; k < s->n_replicas; k++) {
 			s->views[k][i].server = server;
@@ -362,6 +371,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		views_refresh(s, i);
 	}
 	s->n_up = n_up;
+	s->n_held = s->n_held_max = N;
 	for (uint32_t k = 0; k < s->n_replicas; k++)
 		if (lh_init(&s->lheap[k], s->views[k], N))
 			goto oom;
@@ -512,6 +522,12 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 		out->kv_commits_held += n->held_commits;
 		thermal_advance(s, i);
 		mn->throttled_s = s->hl[i].throttled_s;
+		mn->held_s = (double)sim_held_ns(s, i) * 1e-9;
+		const struct cluster_cfg *pcl = &sc->pools[s->pool_of[i]].cl;
+		double gpu_h = mn->held_s * pcl->tp / 3600.0;
+		out->gpu_hours += gpu_h;
+		out->cost_usd += gpu_h * pcl->gpu->price_per_hour;
+		out->nodes_mean += sim_s > 0 ? mn->held_s / sim_s : 0;
 		double x = (double)n->completed;
 		sum += x;
 		sumsq += x * x;
@@ -541,6 +557,9 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 		}
 	}
 	out->disaggregated = sc->disaggregated;
+	out->scale_up = s->scale_up;
+	out->scale_down = s->scale_down;
+	out->nodes_max = s->n_held_max;
 	out->pd = (struct met_pd){s->pd.count, s->pd.failovers, s->pd.local,
 				  s->pd.bytes,  s->pd.seconds,	 s->pd.wait_s};
 	for (int k = 0; k < 4; k++)

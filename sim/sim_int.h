@@ -72,6 +72,10 @@ enum ev_kind {
 	EV_KINDS
 };
 enum { FAULT_START, FAULT_END };
+/* A node slot's state under autoscaling (autoscale.c): not held; held and
+ * loading its model (serves nothing); serving; held and finishing its
+ * requests, taking no new ones. A static pool's nodes are NS_UP. */
+enum node_scale { NS_OFF, NS_STARTING, NS_UP, NS_DRAINING };
 /* What a flow is for. */
 enum flow_kind {
 	FLOW_MIGRATE, FLOW_RELOAD, FLOW_SWAP_OUT, FLOW_WRITE_DOWN,
@@ -184,7 +188,15 @@ struct sim {
 	int64_t now, end_arrivals_ns;
 	struct cost_model *costs; /* per pool (scenario.pools) */
 	uint16_t *pool_of;        /* per node: its pool */
-	uint8_t *alive;           /* per node: 1 unless crashed */
+	uint8_t *alive;           /* per node: takes new work (up, not crashed, not draining) */
+	/* Per node: its slot's state (enum node_scale; NS_UP in a pool
+	 * without an autoscaler), and the time its GPUs were held (allocated:
+	 * starting, up or draining): held_ns before held_from, and since
+	 * held_from while held (-1: not held). */
+	uint8_t *nstate;
+	int64_t *held_from, *held_ns;
+	uint32_t n_held, n_held_max; /* nodes held now, and the most at once */
+	uint64_t scale_up, scale_down; /* nodes requested and released by autoscalers */
 	uint8_t *can_decode;      /* per node: in a decode or mixed pool */
 	uint8_t *routable;        /* per node: in a prefill or mixed pool (the routers' policy's) */
 	/* Per node: its routing load is divided by this (its pool's prefill
@@ -332,6 +344,12 @@ struct sim {
 #define TE_MAX 2000000
 /* With opts->time_routing, the arrivals and dispatches timed: one in this many. */
 #define TIME_EVERY 16
+
+/* Node i's GPUs held so far (ns): allocated, start-up included. */
+static inline int64_t sim_held_ns(const struct sim *s, uint32_t i)
+{
+	return s->held_ns[i] + (s->held_from[i] >= 0 ? s->now - s->held_from[i] : 0);
+}
 
 static inline void sim_fail_with(struct sim *s, int code, const char *what)
 {
