@@ -56,8 +56,9 @@ struct met_pool {
 	 * before the summary is printed (CAT_NAME_LEN) */
 	char gpu[48];
 	int tp, nodes;
-	double busy_ratio, mean_kv_util; /* means over its nodes */
+	double busy_ratio, mean_kv_util; /* means over its nodes (weighted by time held) */
 	uint64_t requests;               /* requests its nodes ran to their end there */
+	double nodes_mean, gpu_hours, energy_j; /* nodes held (time-weighted mean) */
 };
 
 /* Disaggregated hand-overs (prefill pool to decode pool): delivered,

@@ -151,6 +151,9 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 		cJSON_AddNumberToObject(po, "busy_ratio", p->busy_ratio);
 		cJSON_AddNumberToObject(po, "mean_kv_util", p->mean_kv_util);
 		cJSON_AddNumberToObject(po, "requests", (double)p->requests);
+		cJSON_AddNumberToObject(po, "nodes_mean", p->nodes_mean);
+		cJSON_AddNumberToObject(po, "gpu_hours", p->gpu_hours);
+		cJSON_AddNumberToObject(po, "energy_j", p->energy_j);
 		cJSON_AddItemToArray(pools, po);
 	}
 	cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");

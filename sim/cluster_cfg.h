@@ -84,6 +84,26 @@ struct cluster_cfg {
 				   * KV streams layer by layer while its prefill runs */
 };
 
+/* cluster.autoscaler (every pool's default) or cluster.pools[i].autoscaler
+ * (sim/scale_cfg.c, sim/autoscale.c): how a pool's node count follows
+ * its load. */
+enum as_kind { AS_NONE, AS_HPA, AS_PLANNER };
+enum as_metric { ASM_QUEUE, ASM_KV, ASM_BUSY, ASM_RPS };
+enum as_predictor { ASP_CONSTANT, ASP_MOVING_AVERAGE, ASP_HOLT };
+struct autoscaler_cfg {
+	enum as_kind kind;
+	enum as_metric metric;      /* hpa */
+	double target, tolerance;   /* hpa: the metric's target per node, and the
+				     * ratio band left alone */
+	double tick_s, stabilization_s;
+	double startup_s, startup_jitter_s;
+	int min_nodes, max_nodes, max_step; /* max_step 0: Kubernetes' default policies */
+	enum as_predictor predictor; /* planner */
+	int window;                  /* planner: moving_average's intervals */
+	double alpha, beta;          /* planner: holt's level and trend weights */
+	double headroom;             /* planner: capacity kept spare (0.1: size to 90%) */
+};
+
 /* cluster.pools: what each pool of nodes does. */
 enum pool_role { POOL_MIXED, POOL_PREFILL, POOL_DECODE };
 
@@ -100,6 +120,11 @@ struct pool_cfg {
 	struct cluster_cfg cl;
 	int64_t kv_blocks_per_node;
 	double weight_bytes; /* per replica */
+	/* With an autoscaler (as.kind != AS_NONE) the pool has cl.nodes =
+	 * as.max_nodes slots, nodes0 of them held and up from the start; else
+	 * nodes0 = cl.nodes. */
+	int nodes0;
+	struct autoscaler_cfg as;
 };
 
 /* One pool's cluster into pl->cl, pl->kv_blocks_per_node and

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/autoscale.h"
 #include "sim/links.h"
 #include "sim/pd.h"
 #include "sim/router.h"
@@ -15,50 +16,16 @@
 #include "sim/views.h"
 
 /* Node i crashes: it loses its HBM contents, and its requests (queued,
- * running, swapped out) are routed again. */
+ * running, swapped out) are routed again. A slot not held, or still
+ * loading its model, has nothing to lose; a draining node's requests are
+ * routed again and it is released (autoscale.c). */
 static void crash(struct sim *s, uint32_t i)
 {
-	struct node *n = &s->nodes[i];
-	if (!s->alive[i])
+	if (s->nstate[i] == NS_UP ? !s->alive[i] : s->nstate[i] != NS_DRAINING)
 		return;
-	node_sync(n, s->now);
-	evq_timer_cancel(&s->q, i); /* its step end, if any */
-	thermal_advance(s, i);
-	s->hl[i].busy = 0;
-	/* Queues may exceed their bound by requests that were in transfer
-	 * when it was checked: size the scratch by what is there. */
-	size_t need = (size_t)n->n_waiting + n->n_running + 1;
-	if (need > s->evac_cap) {
-		struct request **e = realloc(s->evac, need * sizeof *e);
-		if (!e) {
-			sim_fail(s, "out of memory");
-			return;
-		}
-		s->evac = e;
-		s->evac_cap = need;
-	}
-	uint32_t k = node_evacuate(n, s->evac);
-	s->crashes[i]++;
-	s->swapping_in[i] = 0;
-	views_set_up(s, i, 0);
-	views_refresh(s, i);
-	for (uint32_t j = 0; j < k && !s->error; j++)
-		router_retry(s, s->evac[j]);
-	if (s->pdw_head) {
-		/* hand-overs waiting for room on it go to another decode node */
-		uint32_t nf = pd_node_down(s, i);
-		for (uint32_t j = 0; j < nf && !s->error; j++)
-			router_retry(s, s->pd_fail[j]);
-	} else {
-		s->pd_own[i] = 0;
-	}
-	while (s->swq_head[i] && !s->error) {
-		struct request *r = s->swq_head[i];
-		s->swq_head[i] = r->qnext;
-		r->qnext = NULL;
-		router_retry(s, r);
-	}
-	s->swq_tail[i] = NULL;
+	router_empty_node(s, i);
+	if (s->nstate[i] == NS_DRAINING)
+		autoscale_check_drained(s, i);
 }
 
 int faults_schedule(struct sim *s)
@@ -134,7 +101,7 @@ void faults_ev_fault(struct sim *s, const struct event *ev)
 	case FAULT_CRASH:
 		if (!end)
 			crash(s, t); /* nothing if already down */
-		else if (head < 0 && !s->alive[t]) {
+		else if (head < 0 && !s->alive[t] && s->nstate[t] == NS_UP) {
 			views_set_up(s, t, 1);
 			views_refresh(s, t);
 		}

@@ -12,6 +12,7 @@
 
 #include "sim/cfg.h"
 #include "sim/cluster_cfg.h"
+#include "sim/scale_cfg.h"
 
 static const cJSON *sub(const cJSON *obj, const char *key)
 {
@@ -108,7 +109,7 @@ static int load_pool_heads(const cJSON *c, const cJSON *pools, struct pool_cfg *
 {
 	static const char *const pool_keys[] = {"name", "role", "nodes", "gpu", "tp", "dtype",
 						"nodes_per_server", "server", "links", "engine",
-						"cost_model", NULL};
+						"cost_model", "autoscaler", NULL};
 	static const char *const roles[] = {"mixed", "prefill", "decode", NULL};
 	if (!cJSON_IsArray(pools) || !pools->child) {
 		snprintf(err, errlen, "cluster.pools: expected a non-empty array of pool objects "
@@ -199,7 +200,7 @@ int cfg_pools_load(struct catalog *cat, const char *base_dir, const cJSON *c,
 	static const char *const keys[] = {"nodes", "gpu",   "model",      "tp",   "dtype",
 					   "nodes_per_server", "server", "links", "engine",
 					   "cost_model", "tiers", "thermal",
-					   "kv_transfer", "pools", NULL};
+					   "kv_transfer", "pools", "autoscaler", NULL};
 	if (cfg_check_keys(c, "cluster", keys, err, errlen))
 		return -1;
 	const cJSON *list = sub(c, "pools");
@@ -241,6 +242,24 @@ int cfg_pools_load(struct catalog *cat, const char *base_dir, const cJSON *c,
 				 "decode pool, and \"none\" leaves no path; expected nixl or lmcache");
 			return -1;
 		}
+	}
+	/* an autoscaled pool has max_nodes slots, its nodes held from the start */
+	const cJSON *p = list ? list->child : NULL;
+	for (int i = 0; i < *n_pools; i++, p = p ? p->next : NULL) {
+		struct pool_cfg *pl = &ps[i];
+		char path[128];
+		const cJSON *own = sub(p, "autoscaler");
+		snprintf(path, sizeof path, own ? "cluster.pools[%d].autoscaler" : "cluster.autoscaler",
+			 i);
+		pl->nodes0 = pl->cl.nodes;
+		if (cfg_autoscaler_load(own ? own : sub(c, "autoscaler"), path, pl->cl.nodes, &pl->as,
+					err, errlen)) {
+			if (list)
+				err_for_pool(err, errlen, i);
+			return -1;
+		}
+		if (pl->as.kind != AS_NONE)
+			pl->cl.nodes = pl->as.max_nodes;
 	}
 	int64_t nodes = 0, servers = 0;
 	for (int i = 0; i < *n_pools; i++) {

@@ -14,6 +14,7 @@
 #include "sim/premig.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
+#include "sim/thermal.h"
 #include "sim/views.h"
 #include "workloads/workload.h"
 
@@ -719,4 +720,48 @@ void router_ev_deliver(struct sim *s, const struct event *ev)
 	default: /* write-downs: the bytes are in the tier */
 		break;
 	}
+}
+
+void router_empty_node(struct sim *s, uint32_t i)
+{
+	struct node *n = &s->nodes[i];
+	node_sync(n, s->now);
+	evq_timer_cancel(&s->q, i); /* its step end, if any */
+	thermal_advance(s, i);
+	s->hl[i].busy = 0;
+	/* Queues may exceed their bound by requests that were in transfer
+	 * when it was checked: size the scratch by what is there. */
+	size_t need = (size_t)n->n_waiting + n->n_running + 1;
+	if (need > s->evac_cap) {
+		struct request **e = realloc(s->evac, need * sizeof *e);
+		if (!e) {
+			sim_fail(s, "out of memory");
+			return;
+		}
+		s->evac = e;
+		s->evac_cap = need;
+	}
+	uint32_t k = node_evacuate(n, s->evac);
+	s->crashes[i]++;
+	s->swapping_in[i] = 0;
+	if (s->alive[i])
+		views_set_up(s, i, 0);
+	views_refresh(s, i);
+	for (uint32_t j = 0; j < k && !s->error; j++)
+		router_retry(s, s->evac[j]);
+	if (s->pdw_head) {
+		/* hand-overs waiting for room on it go to another decode node */
+		uint32_t nf = pd_node_down(s, i);
+		for (uint32_t j = 0; j < nf && !s->error; j++)
+			router_retry(s, s->pd_fail[j]);
+	} else {
+		s->pd_own[i] = 0;
+	}
+	while (s->swq_head[i] && !s->error) {
+		struct request *r = s->swq_head[i];
+		s->swq_head[i] = r->qnext;
+		r->qnext = NULL;
+		router_retry(s, r);
+	}
+	s->swq_tail[i] = NULL;
 }

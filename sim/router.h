@@ -34,4 +34,9 @@ void router_ev_deliver(struct sim *s, const struct event *ev);
 /* The workload returned -1: bad input (exit 2) or no memory (3). */
 void router_workload_failed(struct sim *s);
 
+/* Empties node i as a crash does: its HBM contents are lost (pins on it
+ * break), its requests (queued, running, swapped out, hand-overs waiting
+ * for room) are routed again, and it leaves the routers' views. */
+void router_empty_node(struct sim *s, uint32_t i);
+
 #endif

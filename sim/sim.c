@@ -15,6 +15,7 @@
 #include "sim/about.h"
 #include "sim/afile.h"
 #include "sim/audit.h"
+#include "sim/autoscale.h"
 #include "sim/engine.h"
 #include "sim/faults.h"
 #include "sim/interrupt.h"
@@ -87,6 +88,7 @@ static void teardown(struct sim *s)
 	free(s->fault_next);
 	free(s->swapping_in);
 	premig_free(s);
+	autoscale_free(s);
 	for (uint32_t i = 0; s->nodes && i < s->n_nodes; i++)
 		node_free(&s->nodes[i]);
 	kv_spares_free(&s->kv_spares);
@@ -383,7 +385,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 			flow_set_capacity(&s->net, links_port_nvme(s, sv), pc->cl.nvme->bytes_per_s);
 		}
 	}
-	if (faults_schedule(s) || premig_init(s))
+	if (faults_schedule(s) || premig_init(s) || autoscale_init(s))
 		goto oom;
 	if (s->report_ns > 0 && !evq_push(&s->q, s->report_ns, EV_REPORT, -1, NULL))
 		goto oom;
@@ -441,6 +443,8 @@ static void ev_step(struct sim *s, const struct event *ev)
 		engine_kick(s, i);
 		if (s->pdw_head && s->pdw_head[i])
 			pd_try_waiting(s, i);
+		if (s->nstate[i] == NS_DRAINING)
+			autoscale_check_drained(s, i);
 	}
 	if (s->nodes[i].kv.oom)
 		sim_fail(s, "out of memory (KV cache index)");
@@ -456,6 +460,7 @@ static const struct sim_ev_kind sim_ev_kinds[EV_KINDS] = {
 	[EV_REPORT] = {views_ev_report, NULL},
 	[EV_FAULT] = {faults_ev_fault, NULL},
 	[EV_WATERMARK] = {premig_ev_tick, NULL},
+	[EV_SCALE] = {autoscale_ev, autoscale_ev_stale},
 };
 
 /* The summary of a run that ended (its figures, per node, the router's
@@ -509,8 +514,17 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 		struct met_node *mn = &out->nodes[i];
 		mn->id = (int)i;
 		mn->pool = s->pool_of[i];
-		mn->busy_ratio = sim_s > 0 ? (double)n->busy_ns * 1e-9 / sim_s : 0;
-		mn->mean_kv_util = s->now > 0 ? n->kv_used_block_ns / (double)s->now / n->kv.n_blocks : 0;
+		/* over the time it was held (the run's, unless autoscaled) */
+		int64_t held = sim_held_ns(s, i);
+		if (held == s->now) {
+			mn->busy_ratio = sim_s > 0 ? (double)n->busy_ns * 1e-9 / sim_s : 0;
+			mn->mean_kv_util =
+			    s->now > 0 ? n->kv_used_block_ns / (double)s->now / n->kv.n_blocks : 0;
+		} else {
+			mn->busy_ratio = held > 0 ? (double)n->busy_ns / (double)held : 0;
+			mn->mean_kv_util =
+			    held > 0 ? n->kv_used_block_ns / (double)held / n->kv.n_blocks : 0;
+		}
 		mn->peak_kv_util = (double)n->peak_used / n->kv.n_blocks;
 		mn->requests = n->completed;
 		out->admission_hints += n->hints;
@@ -548,13 +562,29 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 		mp->role = roles[pc->role];
 		snprintf(mp->gpu, sizeof mp->gpu, "%s", pc->cl.gpu->name);
 		mp->tp = pc->cl.tp;
-		mp->nodes = pc->cl.nodes;
+		mp->nodes = pc->nodes0;
+		double held_s = 0;
 		for (int k = 0; k < pc->cl.nodes; k++) {
 			const struct met_node *mn = &out->nodes[pc->first_node + k];
-			mp->busy_ratio += mn->busy_ratio / pc->cl.nodes;
-			mp->mean_kv_util += mn->mean_kv_util / pc->cl.nodes;
+			if (pc->as.kind == AS_NONE) {
+				mp->busy_ratio += mn->busy_ratio / pc->cl.nodes;
+				mp->mean_kv_util += mn->mean_kv_util / pc->cl.nodes;
+			} else {
+				/* weighted by the time each node was held */
+				mp->busy_ratio += mn->busy_ratio * mn->held_s;
+				mp->mean_kv_util += mn->mean_kv_util * mn->held_s;
+			}
+			held_s += mn->held_s;
+			mp->gpu_hours += mn->held_s * pc->cl.tp / 3600.0;
+			mp->energy_j += mn->energy_j;
 			mp->requests += mn->requests;
 		}
+		if (pc->as.kind != AS_NONE && held_s > 0) {
+			mp->busy_ratio /= held_s;
+			mp->mean_kv_util /= held_s;
+		}
+		mp->nodes_mean = sim_s > 0 ? held_s / sim_s : 0;
+		out->autoscaled |= pc->as.kind != AS_NONE;
 	}
 	out->disaggregated = sc->disaggregated;
 	out->scale_up = s->scale_up;

@@ -23,6 +23,8 @@
  *              its reserved KV, the hand-over flow, fail-over (pd_)
  *   router.c   arrival -> route -> retry -> dispatch -> migration ->
  *              transfer done -> finish (router_)
+ *   autoscale.c  autoscalers: nodes requested, started, drained and
+ *              released (autoscale_)
  *   faults.c   the fault schedule: crashes, slow-downs, links, cooling (faults_)
  *   sim.c      the event loop and its handler table, set-up, tear-down,
  *              sim_run, sim_validate (sim_) */
@@ -69,6 +71,9 @@ enum ev_kind {
 		      * faults, tag FAULT_START or FAULT_END */
 	EV_WATERMARK, /* the router checks the nodes' KV against the watermark
 		       * (watermark_action "migrate", premig.c) */
+	EV_SCALE,     /* autoscale.c: tag AS_EV_TICK, id the pool (its autoscaler
+		       * decides); or tag AS_EV_READY, node a slot whose start-up
+		       * may have ended (stale unless it is starting and due now) */
 	EV_KINDS
 };
 enum { FAULT_START, FAULT_END };
@@ -168,6 +173,7 @@ struct ever_epoch {
 /* One run's whole state, shared by the core's files (each reads and writes
  * its own layer's fields; grouped below by layer). */
 struct premig;
+struct autoscale;
 
 /* Disaggregated prefill/decode (pd.c): what the run counts. */
 struct pd_stats {
@@ -237,6 +243,8 @@ struct sim {
 	const struct pol_ops *pol;
 	struct mech mech; /* the router's mechanisms for this policy */
 	struct premig *pm; /* preemptive migration's state, or NULL when off */
+	struct autoscale *as; /* the pools' autoscalers, or NULL when none */
+	int64_t *ready_at;    /* per node: when its start-up ends (autoscale.c) */
 	void **pol_sts; /* n_pol_st states: one per replica with a local store */
 	int pol_reads_kv_util;
 	/* For policies that read KV figures or look caches up: nodes' KV use
@@ -344,6 +352,12 @@ struct sim {
 #define TE_MAX 2000000
 /* With opts->time_routing, the arrivals and dispatches timed: one in this many. */
 #define TIME_EVERY 16
+
+/* Whether a crash of node i is in force (it stays down while one is). */
+static inline int sim_crash_in_force(const struct sim *s, uint32_t i)
+{
+	return s->fault_head && s->fault_head[(size_t)FAULT_CRASH * s->n_nodes + i] >= 0;
+}
 
 /* Node i's GPUs held so far (ns): allocated, start-up included. */
 static inline int64_t sim_held_ns(const struct sim *s, uint32_t i)
