@@ -878,6 +878,67 @@ START_TEST(random_pool_layouts_conserve_requests)
 }
 END_TEST
 
+/* The same random layouts with every pool autoscaled (an HPA on a random
+ * metric, or the planner; ticks of 1-3 s, start-ups of 0-4 s, so that
+ * nodes join, drain and are released many times in 30 s, crashes among
+ * them): every request still ends once, --audit holds after every event,
+ * and no pool holds more nodes than its slots. */
+START_TEST(random_layouts_with_autoscalers_conserve_requests)
+{
+	static const char *const metrics[] = {"queue_per_node", "kv_util", "busy", "rps_per_node"};
+	static const double targets[] = {1, 0.3, 0.5, 2};
+	uint64_t ups = 0, downs = 0;
+	for (uint64_t seed = 1; seed <= N_LAYOUTS / 4; seed++) {
+		char json[8192], as[400];
+		random_layout(seed, json, sizeof json);
+		uint64_t x = seed * 0x2545f4914f6cdd1dULL + 7;
+		int k = (int)draw(&x, 5);
+		double startup = draw(&x, 5), tick = 1 + draw(&x, 3);
+		if (k == 4)
+			snprintf(as, sizeof as,
+				 "cluster.autoscaler={\"kind\": \"planner\", \"predictor\": \"%s\", "
+				 "\"tick_s\": %g, \"startup_s\": %g, \"startup_jitter_s\": %g, "
+				 "\"min_nodes\": 1, \"max_nodes\": 6}",
+				 draw(&x, 2) ? "holt" : "moving_average", tick, startup, startup / 2);
+		else
+			snprintf(as, sizeof as,
+				 "cluster.autoscaler={\"kind\": \"hpa\", \"metric\": \"%s\", \"target\": "
+				 "%g, \"tick_s\": %g, \"startup_s\": %g, \"startup_jitter_s\": %g, "
+				 "\"stabilization_s\": %u, \"min_nodes\": 1, \"max_nodes\": 6, "
+				 "\"max_step\": %u}",
+				 metrics[k], targets[k], tick, startup, startup / 2, draw(&x, 3) * 3,
+				 draw(&x, 3));
+		const char *sets[] = {as, NULL};
+		struct scenario sc;
+		char err[1024] = "";
+		if (th_scenario_err(json, &sc, err, sizeof err))
+			continue; /* a pool too small for the weights */
+		cfg_scenario_free(&sc);
+		struct met_summary m;
+		static struct seen t;
+		memset(&t, 0, sizeof t);
+		run(json, sets, &m, &t);
+		ck_assert_msg(m.arrived == m.completed + m.shed + m.failed, "seed %llu",
+			      (unsigned long long)seed);
+		ck_assert_uint_eq(t.ended, m.arrived);
+		ck_assert_uint_eq(t.done, m.completed);
+		ck_assert_msg(t.bad == 0, "seed %llu: %s", (unsigned long long)seed, t.first_bad);
+		ck_assert_double_le(m.nodes_max, (double)m.n_nodes);
+		double held = 0;
+		for (size_t i = 0; i < m.n_nodes; i++) {
+			ck_assert_double_le(m.nodes[i].held_s, m.sim_time_s + 1e-9);
+			held += m.nodes[i].held_s;
+		}
+		ck_assert_double_le(held, m.nodes_max * m.sim_time_s + 1e-6);
+		ups += m.scale_up;
+		downs += m.scale_down;
+		met_summary_free(&m);
+	}
+	ck_assert_uint_gt(ups, 50);
+	ck_assert_uint_gt(downs, 50);
+}
+END_TEST
+
 /* ---- back-pressure and conditional disaggregation --------------------- */
 
 static int by_done(const void *a, const void *b)
@@ -1244,6 +1305,7 @@ Suite *pd_suite(void)
 	tcase_add_test(tc, swap_without_full_blocks_requeues_once);
 	tcase_add_test(tc, too_long_for_every_decode_node_fails_at_once);
 	tcase_add_test(tc, random_pool_layouts_conserve_requests);
+	tcase_add_test(tc, random_layouts_with_autoscalers_conserve_requests);
 	tcase_add_test(tc, full_decode_node_holds_handovers_back);
 	tcase_add_test(tc, short_prompts_prefill_where_they_decode);
 	tcase_add_test(tc, threshold_counts_the_decode_nodes_cache);

@@ -1,0 +1,152 @@
+/* check_scale: autoscaling (sim/autoscale.c): a Kubernetes HPA traced by
+ * hand, GPU time held, and no request lost while nodes join and drain. */
+#include <check.h>
+#include <string.h>
+
+#include "results/metrics.h"
+#include "sim/config.h"
+#include "sim/request.h"
+#include "sim/sim.h"
+#include "tests/helpers.h"
+#include "tests/suites.h"
+
+enum { MAX_KEPT = 64 };
+
+struct seen {
+	struct request kept[MAX_KEPT];
+	uint32_t n_kept, ended, done;
+};
+
+static void on_request(void *ctx, const struct request *r)
+{
+	struct seen *t = ctx;
+	t->ended++;
+	t->done += r->state == REQ_DONE;
+	if (t->n_kept < MAX_KEPT)
+		t->kept[t->n_kept++] = *r;
+}
+
+static void run(const char *json, const char *const *sets, struct met_summary *m, struct seen *t)
+{
+	struct scenario s;
+	th_scenario(json, sets, &s);
+	struct sim_opts o = {.audit = 1, .on_request = t ? on_request : NULL, .ctx = t};
+	char err[1024] = "";
+	int rc = sim_run(&s, &o, m, err, sizeof err);
+	cfg_scenario_free(&s);
+	ck_assert_msg(rc == 0, "sim_run failed: %s", err);
+}
+
+/* One H100 serving Llama-3.1-8B at 5 ms + 0.01 ms per new token (a fixed
+ * cost model), round robin, routing without delay; an HPA on arrivals per
+ * node per second, target 1, a tick every 10 s, 5 s start-up without
+ * jitter, a 20 s stabilisation window, 1..4 nodes. tests/data/
+ * hpa_trace.jsonl: 30 requests every 0.3 s from 0 to 8.7 s, then one at
+ * 12 s, three at 16, 17 and 18 s and one at 45 s (64 prompt tokens, 4
+ * out: each done 5.64 + 3 x 5.01 = 20.67 ms after it starts).
+ *   t = 10: 30 arrivals in the window, 3 per second on the 1 node: ratio
+ *     3 > 1.1, desired ceil(3 / 1) = 3: nodes 1 and 2 are requested
+ *     (held from 10 s) and serve from 15 s.
+ *   The request at 12 s finds node 0 alone; those at 16, 17 and 18 s go
+ *     round the three nodes.
+ *   t = 20: 4 arrivals, 0.4/s: desired 1, but the window still holds the
+ *     3 of t = 10: no change. t = 30: likewise (10 >= 30 - 20).
+ *   t = 40: the window holds 1, 1, 1: down to 1; the newest nodes go
+ *     (held alike: the higher number first), idle, so released at once:
+ *     each held 30 s.
+ * The run ends when the request at 45 s is done: 45.02067 s. */
+static const char *hpa_json =
+    "{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
+    "  \"nodes\": 1, \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\": 0.01},"
+    "  \"autoscaler\": {\"kind\": \"hpa\", \"metric\": \"rps_per_node\", \"target\": 1,"
+    "   \"tick_s\": 10, \"startup_s\": 5, \"startup_jitter_s\": 0, \"stabilization_s\": 20,"
+    "   \"min_nodes\": 1, \"max_nodes\": 4}},"
+    " \"router\": {\"policy\": \"round_robin\", \"params\": {}, \"hash_ns_per_token\": 0,"
+    "  \"store\": \"local\"},"
+    " \"workload\": {\"kind\": \"trace\", \"format\": \"mooncake\","
+    "  \"path\": \"tests/data/hpa_trace.jsonl\"}}";
+
+START_TEST(hpa_traced_by_hand)
+{
+	struct met_summary m;
+	static struct seen t;
+	memset(&t, 0, sizeof t);
+	run(hpa_json, NULL, &m, &t);
+	ck_assert_uint_eq(m.completed, 35);
+	ck_assert_uint_eq(m.scale_up, 2);
+	ck_assert_uint_eq(m.scale_down, 2);
+	ck_assert_double_eq(m.nodes_max, 3);
+	ck_assert_uint_eq(m.n_nodes, 4);
+	int64_t end = 45000000000LL + 5640000 + 3 * 5010000;
+	ck_assert_double_eq_tol(m.sim_time_s, (double)end * 1e-9, 1e-12);
+	ck_assert_double_eq(m.nodes[0].held_s, (double)end * 1e-9);
+	ck_assert_double_eq_tol(m.nodes[1].held_s, 30.0, 1e-9);
+	ck_assert_double_eq_tol(m.nodes[2].held_s, 30.0, 1e-9);
+	ck_assert_double_eq(m.nodes[3].held_s, 0.0);
+	/* GPU-hours: (end + 60 s) x 1 GPU; the price is the catalog's */
+	ck_assert_double_eq_tol(m.gpu_hours, ((double)end * 1e-9 + 60) / 3600, 1e-12);
+	ck_assert_double_eq_tol(m.nodes_mean, ((double)end * 1e-9 + 60) / ((double)end * 1e-9),
+				1e-12);
+	int on_new = 0;
+	for (uint32_t k = 0; k < t.n_kept; k++) {
+		const struct request *r = &t.kept[k];
+		if (r->arrival_ns < 15000000000LL)
+			ck_assert_int_eq(r->node, 0); /* the new nodes serve from 15 s */
+		if (r->arrival_ns >= 16000000000LL && r->arrival_ns <= 18000000000LL)
+			on_new |= 1 << r->node;
+		ck_assert_int_eq(r->finish_ns - r->sched_ns, 5640000 + 3 * 5010000);
+	}
+	ck_assert_int_eq(on_new, 7); /* one each on nodes 0, 1 and 2 */
+	met_summary_free(&m);
+}
+END_TEST
+
+/* Scale-in drains: the node takes no new work, finishes what it runs and
+ * is released when empty. Two nodes, the HPA of hpa_json without a
+ * stabilisation window, tests/data/hpa_drain.jsonl: A at 0 (node 0, 4
+ * out), B at 0.1 s (node 1, 4,000 out: done at 0.1 + 5.64 ms + 3,999 x
+ * 5.01 ms = 20.14063 s), C at 12 s and D at 31 s (4 out each).
+ *   t = 10: 2 arrivals, 0.2/s over 2 nodes: desired 1; node 1 (the
+ *     newest by number) drains, still running B.
+ *   C at 12 s goes to node 0, the only node taking work.
+ *   B ends at 20.14063 s and node 1 is released then: held 20.14063 s.
+ * The run ends with D: 31.02067 s. */
+START_TEST(scale_in_drains_and_releases_when_empty)
+{
+	const char *sets[] = {"cluster.nodes=2", "cluster.autoscaler.max_nodes=2",
+			      "cluster.autoscaler.stabilization_s=0",
+			      "workload.path=tests/data/hpa_drain.jsonl", NULL};
+	struct met_summary m;
+	static struct seen t;
+	memset(&t, 0, sizeof t);
+	run(hpa_json, sets, &m, &t);
+	ck_assert_uint_eq(m.completed, 4);
+	ck_assert_uint_eq(m.scale_up, 0);
+	ck_assert_uint_eq(m.scale_down, 1);
+	int64_t b_end = 100000000 + 5640000 + 3999LL * 5010000;
+	int64_t end = 31000000000LL + 5640000 + 3 * 5010000;
+	for (uint32_t k = 0; k < 4; k++) {
+		const struct request *r = &t.kept[k];
+		if (r->arrival_ns == 100000000) {
+			ck_assert_int_eq(r->finish_ns, b_end);
+			ck_assert_int_eq(r->node, 1);
+		} else if (r->arrival_ns > 0) {
+			ck_assert_int_eq(r->node, 0); /* C and D: node 1 takes no new work */
+		}
+	}
+	ck_assert_double_eq_tol(m.nodes[1].held_s, (double)b_end * 1e-9, 1e-12);
+	ck_assert_double_eq_tol(m.nodes[0].held_s, (double)end * 1e-9, 1e-12);
+	met_summary_free(&m);
+}
+END_TEST
+
+Suite *scale_suite(void)
+{
+	Suite *s = suite_create("scale");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, hpa_traced_by_hand);
+	tcase_add_test(tc, scale_in_drains_and_releases_when_empty);
+	suite_add_tcase(s, tc);
+	return s;
+}
