@@ -411,6 +411,29 @@ static void print_layout(const char *prefix, const struct cluster_cfg *cl)
 	       cl->nic_bytes_per_s / 1e9, cl->tp, cl->host->name, cl->host_bytes_per_s / 1e9);
 }
 
+/* Pool pl's autoscaler, one line after prefix (nothing without one). */
+static void print_autoscaler(const char *prefix, const struct pool_cfg *pl)
+{
+	static const char *const metrics[] = {"queue_per_node", "kv_util", "busy", "rps_per_node"};
+	static const char *const preds[] = {"constant", "moving_average", "holt"};
+	const struct autoscaler_cfg *a = &pl->as;
+	if (a->kind == AS_NONE)
+		return;
+	char how[96], step[48] = "";
+	if (a->kind == AS_HPA)
+		snprintf(how, sizeof how, "hpa on %s, target %g per node, tolerance %g",
+			 metrics[a->metric], a->target, a->tolerance);
+	else
+		snprintf(how, sizeof how, "planner, %s predictor, headroom %g", preds[a->predictor],
+			 a->headroom);
+	if (a->max_step)
+		snprintf(step, sizeof step, ", at most %d nodes a tick", a->max_step);
+	printf("%sautoscaler: %s; %d..%d nodes (%d at the start), a tick every %g s, "
+	       "scale-down stabilisation %g s, start-up %g +- %g s%s\n",
+	       prefix, how, a->min_nodes, a->max_nodes, pl->nodes0, a->tick_s, a->stabilization_s,
+	       a->startup_s, a->startup_jitter_s, step);
+}
+
 static int cmd_validate(const struct cli_ctx *cx, int argc, char **argv)
 {
 	struct cli_common o;
@@ -425,10 +448,11 @@ static int cmd_validate(const struct cli_ctx *cx, int argc, char **argv)
 	if (s.n_pools == 1) {
 		printf("%s: valid: scenario \"%s\", %d x %s (tp %d) serving %s, %lld KV blocks of %d "
 		       "tokens per node, policy %s\n",
-		       o.scenario, s.name, s.cluster.nodes, s.cluster.gpu->name, s.cluster.tp,
+		       o.scenario, s.name, s.pools[0].nodes0, s.cluster.gpu->name, s.cluster.tp,
 		       s.cluster.model->name, (long long)s.kv_blocks_per_node,
 		       s.cluster.engine.kv_block_tokens, s.router.policy);
 		print_layout("layout: ", &s.cluster);
+		print_autoscaler("", &s.pools[0]);
 	} else {
 		printf("%s: valid: scenario \"%s\", %d nodes in %d pools serving %s, policy %s%s%s\n",
 		       o.scenario, s.name, s.cluster.nodes, s.n_pools, s.cluster.model->name,
@@ -449,6 +473,7 @@ static int cmd_validate(const struct cli_ctx *cx, int argc, char **argv)
 			       pl->cl.tp, (long long)pl->kv_blocks_per_node,
 			       pl->cl.engine.kv_block_tokens);
 			print_layout("  layout: ", &pl->cl);
+			print_autoscaler("  ", pl);
 		}
 	}
 	cfg_scenario_free(&s);
