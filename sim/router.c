@@ -183,8 +183,10 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 {
 	struct session_rec *rec = r->session_rec;
 	const struct scenario *sc = s->sc;
+	/* a draining node still holds its cache (and serves what it has) */
 	if (!rec || rec->last_node < 0 || (uint32_t)rec->last_node == dst ||
-	    !sc->cluster.engine.prefix_caching || !s->alive[rec->last_node])
+	    !sc->cluster.engine.prefix_caching ||
+	    (!s->alive[rec->last_node] && s->nstate[rec->last_node] != NS_DRAINING))
 		return 0;
 	uint32_t B = (uint32_t)sc->cluster.engine.kv_block_tokens;
 	uint32_t full = r->prompt_tokens / B;
