@@ -140,6 +140,46 @@ START_TEST(scale_in_drains_and_releases_when_empty)
 }
 END_TEST
 
+/* A draining node still holds its cache: a session's next turn, routed
+ * elsewhere, fetches its KV from there. tests/data/hpa_drain_session.jsonl
+ * (kvsim format, 16-token blocks) on two nodes, round robin with KV
+ * transfers (router.migration "transfer"), the HPA of
+ * scale_in_drains_and_releases_when_empty: session 2's turn 1 (64 + 4
+ * tokens) runs on node 1 at 0.1 s, and session 4's 4,000-token answer
+ * keeps node 1 busy from 0.3 s to 20.34 s. Node 1 drains from 10 s; turn 2
+ * comes 12 s after turn 1's end, goes to node 0 and takes turn 1's 4
+ * blocks (64 tokens) from node 1. */
+START_TEST(next_turn_fetches_kv_from_a_draining_node)
+{
+	const char *sets[] = {"cluster.nodes=2",
+			      "cluster.autoscaler.max_nodes=2",
+			      "cluster.autoscaler.stabilization_s=0",
+			      "router.migration=transfer",
+			      "workload.format=kvsim",
+			      "workload.path=tests/data/hpa_drain_session.jsonl",
+			      NULL};
+	struct met_summary m;
+	static struct seen t;
+	memset(&t, 0, sizeof t);
+	run(hpa_json, sets, &m, &t);
+	ck_assert_uint_eq(m.completed, 5);
+	ck_assert_uint_eq(m.scale_down, 1);
+	ck_assert_uint_eq(m.migration_count, 1);
+	int seen = 0;
+	for (uint32_t k = 0; k < t.n_kept; k++) {
+		const struct request *r = &t.kept[k];
+		if (r->session != 2 || r->turn != 2)
+			continue;
+		seen = 1;
+		ck_assert_int_eq(r->arrival_ns, 100000000 + 20670000 + 12000000000LL);
+		ck_assert_int_eq(r->node, 0);
+		ck_assert_uint_eq(r->migrated, 64);
+	}
+	ck_assert_int_eq(seen, 1);
+	met_summary_free(&m);
+}
+END_TEST
+
 Suite *scale_suite(void)
 {
 	Suite *s = suite_create("scale");
@@ -147,6 +187,7 @@ Suite *scale_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, hpa_traced_by_hand);
 	tcase_add_test(tc, scale_in_drains_and_releases_when_empty);
+	tcase_add_test(tc, next_turn_fetches_kv_from_a_draining_node);
 	suite_add_tcase(s, tc);
 	return s;
 }
