@@ -180,11 +180,35 @@ START_TEST(next_turn_fetches_kv_from_a_draining_node)
 }
 END_TEST
 
+/* Without an autoscaler every node is held for the whole run: GPU-hours are
+ * nodes x tp x the run's time, priced at the catalog's $3.00 an H100-hour;
+ * nodes_mean and nodes_max are the node count. */
+START_TEST(static_gpu_hours_are_nodes_times_time)
+{
+	const char *sets[] = {"cluster.nodes=3", "cluster.tp=2", "cluster.autoscaler={\"kind\": \"none\"}",
+			      NULL};
+	struct met_summary m;
+	run(hpa_json, sets, &m, NULL);
+	ck_assert_uint_eq(m.completed, 35);
+	double T = m.sim_time_s;
+	ck_assert_double_eq_tol(m.gpu_hours, 3 * 2 * T / 3600, 1e-12);
+	ck_assert_double_eq_tol(m.cost_usd, 3 * 2 * T / 3600 * 3.00, 1e-12);
+	ck_assert_double_eq_tol(m.nodes_mean, 3, 1e-12);
+	ck_assert_double_eq(m.nodes_max, 3);
+	ck_assert_uint_eq(m.scale_up + m.scale_down, 0);
+	ck_assert_int_eq(m.autoscaled, 0);
+	for (size_t i = 0; i < m.n_nodes; i++)
+		ck_assert_double_eq(m.nodes[i].held_s, T);
+	met_summary_free(&m);
+}
+END_TEST
+
 Suite *scale_suite(void)
 {
 	Suite *s = suite_create("scale");
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, static_gpu_hours_are_nodes_times_time);
 	tcase_add_test(tc, hpa_traced_by_hand);
 	tcase_add_test(tc, scale_in_drains_and_releases_when_empty);
 	tcase_add_test(tc, next_turn_fetches_kv_from_a_draining_node);
