@@ -14,6 +14,7 @@
 #include "sim/afile.h"
 #include "sim/config.h"
 #include "sim/sim.h"
+#include "workloads/schedule.h"
 
 #define ROW_AUDIT                                                                          \
 	{OPT_AUDIT, "audit", 0, NULL,                                                       \
@@ -476,6 +477,9 @@ static int cmd_validate(const struct cli_ctx *cx, int argc, char **argv)
 			print_autoscaler("  ", pl);
 		}
 	}
+	char sched[4096];
+	wl_schedule_lines(s.workload, sched, sizeof sched);
+	fputs(sched, stdout);
 	cfg_scenario_free(&s);
 	return CLI_OK;
 }
@@ -517,7 +521,8 @@ const struct cli_cmd cli_validate_cmd = {
     .opts = validate_opts,
     .about = "Parses and checks the scenario (every key, the policy's and the workload's\n"
 	     "parameters, that the model fits in memory) and prints a summary: the cluster\n"
-	     "and its server layout, or with cluster.pools each pool's.\n"
+	     "and its server layout, or with cluster.pools each pool's, and the workload's\n"
+	     "rate schedule when it has one.\n"
 	     "Exit 0 when valid, 2 with the JSON path of the first problem otherwise.\n",
     .pos_complete = "@file",
 };

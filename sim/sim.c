@@ -199,7 +199,8 @@ static int build_modules(struct sim *s, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
-			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0};
+			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0,
+			      NULL};
 	s->wl_st = wl_create(sc->workload, &wenv, &s->wl, err, errlen);
 	return s->wl_st ? 0 : 2;
 }

@@ -287,5 +287,26 @@ scen pool_empty '{"cluster": {"pools": []}}' 'cluster.pools: expected a non-empt
 scen layerwise_none '{"cluster": {"kv_transfer": {"path": "none", "layerwise": true}}}' 'cluster.kv_transfer.layerwise: streams KV between nodes, and cluster.kv_transfer.path is "none"; expected a path (nixl or lmcache) or layerwise false'
 scen disagg_key '{"router": {"disagg": {"threshold": 100}}}' 'router.disagg.threshold: unknown key (expected one of: min_prefill_tokens)'
 
+# workload.rate_schedule and a trace's window: each key named by its path
+scen sched_type '{"workload": {"kind": "chat", "rate_schedule": 5}}' 'workload.rate_schedule: expected an array of steps [{"at_s", "scale", "ramp_s"?}] or {"kind": "diurnal", "period_s", "min_scale", "max_scale", "peak_at_s"}, got a number'
+scen sched_empty '{"workload": {"kind": "open", "rate_schedule": []}}' 'workload.rate_schedule: expected a non-empty array of steps'
+scen sched_order '{"workload": {"kind": "chat", "rate_schedule": [{"at_s": 100, "scale": 2}, {"at_s": 50, "scale": 1}]}}' "workload.rate_schedule[1].at_s: expected more than the previous step's at_s (100), got 50"
+scen sched_ramp '{"workload": {"kind": "rag", "rate_schedule": [{"at_s": 0, "scale": 2, "ramp_s": 60}, {"at_s": 30, "scale": 1}]}}' "workload.rate_schedule[1].at_s: expected at least 60 (the previous step's at_s + ramp_s, where its ramp ends), got 30"
+scen sched_scale '{"workload": {"kind": "agent", "rate_schedule": [{"at_s": 10, "scale": -1}]}}' 'workload.rate_schedule[0].scale: expected a number in [0, 1e+06], got -1'
+scen sched_missing '{"workload": {"kind": "chat", "rate_schedule": [{"at_s": 10}]}}' 'workload.rate_schedule[0].scale: missing (a step needs it)'
+scen sched_key '{"workload": {"kind": "chat", "rate_schedule": [{"at": 10, "scale": 1}]}}' 'workload.rate_schedule[0].at: unknown key (expected one of: at_s, scale, ramp_s)'
+scen diurnal_kind '{"workload": {"kind": "chat", "rate_schedule": {"kind": "weekly"}}}' 'workload.rate_schedule.kind: expected one of diurnal, got "weekly"'
+scen diurnal_range '{"workload": {"kind": "chat", "rate_schedule": {"kind": "diurnal", "min_scale": 1, "max_scale": 0.5, "peak_at_s": 0}}}' 'workload.rate_schedule.max_scale: expected max_scale >= min_scale (1), got 0.5'
+scen diurnal_zero '{"workload": {"kind": "chat", "rate_schedule": {"kind": "diurnal", "min_scale": 0, "max_scale": 0, "peak_at_s": 0}}}' 'workload.rate_schedule.max_scale: expected a number > 0 (at 0 nothing ever arrives), got 0'
+scen diurnal_period '{"workload": {"kind": "chat", "rate_schedule": {"kind": "diurnal", "period_s": 0, "min_scale": 0, "max_scale": 1, "peak_at_s": 0}}}' 'workload.rate_schedule.period_s: expected a number in [1e-06, 4e+09], got 0'
+scen diurnal_min '{"workload": {"kind": "chat", "rate_schedule": {"kind": "diurnal", "min_scale": -0.5, "max_scale": 1, "peak_at_s": 0}}}' 'workload.rate_schedule.min_scale: expected a number in [0, 1e+06], got -0.5'
+scen diurnal_peak '{"workload": {"kind": "chat", "rate_schedule": {"kind": "diurnal", "min_scale": 0.5, "max_scale": 1}}}' 'workload.rate_schedule.peak_at_s: missing (a diurnal schedule needs it)'
+scen mix_sched '{"workload": {"kind": "mix", "parts": [{"workload": {"kind": "open", "rate_schedule": [{"at_s": -1, "scale": 1}]}}]}}' 'workload.parts[0].workload.rate_schedule[0].at_s: expected a number in [0, 4e+09], got -1'
+scen mix_top_sched '{"workload": {"kind": "mix", "rate_schedule": [{"at_s": 5, "scale": 1, "ramp_s": -2}], "parts": [{"workload": {"kind": "open"}}]}}' 'workload.rate_schedule[0].ramp_s: expected a number in [0, 4e+09], got -2'
+tracex window_order mooncake '{"timestamp": 0, '"$mc" ', "start_s": 10, "end_s": 5' 'workload.end_s: expected more than start_s (10), got 5'
+tracex window_start mooncake '{"timestamp": 0, '"$mc" ', "start_s": -1' 'workload.start_s: expected a number in [0, 4e+09], got -1'
+tracex window_empty mooncake '{"timestamp": 0, '"$mc"'{"timestamp": 2000, '"$mc" ', "start_s": 5' "$T/window_empty.trace: no request arrives in the window [5 s, its end) that workload.start_s and end_s cut from the trace (times from the trace's first arrival)"
+tracex trace_sched kvsim '{"session": 1, "turn": 1, "arrival_s": 0, '"$kv" ', "rate_schedule": {"kind": "diurnal", "min_scale": 1, "max_scale": 2}' 'workload.rate_schedule.peak_at_s: missing (a diurnal schedule needs it)'
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

@@ -380,7 +380,7 @@ START_TEST(mooncake_blocks_map_onto_pages)
 	snprintf(json, sizeof json, "{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": \"%s\"}",
 		 p);
 	cJSON *o = cJSON_Parse(json);
-	struct wl_env env = {16, 100000, 1, NULL, 1.0};
+	struct wl_env env = {16, 100000, 1, NULL, 1.0, NULL};
 	const struct wl_ops *ops;
 	char err[512] = "";
 	void *st = wl_create(o, &env, &ops, err, sizeof err);
@@ -417,7 +417,7 @@ START_TEST(repeat_replays_time_shifted_copies)
 	snprintf(json, sizeof json,
 		 "{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": \"%s\", \"repeat\": 3}", p);
 	cJSON *o = cJSON_Parse(json);
-	struct wl_env env = {16, 100000, 1, NULL, 1.0};
+	struct wl_env env = {16, 100000, 1, NULL, 1.0, NULL};
 	const struct wl_ops *ops;
 	char err[512] = "";
 	void *st = wl_create(o, &env, &ops, err, sizeof err);
@@ -457,7 +457,7 @@ static void *mooncake_wl(const char *path, int max, const struct wl_ops **ops)
 	if (max)
 		snprintf(json + strlen(json), sizeof json - strlen(json), "%d}", max);
 	cJSON *o = cJSON_Parse(json);
-	struct wl_env env = {16, 100000, 1, NULL, 1.0};
+	struct wl_env env = {16, 100000, 1, NULL, 1.0, NULL};
 	char err[512] = "";
 	void *st = wl_create(o, &env, ops, err, sizeof err);
 	cJSON_Delete(o);
@@ -1024,7 +1024,7 @@ static void *trace_wl(const char *json, const struct wl_ops **ops, char *err, si
 {
 	cJSON *o = cJSON_Parse(json);
 	ck_assert_ptr_nonnull(o);
-	struct wl_env env = {16, 100000, 1, NULL, 1.0};
+	struct wl_env env = {16, 100000, 1, NULL, 1.0, NULL};
 	void *st = wl_create(o, &env, ops, err, errlen);
 	cJSON_Delete(o);
 	return st;

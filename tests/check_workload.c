@@ -10,6 +10,7 @@
 #include "sim/request.h"
 #include "sim/rng.h"
 #include "workloads/common.h"
+#include "workloads/schedule.h"
 #include "workloads/workload.h"
 #include "tests/suites.h"
 
@@ -83,7 +84,7 @@ static void *make_wl(const char *json, uint32_t max_context, const struct wl_ops
 {
 	cJSON *o = cJSON_Parse(json);
 	ck_assert_ptr_nonnull(o);
-	struct wl_env env = {16, max_context, 5, NULL, 1.0};
+	struct wl_env env = {16, max_context, 5, NULL, 1.0, NULL};
 	char err[512] = "";
 	void *st = wl_create(o, &env, ops, err, sizeof err);
 	cJSON_Delete(o);
@@ -627,6 +628,420 @@ START_TEST(chat_gamma_arrivals_have_rate_and_cv)
 }
 END_TEST
 
+/* --- rate schedules (workloads/schedule.c) --- */
+
+#define SEC 1000000000LL
+#define PI 3.14159265358979323846
+
+/* The schedule of `{"rate_schedule": ...}` text. */
+static void sched_of(const char *json, struct wl_schedule *s)
+{
+	cJSON *o = cJSON_Parse(json);
+	ck_assert_ptr_nonnull(o);
+	char err[512] = "";
+	ck_assert_msg(wl_schedule_parse(s, o, "workload", NULL, err, sizeof err) == 0, "%s", err);
+	cJSON_Delete(o);
+}
+
+static void sched_bad(const char *json, const char *want)
+{
+	cJSON *o = cJSON_Parse(json);
+	ck_assert_ptr_nonnull(o);
+	struct wl_schedule s;
+	char err[512] = "";
+	ck_assert_int_eq(wl_schedule_parse(&s, o, "workload", NULL, err, sizeof err), -1);
+	ck_assert_str_eq(err, want);
+	cJSON_Delete(o);
+}
+
+/* Lambda(t) = integral of scale, inverted by hand: a step from x1 to x3 at
+ * 100 s gives Lambda = t to 100 s, then 100 + 3 (t - 100); a ramp from x1
+ * to x3 over [100, 200) s gives Lambda = 100 + y + y^2 / 100 (y = t - 100
+ * s), so Lambda = 175 s at y = 50 s exactly (the root of y^2 + 100 y -
+ * 7500); a pause (x0) keeps Lambda flat, and the arrival due when it starts
+ * comes as it ends. */
+START_TEST(schedule_steps_and_ramps_invert_exactly)
+{
+	struct wl_schedule s;
+	sched_of("{\"rate_schedule\": [{\"at_s\": 100, \"scale\": 3}]}", &s);
+	ck_assert_int_eq(wl_schedule_map(&s, 50 * SEC), 50 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 100 * SEC), 100 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 130 * SEC), 110 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 130 * SEC + 1), 110 * SEC); /* 1/3 ns, rounded */
+	ck_assert_int_eq(wl_schedule_map(&s, 130 * SEC + 2), 110 * SEC + 1);
+	ck_assert_double_eq(wl_schedule_lambda(&s, 110e9), 130e9);
+	ck_assert_double_eq(wl_schedule_scale(&s, 99.999), 1);
+	ck_assert_double_eq(wl_schedule_scale(&s, 100), 3);
+	wl_schedule_free(&s);
+
+	sched_of("{\"rate_schedule\": [{\"at_s\": 100, \"scale\": 3, \"ramp_s\": 100}]}", &s);
+	ck_assert_int_eq(wl_schedule_map(&s, 100 * SEC), 100 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 175 * SEC), 150 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 300 * SEC), 200 * SEC); /* mean x2 over 100 s */
+	ck_assert_int_eq(wl_schedule_map(&s, 330 * SEC), 210 * SEC);
+	ck_assert_double_eq(wl_schedule_scale(&s, 150), 2);
+	ck_assert_double_eq(wl_schedule_lambda(&s, 150e9), 175e9);
+	wl_schedule_free(&s);
+
+	/* x0 over [10, 20) s, then x2 */
+	sched_of("{\"rate_schedule\": [{\"at_s\": 10, \"scale\": 0}, {\"at_s\": 20, \"scale\": 2}]}",
+		 &s);
+	ck_assert_int_eq(wl_schedule_map(&s, 9 * SEC), 9 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 10 * SEC), 20 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 12 * SEC), 21 * SEC);
+	wl_schedule_free(&s);
+
+	/* x2, a ramp down to x0 over [10, 20) s, x0 to 30 s, then x1:
+	 * Lambda(10) = 20, Lambda(20) = 30; on the ramp 2y - y^2 / 10 = d,
+	 * y = 10 - sqrt(100 - 10 d), so d = 5 s gives y = 10 - sqrt(50). */
+	sched_of("{\"rate_schedule\": [{\"at_s\": 0, \"scale\": 2}, {\"at_s\": 10, \"scale\": 0, "
+		 "\"ramp_s\": 10}, {\"at_s\": 30, \"scale\": 1}]}",
+		 &s);
+	ck_assert_int_eq(wl_schedule_map(&s, 20 * SEC), 10 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 25 * SEC), llround((20 - sqrt(50)) * 1e9));
+	ck_assert_int_eq(wl_schedule_map(&s, 30 * SEC), 30 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 31 * SEC), 31 * SEC);
+	wl_schedule_free(&s);
+
+	/* Ending at x0: past Lambda's last value nothing arrives. */
+	sched_of("{\"rate_schedule\": [{\"at_s\": 5, \"scale\": 0}]}", &s);
+	ck_assert_int_eq(wl_schedule_map(&s, 4 * SEC), 4 * SEC);
+	ck_assert_int_eq(wl_schedule_map(&s, 6 * SEC), CFG_TIME_MAX_NS);
+	wl_schedule_free(&s);
+}
+END_TEST
+
+/* The diurnal Lambda (c = (max + min) / 2, a = (max - min) / 2, w = 2 pi /
+ * period): c t + (a / w) (sin(w (t - peak)) + sin(w peak)). The inverse of
+ * u (whole ns) is within 1 ns of the exact one, t* = T + (u - Lambda(T)) /
+ * scale(T) for a point T whose Lambda is known by hand (u is Lambda(T)
+ * rounded, so t* is within a few ns of T and the correction is exact to
+ * far below a ns). */
+static void diurnal_at(struct wl_schedule *s, double T, double lam_T, double scale_T)
+{
+	int64_t u = llround(lam_T * 1e9);
+	double want = T * 1e9 + ((double)u - lam_T * 1e9) / scale_T;
+	int64_t got = wl_schedule_map(s, u);
+	ck_assert_msg(fabs((double)got - want) <= 1, "t = %g s: got %lld ns, want %.3f", T,
+		      (long long)got, want);
+	ck_assert_double_eq_tol(wl_schedule_scale(s, T), scale_T, 1e-12);
+	ck_assert_double_eq_tol(wl_schedule_lambda(s, T * 1e9), lam_T * 1e9, 0.5);
+}
+
+START_TEST(diurnal_inverse_within_a_ns)
+{
+	struct wl_schedule s;
+	/* scale = 1 + cos(2 pi t / 100): Lambda = t + (50 / pi) sin(2 pi t / 100) */
+	sched_of("{\"rate_schedule\": {\"kind\": \"diurnal\", \"period_s\": 100, \"min_scale\": 0, "
+		 "\"max_scale\": 2, \"peak_at_s\": 0}}",
+		 &s);
+	ck_assert_double_eq(wl_schedule_scale(&s, 0), 2);
+	diurnal_at(&s, 25, 25 + 50 / PI, 1);
+	diurnal_at(&s, 40, 40 + 50 / PI * sin(0.8 * PI), 1 + cos(0.8 * PI));
+	diurnal_at(&s, 75, 75 - 50 / PI, 1);
+	diurnal_at(&s, 125, 125 + 50 / PI, 1);
+	/* At a zero of the multiplier (the trough, 50 s) Lambda is flat to
+	 * the third order: Lambda(50 s + e) - 50 s = (2 pi / 100 s)^2 e^3 / 6,
+	 * under a ns of u for e up to 11 ms. The root is then as close as
+	 * double arithmetic tells (Lambda's rounding, 1e-5 ns at 50 s, is
+	 * Lambda's change over 0.25 ms). */
+	int64_t t = wl_schedule_map(&s, 150 * SEC);
+	ck_assert_msg(llabs(t - 150 * SEC) < 1000000, "%lld", (long long)t);
+	wl_schedule_free(&s);
+
+	/* A day: x0.2 to x1, peak at 14:00 (50400 s); w 50400 = 7 pi / 6.
+	 * Lambda = 0.6 t + (17280 / pi) (sin(w (t - 50400)) - 1/2). */
+	sched_of("{\"rate_schedule\": {\"kind\": \"diurnal\", \"min_scale\": 0.2, \"max_scale\": 1, "
+		 "\"peak_at_s\": 50400}}",
+		 &s);
+	ck_assert_double_eq(s.period_s, 86400); /* the default */
+	diurnal_at(&s, 50400, 30240 - 8640 / PI, 1);            /* the first peak */
+	diurnal_at(&s, 93600, 56160 - 8640 / PI, 0.2);           /* the next trough */
+	diurnal_at(&s, 223200, 133920 - 8640 / PI, 1);          /* the third peak */
+	diurnal_at(&s, 223200 + 21600, 146880 + 8640 / PI, 0.6); /* 6 h after it */
+	wl_schedule_free(&s);
+}
+END_TEST
+
+START_TEST(schedule_errors_name_the_path)
+{
+	sched_bad("{\"rate_schedule\": 2}",
+		  "workload.rate_schedule: expected an array of steps [{\"at_s\", \"scale\", "
+		  "\"ramp_s\"?}] or {\"kind\": \"diurnal\", \"period_s\", \"min_scale\", "
+		  "\"max_scale\", \"peak_at_s\"}, got a number");
+	sched_bad("{\"rate_schedule\": []}",
+		  "workload.rate_schedule: expected a non-empty array of steps [{\"at_s\", "
+		  "\"scale\", \"ramp_s\"?}], got an empty array");
+	sched_bad("{\"rate_schedule\": [{\"at_s\": 10, \"scale\": 1}, {\"at_s\": 20, \"scale\": 2}, "
+		  "{\"at_s\": 15, \"scale\": 1}]}",
+		  "workload.rate_schedule[2].at_s: expected more than the previous step's at_s "
+		  "(20), got 15");
+	sched_bad("{\"rate_schedule\": [{\"at_s\": 10, \"scale\": 1, \"ramp_s\": 20}, {\"at_s\": 20, "
+		  "\"scale\": 2}]}",
+		  "workload.rate_schedule[1].at_s: expected at least 30 (the previous step's at_s "
+		  "+ ramp_s, where its ramp ends), got 20");
+	sched_bad("{\"rate_schedule\": [{\"at_s\": 10, \"scale\": -1}]}",
+		  "workload.rate_schedule[0].scale: expected a number in [0, 1e+06], got -1");
+	sched_bad("{\"rate_schedule\": [{\"scale\": 1}]}",
+		  "workload.rate_schedule[0].at_s: missing (a step needs it)");
+	sched_bad("{\"rate_schedule\": [{\"at_s\": 1, \"scale\": 1, \"ramp\": 1}]}",
+		  "workload.rate_schedule[0].ramp: unknown key (expected one of: at_s, scale, "
+		  "ramp_s)");
+	sched_bad("{\"rate_schedule\": {\"kind\": \"weekly\"}}",
+		  "workload.rate_schedule.kind: expected one of diurnal, got \"weekly\"");
+	sched_bad("{\"rate_schedule\": {\"kind\": \"diurnal\", \"min_scale\": 0.5, \"max_scale\": "
+		  "0.2, \"peak_at_s\": 0}}",
+		  "workload.rate_schedule.max_scale: expected max_scale >= min_scale (0.5), got "
+		  "0.2");
+	sched_bad("{\"rate_schedule\": {\"kind\": \"diurnal\", \"min_scale\": 0, \"max_scale\": 0, "
+		  "\"peak_at_s\": 0}}",
+		  "workload.rate_schedule.max_scale: expected a number > 0 (at 0 nothing ever "
+		  "arrives), got 0");
+	sched_bad("{\"rate_schedule\": {\"kind\": \"diurnal\", \"period_s\": 0, \"min_scale\": 0, "
+		  "\"max_scale\": 1, \"peak_at_s\": 0}}",
+		  "workload.rate_schedule.period_s: expected a number in [1e-06, 4e+09], got 0");
+	sched_bad("{\"rate_schedule\": {\"kind\": \"diurnal\", \"max_scale\": 1, \"peak_at_s\": 0}}",
+		  "workload.rate_schedule.min_scale: missing (a diurnal schedule needs it)");
+}
+END_TEST
+
+/* The arrivals under a schedule are the constant-rate ones (same draws,
+ * same lengths) moved by the time change: x1 to 100 s, then x3, so
+ * u past 100 s arrives at 100 + (u - 100) / 3 s; and the counts per
+ * interval are the Poisson ones, 10/s then 30/s, within 4 sigma. */
+START_TEST(step_in_rate_shows_in_arrivals)
+{
+	const struct wl_ops *ops;
+	void *plain = make_wl("{\"kind\": \"open\", \"rate_per_s\": 10, \"max_requests\": 100000}",
+			      100000, &ops);
+	void *st = make_wl("{\"kind\": \"open\", \"rate_per_s\": 10, \"max_requests\": 100000, "
+			   "\"rate_schedule\": [{\"at_s\": 100, \"scale\": 3}]}",
+			   100000, &ops);
+	struct request a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	int64_t n[2] = {0, 0};
+	for (;;) {
+		ck_assert_int_eq(ops->next(plain, &a), 1);
+		ck_assert_int_eq(ops->next(st, &b), 1);
+		int64_t u = a.arrival_ns;
+		int64_t want = u < 100 * SEC ? u : 100 * SEC + llround((double)(u - 100 * SEC) / 3);
+		ck_assert_int_eq(b.arrival_ns, want);
+		ck_assert_uint_eq(b.prompt_tokens, a.prompt_tokens);
+		ck_assert_uint_eq(b.output_tokens, a.output_tokens);
+		if (b.arrival_ns >= 200 * SEC)
+			break;
+		n[b.arrival_ns >= 100 * SEC]++;
+	}
+	ck_assert_msg(fabs((double)n[0] - 1000) < 4 * sqrt(1000), "%lld in [0, 100) s",
+		      (long long)n[0]);
+	ck_assert_msg(fabs((double)n[1] - 3000) < 4 * sqrt(3000), "%lld in [100, 200) s",
+		      (long long)n[1]);
+	free(a.hashes);
+	free(b.hashes);
+	ops->destroy(plain);
+	ops->destroy(st);
+}
+END_TEST
+
+/* A diurnal chat day: the same seed gives the same arrivals, another seed
+ * others; and a follow-up turn is not time-changed: it comes its think
+ * time after the answer, as without a schedule. */
+START_TEST(scheduled_arrivals_reproduce_by_seed)
+{
+	const char *json = "{\"kind\": \"chat\", \"sessions_per_s\": 2, \"max_sessions\": 2000, "
+			   "\"rate_schedule\": {\"kind\": \"diurnal\", \"period_s\": 600, "
+			   "\"min_scale\": 0.1, \"max_scale\": 1, \"peak_at_s\": 300}}";
+	const struct wl_ops *ops;
+	void *x = make_wl(json, 1000000, &ops), *y = make_wl(json, 1000000, &ops);
+	cJSON *o = cJSON_Parse(json);
+	struct wl_env env = {16, 1000000, 6, NULL, 1.0, NULL}; /* another seed */
+	char err[512] = "";
+	void *z = wl_create(o, &env, &ops, err, sizeof err);
+	ck_assert_msg(z != NULL, "%s", err);
+	cJSON_Delete(o);
+	struct request a, b, c;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	memset(&c, 0, sizeof c);
+	int differ = 0;
+	int64_t prev = 0;
+	for (int i = 0; i < 2000; i++) {
+		ck_assert_int_eq(ops->next(x, &a), 1);
+		ck_assert_int_eq(ops->next(y, &b), 1);
+		ck_assert_int_eq(ops->next(z, &c), 1);
+		ck_assert_int_eq(a.arrival_ns, b.arrival_ns);
+		ck_assert_uint_eq(a.prompt_tokens, b.prompt_tokens);
+		ck_assert_int_ge(a.arrival_ns, prev);
+		prev = a.arrival_ns;
+		differ += a.arrival_ns != c.arrival_ns;
+	}
+	ck_assert_int_gt(differ, 1990);
+	ck_assert_int_eq(ops->next(x, &a), 0);
+	ops->destroy(x);
+	ops->destroy(y);
+	ops->destroy(z);
+
+	/* The first session with a second turn, with and without the
+	 * schedule, its first turn answered at 1000 s. */
+	x = make_wl(json, 1000000, &ops);
+	y = make_wl("{\"kind\": \"chat\", \"sessions_per_s\": 2, \"max_sessions\": 2000}",
+		    1000000, &ops);
+	int checked = 0;
+	for (int i = 0; i < 50 && !checked; i++) {
+		ck_assert_int_eq(ops->next(x, &a), 1);
+		ck_assert_int_eq(ops->next(y, &b), 1);
+		ck_assert_uint_eq(a.session, b.session);
+		if (a.last_turn)
+			continue;
+		ck_assert_int_ne(a.arrival_ns, b.arrival_ns);
+		struct request fa, fb;
+		memset(&fa, 0, sizeof fa);
+		memset(&fb, 0, sizeof fb);
+		ck_assert_int_eq(ops->follow_up(x, &a, 1, 1000 * SEC, &fa), 1);
+		ck_assert_int_eq(ops->follow_up(y, &b, 1, 1000 * SEC, &fb), 1);
+		ck_assert_int_gt(fa.arrival_ns, 1000 * SEC);
+		ck_assert_int_eq(fa.arrival_ns, fb.arrival_ns);
+		ck_assert_uint_eq(fa.prompt_tokens, fb.prompt_tokens);
+		free(fa.hashes);
+		free(fb.hashes);
+		checked = 1;
+	}
+	ck_assert(checked);
+	free(a.hashes);
+	free(b.hashes);
+	free(c.hashes);
+	ops->destroy(x);
+	ops->destroy(y);
+}
+END_TEST
+
+/* A mix: a part's own rate_schedule, the mix's for the others. Part 0
+ * doubles at 50 s, part 1 follows the mix's pause from 50 s on. */
+START_TEST(mix_parts_follow_their_schedules)
+{
+	const char *json =
+	    "{\"kind\": \"mix\", \"rate_schedule\": [{\"at_s\": 50, \"scale\": 0}], \"parts\": ["
+	    "{\"workload\": {\"kind\": \"open\", \"rate_per_s\": 10, \"max_requests\": 100000, "
+	    "\"rate_schedule\": [{\"at_s\": 50, \"scale\": 2}]}},"
+	    "{\"workload\": {\"kind\": \"open\", \"rate_per_s\": 10, \"max_requests\": 100000}}]}";
+	const struct wl_ops *ops;
+	void *st = make_wl(json, 100000, &ops);
+	struct request r;
+	memset(&r, 0, sizeof r);
+	int64_t n[2][2] = {{0, 0}, {0, 0}}; /* [part][before, after 50 s] */
+	while (ops->next(st, &r) == 1 && r.arrival_ns < 100 * SEC)
+		n[(r.session - 1) % 2][r.arrival_ns >= 50 * SEC]++;
+	ck_assert_msg(fabs((double)n[0][0] - 500) < 4 * sqrt(500), "%lld", (long long)n[0][0]);
+	ck_assert_msg(fabs((double)n[1][0] - 500) < 4 * sqrt(500), "%lld", (long long)n[1][0]);
+	ck_assert_msg(fabs((double)n[0][1] - 1000) < 4 * sqrt(1000), "%lld", (long long)n[0][1]);
+	ck_assert_int_eq(n[1][1], 0);
+	free(r.hashes);
+	ops->destroy(st);
+	cJSON *o = cJSON_Parse(json);
+	char lines[1024];
+	wl_schedule_lines(o, lines, sizeof lines);
+	ck_assert_str_eq(lines, "rate schedule of workload.parts[0]: x1 from 0 s, x2 from 50 s\n"
+				"rate schedule of workload.parts[1]: x1 from 0 s, x0 from 50 s\n");
+	cJSON_Delete(o);
+}
+END_TEST
+
+/* The arrival times (s) and output lengths a trace workload gives. */
+static int trace_arrivals(const char *json, double *at, uint32_t *out, int max)
+{
+	const struct wl_ops *ops;
+	void *st = make_wl(json, 100000, &ops);
+	struct request r;
+	memset(&r, 0, sizeof r);
+	int n = 0, got;
+	while (n < max && (got = ops->next(st, &r)) == 1) {
+		at[n] = (double)r.arrival_ns * 1e-9;
+		out[n++] = r.output_tokens;
+	}
+	free(r.hashes);
+	ops->destroy(st);
+	return n;
+}
+
+/* tests/data/window.jsonl: ten requests, 1 s apart from its first arrival
+ * (output lengths 1..10). [2.5, 6.5) s keeps the 4th to 7th, their times
+ * moved back by 2.5 s; a second pass starts 1 s after the first's last
+ * arrival; x2 halves the times. */
+START_TEST(trace_window_cuts_and_shifts)
+{
+	double at[16];
+	uint32_t out[16];
+	const char *base = "{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": "
+			   "\"tests/data/window.jsonl\", \"start_s\": 2.5, \"end_s\": 6.5";
+	char json[512];
+	snprintf(json, sizeof json, "%s}", base);
+	ck_assert_int_eq(trace_arrivals(json, at, out, 16), 4);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_double_eq_tol(at[i], 0.5 + i, 1e-9);
+		ck_assert_uint_eq(out[i], 4 + (uint32_t)i);
+	}
+	snprintf(json, sizeof json, "%s, \"repeat\": 2}", base);
+	ck_assert_int_eq(trace_arrivals(json, at, out, 16), 8);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_double_eq_tol(at[4 + i], 5.0 + i, 1e-9);
+		ck_assert_uint_eq(out[4 + i], 4 + (uint32_t)i);
+	}
+	snprintf(json, sizeof json, "%s, \"rate_schedule\": [{\"at_s\": 0, \"scale\": 2}]}", base);
+	ck_assert_int_eq(trace_arrivals(json, at, out, 16), 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_double_eq_tol(at[i], 0.25 + 0.5 * i, 1e-9);
+
+	/* kvsim: sessions at 1, 3, 5 and 8 s; [2, 6) keeps sessions 2 and
+	 * 3 whole (session 2's second turn included) and drops 1 and 4
+	 * with their later turns. */
+	const struct wl_ops *ops;
+	void *st = make_wl("{\"kind\": \"trace\", \"format\": \"kvsim\", \"path\": "
+			   "\"tests/data/window_kvsim.jsonl\", \"start_s\": 2, \"end_s\": 6}",
+			   100000, &ops);
+	struct request a, b, c;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	memset(&c, 0, sizeof c);
+	ck_assert_int_eq(ops->next(st, &a), 1);
+	ck_assert_uint_eq(a.session, 2);
+	ck_assert_int_eq(a.arrival_ns, 1 * SEC);
+	ck_assert_int_eq(ops->next(st, &b), 1);
+	ck_assert_uint_eq(b.session, 3);
+	ck_assert_int_eq(b.arrival_ns, 3 * SEC);
+	ck_assert_int_eq(ops->follow_up(st, &a, 1, 10 * SEC, &c), 1);
+	ck_assert_uint_eq(c.session, 2);
+	ck_assert_uint_eq(c.turn, 2);
+	ck_assert_int_eq(c.arrival_ns, 12 * SEC); /* its after_s, not time-changed */
+	ck_assert_int_eq(ops->next(st, &a), 0);
+	free(a.hashes);
+	free(b.hashes);
+	free(c.hashes);
+	ops->destroy(st);
+
+	/* A window with no request in it is an error once the trace is read;
+	 * one that ends where it starts, at once. */
+	st = make_wl("{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": "
+		     "\"tests/data/window.jsonl\", \"start_s\": 20}",
+		     100000, &ops);
+	memset(&a, 0, sizeof a);
+	ck_assert_int_eq(ops->next(st, &a), -1);
+	ck_assert_str_eq(ops->error(st),
+			 "tests/data/window.jsonl: no request arrives in the window [20 s, its end) "
+			 "that workload.start_s and end_s cut from the trace (times from the "
+			 "trace's first arrival)");
+	free(a.hashes);
+	ops->destroy(st);
+	cJSON *o = cJSON_Parse("{\"kind\": \"trace\", \"format\": \"mooncake\", \"path\": "
+			       "\"tests/data/window.jsonl\", \"start_s\": 5, \"end_s\": 5}");
+	struct wl_env env = {16, 100000, 1, NULL, 1.0, NULL};
+	char err[512] = "";
+	ck_assert_ptr_null(wl_create(o, &env, &ops, err, sizeof err));
+	ck_assert_str_eq(err, "workload.end_s: expected more than start_s (5), got 5");
+	cJSON_Delete(o);
+}
+END_TEST
+
 Suite *workload_suite(void)
 {
 	Suite *s = suite_create("workload");
@@ -646,6 +1061,13 @@ Suite *workload_suite(void)
 	tcase_add_test(tc, generator_means_match_their_distributions);
 	tcase_add_test(tc, zipf_popularity_ranks);
 	tcase_add_test(tc, chat_gamma_arrivals_have_rate_and_cv);
+	tcase_add_test(tc, schedule_steps_and_ramps_invert_exactly);
+	tcase_add_test(tc, diurnal_inverse_within_a_ns);
+	tcase_add_test(tc, schedule_errors_name_the_path);
+	tcase_add_test(tc, step_in_rate_shows_in_arrivals);
+	tcase_add_test(tc, scheduled_arrivals_reproduce_by_seed);
+	tcase_add_test(tc, mix_parts_follow_their_schedules);
+	tcase_add_test(tc, trace_window_cuts_and_shifts);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;

@@ -28,6 +28,8 @@ expect 2 'unknown list "fruit"' list fruit
 printf '{}' >"$T/empty_obj.json"
 expect 0 "valid" validate "$T/empty_obj.json"
 expect 0 "valid" validate workloads/scenarios/default.json
+grep -q "rate schedule" "$T/out" && bad "validate printed a rate schedule for a workload without one" || ok
+expect 0 "rate schedule: diurnal, x0.2 to x1 over a period of 86400 s, peaking at 50400 s (mean x0.6)" validate workloads/scenarios/diurnal.json
 printf '{"cluster": {"nodes": -3}}' >"$T/neg.json"
 expect 2 "$T/neg.json: cluster.nodes: expected an integer in [1, 1000000], got -3" validate "$T/neg.json"
 printf '{"router": {"policy": "magic"}}' >"$T/pol.json"

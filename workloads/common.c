@@ -11,15 +11,18 @@
 
 #include "sim/cfg.h"
 #include "sim/request.h"
+#include "workloads/workload.h"
 
 int wl_arrivals_parse(struct wl_arrivals *a, const cJSON *obj, const char *path,
-		      const char *rate_key, double default_rate, char *err, size_t errlen)
+		      const char *rate_key, double default_rate, const struct wl_env *env,
+		      char *err, size_t errlen)
 {
 	static const char *const kinds[] = {"poisson", "gamma", NULL};
 	int kind = 0;
 	a->rate_per_s = default_rate;
 	a->cv = 1.0;
 	a->t_ns = 0;
+	memset(&a->sched, 0, sizeof a->sched);
 	if (cfg_number(obj, path, rate_key, 1e-9, 1e9, &a->rate_per_s, err, errlen) ||
 	    cfg_enum(obj, path, "arrival", kinds, &kind, err, errlen) ||
 	    cfg_number(obj, path, "cv", 1e-3, 1e3, &a->cv, err, errlen))
@@ -31,7 +34,12 @@ int wl_arrivals_parse(struct wl_arrivals *a, const cJSON *obj, const char *path,
 			 cfg_join(p, sizeof p, path, "cv"));
 		return -1;
 	}
-	return 0;
+	return wl_schedule_parse(&a->sched, obj, path, env->schedule, err, errlen);
+}
+
+void wl_arrivals_free(struct wl_arrivals *a)
+{
+	wl_schedule_free(&a->sched);
 }
 
 int64_t wl_arrivals_next(struct wl_arrivals *a, gsl_rng *r)
@@ -44,7 +52,7 @@ int64_t wl_arrivals_next(struct wl_arrivals *a, gsl_rng *r)
 		gap = gsl_ran_exponential(r, mean);
 	}
 	a->t_ns = cfg_time_add(a->t_ns, cfg_time_ns_clamp(gap, 1e9));
-	return a->t_ns;
+	return wl_schedule_map(&a->sched, a->t_ns);
 }
 
 int wl_hash_simd_off;

@@ -8,23 +8,32 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim/rng.h"
+#include "workloads/schedule.h"
 
 struct cJSON;
 struct request;
+struct wl_env;
 
 /* Poisson (exponential gaps) or Gamma-renewal (gaps with a coefficient of
- * variation cv) arrivals at rate per second. Time is kept in integer ns. */
+ * variation cv) arrivals at rate per second, drawn in operational time
+ * t_ns and mapped to real time through the rate schedule (schedule.h).
+ * Time is kept in integer ns. */
 struct wl_arrivals {
 	double rate_per_s;
 	int gamma;
 	double cv;
 	int64_t t_ns;
+	struct wl_schedule sched;
 };
-/* Reads rate_key, "arrival" and "cv" from obj. */
+/* Reads rate_key, "arrival", "cv" and "rate_schedule" from obj (without
+ * rate_schedule, env->schedule's when there is one). Free with
+ * wl_arrivals_free (also after a failure). */
 int wl_arrivals_parse(struct wl_arrivals *a, const struct cJSON *obj, const char *path,
-		      const char *rate_key, double default_rate, char *err, size_t errlen);
-/* Advances to and returns the next arrival time. */
+		      const char *rate_key, double default_rate, const struct wl_env *env,
+		      char *err, size_t errlen);
+/* Advances to and returns the next arrival time (real time). */
 int64_t wl_arrivals_next(struct wl_arrivals *a, gsl_rng *r);
+void wl_arrivals_free(struct wl_arrivals *a);
 
 /* A run of tokens with one identity: token i of segment id is (id, i). */
 struct wl_seg {

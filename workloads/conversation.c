@@ -96,6 +96,7 @@ static void chat_destroy(void *st)
 	dist_free(&w->output);
 	dist_free(&w->think);
 	wl_pool_free(&w->sys);
+	wl_arrivals_free(&w->arr);
 	if (w->r_arr)
 		gsl_rng_free(w->r_arr);
 	if (w->r_len)
@@ -115,6 +116,7 @@ static struct chat_wl *convo_alloc(enum convo_kind kind, const struct wl_env *en
 	}
 	w->kind = kind;
 	w->env = *env;
+	w->env.schedule = NULL; /* copied by wl_schedule_parse; not kept */
 	hmap_init(&w->live);
 	return w;
 }
@@ -143,7 +145,7 @@ static void *chat_create(const struct cJSON *json, const char *path, const struc
 	static const char *const keys[] = {"kind",       "sessions_per_s", "arrival",
 					   "cv",         "max_sessions",   "turns",
 					   "user_tokens", "output_tokens", "think_time_s",
-					   "system_prompts", NULL};
+					   "system_prompts", "rate_schedule", NULL};
 	struct chat_wl *w = convo_alloc(CONVO_CHAT, env, err, errlen);
 	if (!w)
 		return NULL;
@@ -153,8 +155,8 @@ static void *chat_create(const struct cJSON *json, const char *path, const struc
 	dist_make(&w->output, DIST_LOGNORMAL, 250, 0.6);
 	dist_make(&w->think, DIST_EXPONENTIAL, 20, 0);
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
-	    wl_arrivals_parse(&w->arr, json, path, wl_chat.rate_key, wl_chat.rate_default, err,
-			      errlen) ||
+	    wl_arrivals_parse(&w->arr, json, path, wl_chat.rate_key, wl_chat.rate_default, env,
+			      err, errlen) ||
 	    cfg_int(json, path, "max_sessions", 1, (int64_t)1 << 40, &w->max_sessions, err,
 		    errlen) ||
 	    cfg_dist(json, path, "turns", 1, &w->turns, err, errlen) ||
@@ -175,7 +177,8 @@ static void *rag_create(const struct cJSON *json, const char *path, const struct
 	static const char *const keys[] = {
 	    "kind",           "rate_per_s",      "arrival",       "cv",
 	    "max_requests",   "documents",       "docs_per_request", "question_tokens",
-	    "output_tokens",  "follow_up_prob",  "think_time_s",  "system_prompts", NULL};
+	    "output_tokens",  "follow_up_prob",  "think_time_s",  "system_prompts",
+	    "rate_schedule",  NULL};
 	struct chat_wl *w = convo_alloc(CONVO_RAG, env, err, errlen);
 	if (!w)
 		return NULL;
@@ -189,8 +192,8 @@ static void *rag_create(const struct cJSON *json, const char *path, const struct
 	dist_make(&w->think, DIST_EXPONENTIAL, 15, 0);
 	char p[256];
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
-	    wl_arrivals_parse(&w->arr, json, path, wl_rag.rate_key, wl_rag.rate_default, err,
-			      errlen) ||
+	    wl_arrivals_parse(&w->arr, json, path, wl_rag.rate_key, wl_rag.rate_default, env,
+			      err, errlen) ||
 	    cfg_int(json, path, "max_requests", 1, (int64_t)1 << 40, &w->max_sessions, err,
 		    errlen) ||
 	    wl_pool_parse(&w->docs, json, path, "documents", 1000, &doc_len, env->seed,
@@ -222,7 +225,8 @@ static void *agent_create(const struct cJSON *json, const char *path, const stru
 	static const char *const keys[] = {"kind",        "rate_per_s",         "arrival",
 					   "cv",          "max_chains",         "steps",
 					   "task_tokens", "tool_result_tokens", "output_tokens",
-					   "tool_latency_s", "tools",           NULL};
+					   "tool_latency_s", "tools",           "rate_schedule",
+					   NULL};
 	struct chat_wl *w = convo_alloc(CONVO_AGENT, env, err, errlen);
 	if (!w)
 		return NULL;
@@ -235,8 +239,8 @@ static void *agent_create(const struct cJSON *json, const char *path, const stru
 	dist_make(&w->output, DIST_LOGNORMAL, 60, 0.5);
 	dist_make(&w->think, DIST_EXPONENTIAL, 1.0, 0);
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
-	    wl_arrivals_parse(&w->arr, json, path, wl_agent.rate_key, wl_agent.rate_default, err,
-			      errlen) ||
+	    wl_arrivals_parse(&w->arr, json, path, wl_agent.rate_key, wl_agent.rate_default, env,
+			      err, errlen) ||
 	    cfg_int(json, path, "max_chains", 1, (int64_t)1 << 40, &w->max_sessions, err,
 		    errlen) ||
 	    cfg_dist(json, path, "steps", 1, &w->turns, err, errlen) ||

@@ -41,7 +41,7 @@ static void mix_destroy(void *p)
 static void *mix_create(const cJSON *json, const char *path, const struct wl_env *env, char *err,
 			size_t errlen)
 {
-	static const char *const keys[] = {"kind", "parts", NULL};
+	static const char *const keys[] = {"kind", "parts", "rate_schedule", NULL};
 	static const char *const part_keys[] = {"weight", "workload", NULL};
 	char p[256], pp[300];
 	if (cfg_check_keys(json, path, keys, err, errlen))
@@ -54,9 +54,15 @@ static void *mix_create(const cJSON *json, const char *path, const struct wl_env
 				      "[{\"weight\": W, \"workload\": {...}}]", p, MIX_MAX_PARTS);
 		return NULL;
 	}
+	/* The mix's rate_schedule is the schedule of every part whose workload
+	 * gives none of its own. */
+	struct wl_schedule top;
+	if (wl_schedule_parse(&top, json, path, env->schedule, err, errlen))
+		return NULL;
 	struct mix *m = calloc(1, sizeof *m);
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
+		wl_schedule_free(&top);
 		return NULL;
 	}
 	m->failed = -1;
@@ -86,15 +92,18 @@ static void *mix_create(const cJSON *json, const char *path, const struct wl_env
 		struct wl_env e = *env;
 		e.seed = rng_mix64(env->seed ^ (0x6d6978ULL + (uint64_t)i * 0x9E3779B97F4A7C15ULL));
 		e.rate_scale = weight * (env->rate_scale > 0 ? env->rate_scale : 1);
+		e.schedule = top.kind != WL_SCHED_NONE ? &top : NULL;
 		m->st[i] = m->ops[i]->create(wj, wp, &e, err, errlen);
 		if (!m->st[i])
 			goto fail;
 		m->n = (uint32_t)i + 1;
 	}
+	wl_schedule_free(&top);
 	return m;
 fail:
 	m->n = (uint32_t)n;
 	mix_destroy(m);
+	wl_schedule_free(&top);
 	return NULL;
 }
 

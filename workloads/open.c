@@ -25,6 +25,7 @@ static void open_destroy(void *st)
 	dist_free(&w->input);
 	dist_free(&w->output);
 	wl_pool_free(&w->sys);
+	wl_arrivals_free(&w->arr);
 	if (w->r_arr)
 		gsl_rng_free(w->r_arr);
 	if (w->r_len)
@@ -37,19 +38,20 @@ static void *open_create(const struct cJSON *json, const char *path, const struc
 {
 	static const char *const keys[] = {"kind",         "rate_per_s",    "arrival",
 					   "cv",           "max_requests",  "input_tokens",
-					   "output_tokens", "system_prompts", NULL};
+					   "output_tokens", "system_prompts", "rate_schedule", NULL};
 	struct open_wl *w = calloc(1, sizeof *w);
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	w->env = *env;
+	w->env.schedule = NULL; /* copied by wl_schedule_parse; not kept */
 	w->max_requests = 10000;
 	dist_make(&w->input, DIST_LOGNORMAL, 512, 0.8);
 	dist_make(&w->output, DIST_LOGNORMAL, 128, 0.6);
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
-	    wl_arrivals_parse(&w->arr, json, path, wl_open.rate_key, wl_open.rate_default, err,
-			      errlen) ||
+	    wl_arrivals_parse(&w->arr, json, path, wl_open.rate_key, wl_open.rate_default, env,
+			      err, errlen) ||
 	    cfg_int(json, path, "max_requests", 1, (int64_t)1 << 40, &w->max_requests, err,
 		    errlen) ||
 	    cfg_dist(json, path, "input_tokens", 1, &w->input, err, errlen) ||

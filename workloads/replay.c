@@ -32,6 +32,17 @@ struct replay {
 	 * content (block ids, sessions) is renamed, so passes share nothing. */
 	int64_t repeat, pass;
 	int64_t shift_ns, last_ns; /* this pass's time shift; the latest arrival read */
+	/* start_s, end_s: the window of the trace's time replayed (window 0:
+	 * the whole trace); kept: first turns kept in this pass; dropped: the
+	 * kvsim sessions whose first turn fell outside, until their last turn
+	 * (their later turns go too) */
+	int window;
+	int64_t start_ns, end_ns;
+	double start_s, end_s;
+	uint64_t kept;
+	struct hmap dropped;
+	struct wl_schedule sched; /* maps the arrivals' times (schedule.h) */
+	char path[256];           /* the workload's JSON path */
 	enum trace_format format;
 	int skip_bad;
 	char full[4200];
@@ -78,6 +89,8 @@ static void replay_destroy(void *st)
 		if (w->later.slots[i].key)
 			free_chain((struct held *)(uintptr_t)w->later.slots[i].val);
 	hmap_free(&w->later);
+	hmap_free(&w->dropped);
+	wl_schedule_free(&w->sched);
 	if (w->ahead)
 		for (uint32_t i = 0; i < AHEAD; i++)
 			free(w->ahead[i].hashes);
@@ -88,8 +101,9 @@ static void replay_destroy(void *st)
 static void *replay_create(const cJSON *json, const char *path, const struct wl_env *env, char *err,
 			   size_t errlen)
 {
-	static const char *const keys[] = {"kind",	 "format",   "path",	 "time_scale",
-					   "max_requests", "skip_bad", "repeat", NULL};
+	static const char *const keys[] = {"kind",   "format",	 "path",    "time_scale",
+					   "max_requests", "skip_bad", "repeat", "start_s",
+					   "end_s",  "rate_schedule", NULL};
 	static const char *const formats[] = {"mooncake", "azure", "kvsim", NULL};
 	struct replay *w = calloc(1, sizeof *w);
 	if (!w) {
@@ -97,9 +111,12 @@ static void *replay_create(const cJSON *json, const char *path, const struct wl_
 		return NULL;
 	}
 	w->env = *env;
+	w->env.schedule = NULL; /* copied by wl_schedule_parse; not kept */
 	w->time_scale = 1.0;
 	w->max_requests = INT64_MAX;
 	hmap_init(&w->later);
+	hmap_init(&w->dropped);
+	snprintf(w->path, sizeof w->path, "%s", path);
 	int format = -1, skip = 0;
 	char file[2048] = "", p[256];
 	if (cfg_check_keys(json, path, keys, err, errlen) ||
@@ -110,8 +127,20 @@ static void *replay_create(const cJSON *json, const char *path, const struct wl_
 	    cfg_bool(json, path, "skip_bad", &skip, err, errlen))
 		goto fail;
 	w->repeat = 1;
-	if (cfg_int(json, path, "repeat", 1, 1000000, &w->repeat, err, errlen))
+	w->end_s = INFINITY;
+	if (cfg_int(json, path, "repeat", 1, 1000000, &w->repeat, err, errlen) ||
+	    cfg_number(json, path, "start_s", 0, 4e9, &w->start_s, err, errlen) ||
+	    cfg_number(json, path, "end_s", 0, 4e9, &w->end_s, err, errlen) ||
+	    wl_schedule_parse(&w->sched, json, path, env->schedule, err, errlen))
 		goto fail;
+	if (w->end_s <= w->start_s) {
+		snprintf(err, errlen, "%s: expected more than start_s (%g), got %g",
+			 cfg_join(p, sizeof p, path, "end_s"), w->start_s, w->end_s);
+		goto fail;
+	}
+	w->window = w->start_s > 0 || isfinite(w->end_s);
+	w->start_ns = cfg_time_ns_clamp(w->start_s, 1e9);
+	w->end_ns = isfinite(w->end_s) ? cfg_time_ns_clamp(w->end_s, 1e9) : INT64_MAX;
 	if (format < 0 || !file[0]) {
 		snprintf(err, errlen, "%s: a trace workload needs \"format\" (mooncake, azure, kvsim) "
 				      "and \"path\"",
@@ -204,6 +233,36 @@ oom:
 	return -1;
 }
 
+/* The window on w->cur, just read: 1 keeps it (a first turn's arrival
+ * then counts from start_s), 0 leaves it out, 2 is past end_s where a
+ * Mooncake or Azure pass ends (their arrivals come in order and they have
+ * no sessions; a kvsim trace is read on for the later turns of the
+ * sessions kept), -1: out of memory. A kvsim session goes or stays whole,
+ * with its first turn. */
+static int in_window(struct replay *w)
+{
+	struct trace_rec *c = &w->cur;
+	if (c->arrival_ns < 0) { /* a kvsim later turn */
+		if (!hmap_get(&w->dropped, c->session))
+			return 1;
+		if (c->last_turn)
+			hmap_del(&w->dropped, c->session);
+		return 0;
+	}
+	if (c->arrival_ns >= w->start_ns && c->arrival_ns < w->end_ns) {
+		c->arrival_ns -= w->start_ns;
+		w->kept++;
+		return 1;
+	}
+	if (w->format != TRACE_KVSIM)
+		return c->arrival_ns >= w->end_ns ? 2 : 0;
+	if (!c->last_turn && hmap_put(&w->dropped, c->session, 1) < 0) {
+		snprintf(w->err, sizeof w->err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* Reads the next record, holding kvsim later turns by session. Returns 1
  * with w->cur a first turn, 0 at the end, -1 on error. */
 static int read_first_turn(struct replay *w)
@@ -212,8 +271,29 @@ static int read_first_turn(struct replay *w)
 		if (w->eof)
 			return 0;
 		int got = trace_next(&w->tr, &w->cur, w->err, sizeof w->err);
+		if (got == 1 && w->window) {
+			int in = in_window(w);
+			if (in < 0)
+				return -1;
+			if (in == 0)
+				continue;
+			if (in == 2)
+				got = 0;
+		}
 		if (got == 0 && trace_check_nonempty(&w->tr, w->err, sizeof w->err))
 			return -1;
+		if (got == 0 && w->window && !w->kept) {
+			char end[40] = "its end";
+			if (isfinite(w->end_s))
+				snprintf(end, sizeof end, "%g s", w->end_s);
+			snprintf(w->err, sizeof w->err,
+				 "%.500s: no request arrives in the window [%g s, %s) that %.200s.start_s "
+				 "and end_s cut from the trace (times %s)",
+				 w->tr.path, w->start_s, end, w->path,
+				 w->format == TRACE_KVSIM ? "as arrival_s gives them"
+							   : "from the trace's first arrival");
+			return -1;
+		}
 		if (got == 0 && w->pass + 1 < w->repeat) {
 			/* The next pass, after this one's last arrival. */
 			if (!w->skipped_before && w->tr.skipped)
@@ -224,6 +304,9 @@ static int read_first_turn(struct replay *w)
 				return -1;
 			w->pass++;
 			w->shift_ns = cfg_time_add(w->last_ns, 1000000000LL);
+			w->kept = 0;
+			hmap_free(&w->dropped);
+			hmap_init(&w->dropped);
 			continue;
 		}
 		if (got <= 0) {
@@ -283,7 +366,8 @@ static void read_ahead(struct replay *w)
 			break;
 		}
 		struct request *r = &w->ahead[n];
-		r->arrival_ns = cfg_time_ns_clamp((double)w->cur.arrival_ns, w->time_scale);
+		r->arrival_ns = wl_schedule_map(
+		    &w->sched, cfg_time_ns_clamp((double)w->cur.arrival_ns, w->time_scale));
 		/* fill names the request by its number, counted from 1 */
 		w->made += n + 1;
 		int rc = fill(w, &w->cur, r, w->err, sizeof w->err);
@@ -337,7 +421,8 @@ static int replay_next(void *st, struct request *r)
 		rec = &w->cur;
 	}
 	w->made++;
-	r->arrival_ns = cfg_time_ns_clamp((double)rec->arrival_ns, w->time_scale);
+	r->arrival_ns =
+	    wl_schedule_map(&w->sched, cfg_time_ns_clamp((double)rec->arrival_ns, w->time_scale));
 	int rc = fill(w, rec, r, w->err, sizeof w->err);
 	if (h) {
 		trace_rec_free(&h->rec);

@@ -17,7 +17,8 @@ int wl_trace_gen(const struct scenario *sc, const char *path, uint64_t *written,
 	*written = 0;
 	int rc = 0;
 	struct wl_env wenv = {(uint32_t)sc->cluster.engine.kv_block_tokens,
-			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0};
+			      (uint32_t)sc->cluster.model->max_context, sc->seed, sc->base_dir, 1.0,
+			      NULL};
 	const struct wl_ops *wl = NULL;
 	void *st = wl_create(sc->workload, &wenv, &wl, err, errlen);
 	if (!st)

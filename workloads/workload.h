@@ -7,6 +7,7 @@
 
 struct cJSON;
 struct request;
+struct wl_schedule;
 
 struct wl_env {
 	uint32_t block_tokens; /* KV page size: hashes are per block of this many tokens */
@@ -14,6 +15,9 @@ struct wl_env {
 	uint64_t seed;         /* the scenario seed; sources derive their own streams */
 	const char *base_dir;  /* relative file paths start here (the scenario's folder) */
 	double rate_scale;     /* multiplies the arrival rate (mix weights); 1 normally */
+	/* The rate schedule of a workload that gives none (a mix's, for its
+	 * parts); NULL: none. Read by create only (it copies it). */
+	const struct wl_schedule *schedule;
 };
 
 /* A source streams requests: it never holds more than the sessions that are
