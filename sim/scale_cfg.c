@@ -58,8 +58,15 @@ int cfg_autoscaler_load(const cJSON *a, const char *path, int nodes, struct auto
 			 cfg_join(kp, sizeof kp, path, "kind"));
 		return -1;
 	}
-	if (kind == AS_NONE)
-		return cfg_check_keys(a, path, (const char *const[]){"kind", NULL}, err, errlen);
+	/* "none" turns it off and leaves the other keys unread, so that
+	 * --set cluster.autoscaler.kind=none compares a static fleet */
+	if (kind == AS_NONE) {
+		static const char *const any[] = {"kind", "metric", "target", "tolerance", "tick_s",
+						  "stabilization_s", "startup_s", "startup_jitter_s",
+						  "min_nodes", "max_nodes", "max_step", "predictor",
+						  "window", "alpha", "beta", "headroom", NULL};
+		return cfg_check_keys(a, path, any, err, errlen);
+	}
 	struct autoscaler_cfg c = hpa_defaults;
 	c.kind = (enum as_kind)kind;
 	if (c.kind == AS_PLANNER) {
