@@ -21,7 +21,7 @@ expect 2 'expected MiB 0-65536' --prefault -1
 expect 2 'expected MiB 0-65536' --prefault 65537
 expect 2 'expected MiB 0-65536' --prefault 1g
 expect 0 "--prefault MIB" --help
-expect 0 "d2 ds64 d3 e pd m" --help
+expect 0 "d2 ds64 d3 e pd as m" --help
 
 # The pooled case: its header names the pools, and it alone prints the
 # SLO attainment, the TTFT's parts and the KV hand-overs (some made, each

@@ -103,6 +103,19 @@ static const struct bcase cases[] = {
      "\"decode\", \"nodes\": 48}]}, \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": "
      "48, \"max_sessions\": 250000}, \"router\": {\"policy\": \"kv_cost\", \"params\": {}}}",
      0},
+    /* a day: chat whose session rate follows a cosine (x0.2 at 02:00 to
+     * x1 at 14:00 of 6 sessions/s: 1.25M requests) on Llama-3-70B over 2
+     * H100s per replica, a Kubernetes HPA on KV cache use between 8 and 64
+     * replicas (the autoscaling speed target's setting, BENCHMARKS.md) */
+    {"as", "chat day 1.2M, HPA 8..64 nodes, session_affinity",
+     "{\"name\": \"as\", \"duration_s\": 86400, \"cluster\": {\"nodes\": 8, \"gpu\": "
+     "\"H100-SXM\", \"model\": \"Llama-3-70B\", \"tp\": 2, \"autoscaler\": {\"kind\": "
+     "\"hpa\", \"metric\": \"kv_util\", \"target\": 0.7, \"min_nodes\": 8, \"max_nodes\": "
+     "64}}, \"router\": {\"policy\": \"session_affinity\", \"params\": {\"threshold\": 32}}, "
+     "\"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 1000000, "
+     "\"rate_schedule\": {\"kind\": \"diurnal\", \"period_s\": 86400, \"min_scale\": 0.2, "
+     "\"max_scale\": 1, \"peak_at_s\": 50400}}}",
+     0},
     {"m", "chat 10M, 64 nodes, session_affinity (memory stays flat)",
      "{\"name\": \"m\", \"duration_s\": 1000000, \"cluster\": {\"nodes\": 64, \"gpu\": "
      "\"H100-SXM\", \"model\": \"Llama-3-8B\"}, \"workload\": {\"kind\": \"chat\", "
@@ -246,6 +259,15 @@ static int bench(const struct bcase *c, double wall_limit, const struct probe *p
 		printf("  KV hand-overs     %12llu (%.1f GB, %.2f ms each on the link)\n",
 		       (unsigned long long)m.pd.count, m.pd.bytes * 1e-9,
 		       m.pd.count ? m.pd.seconds * 1e3 / (double)m.pd.count : 0.0);
+	}
+	if (m.autoscaled) {
+		/* that the autoscaled case runs at a sane operating point */
+		printf("  SLO attainment    %12.3f (TTFT p99 %g s, TPOT p99 %g s)\n", m.slo_attainment,
+		       m.slo_ttft_s, m.slo_tpot_s);
+		printf("  nodes held        %12.2f mean, %.0f at most (%llu requested, %llu released)\n",
+		       m.nodes_mean, m.nodes_max, (unsigned long long)m.scale_up,
+		       (unsigned long long)m.scale_down);
+		printf("  GPU-hours         %12.1f ($%.0f)\n", m.gpu_hours, m.cost_usd);
 	}
 	if (c->rss_curve) {
 		printf("  RSS after each million requests (MiB):");
@@ -425,7 +447,9 @@ static void usage(FILE *f)
 		"1,024 nodes, (dk64, d2) kv_cost at 64 and 1,024 nodes, (ds64, d3)\n"
 		"kv_cost over 8 sampled candidates at 64 and 1,024 nodes; (e) RAG over\n"
 		"100,000 documents; (pd) (a)'s chat through 16 prefill and 48 decode\n"
-		"nodes, kv_cost; (m) 10M requests with resident memory after each\n"
+		"nodes, kv_cost; (as) a cosine day of chat, 1.2M requests, under a\n"
+		"Kubernetes HPA on KV use from 8 to 64 nodes; (m) 10M requests with\n"
+		"resident memory after each\n"
 		"million. Prints requests and events per wall-second, ns per event,\n"
 		"routing ns per request (the router's decision; of which node sync:\n"
 		"bringing nodes' decode spans up to now) and arrival ns per request (with\n"
@@ -434,10 +458,11 @@ static void usage(FILE *f)
 		"lookups per request, peak RSS, kernel time (mostly page faults) and the\n"
 		"simulated TTFT/TPOT; for (pd) also the SLO attainment, the TTFT's parts\n"
 		"and the KV hand-overs (its routing figures are the prefill side's: the\n"
-		"decode node's choice is in neither).\n\n"
+		"decode node's choice is in neither); for (as) the SLO attainment, the\n"
+		"nodes held and the GPU-hours.\n\n"
 		"  --quick         (a) only\n"
 		"  --case IDS      only these cases, comma-separated: a b1 b2 c d64 d1 dk64\n"
-		"                  d2 ds64 d3 e pd m\n"
+		"                  d2 ds64 d3 e pd as m\n"
 		"  --repeat N      run each case N times (1-%d), each in a fresh process,\n"
 		"                  then print the median, min and max of each figure\n"
 		"                  (this machine's figures vary between runs)\n"
@@ -513,7 +538,7 @@ int main(int argc, char **argv)
 			if (!c || n_run == sizeof run / sizeof *run) {
 				fprintf(stderr,
 					"bench: unknown case \"%.*s\" (expected a, b1, b2, c, d64, d1, "
-					"dk64, d2, ds64, d3, e, pd or m)\n",
+					"dk64, d2, ds64, d3, e, pd, as or m)\n",
 					(int)len, p);
 				return 2;
 			}
