@@ -167,8 +167,40 @@ static void audit_node(struct sim *s, uint32_t i)
 	audit_router_record(s, i);
 }
 
+/* Node slots under autoscaling: one not held, or still starting, holds
+ * no request and no KV and takes no work; the count of held slots and
+ * their records agree. */
+static void audit_slots(struct sim *s)
+{
+	uint32_t held = 0;
+	for (uint32_t i = 0; i < s->n_nodes; i++) {
+		const struct node *n = &s->nodes[i];
+		uint8_t st = s->nstate[i];
+		held += s->held_from[i] >= 0;
+		if ((s->held_from[i] >= 0) != (st != NS_OFF)) {
+			audit_fail(s, "node %u: held since %lld in state %u", i,
+				   (long long)s->held_from[i], st);
+			return;
+		}
+		if (st != NS_OFF && st != NS_STARTING)
+			continue;
+		if (s->alive[i] || n->busy || n->n_running || n->n_waiting || n->kv.n_used ||
+		    s->swq_head[i] || s->pd_own[i]) {
+			audit_fail(s, "node %u: %s, yet it takes work or holds some (%u running, "
+				      "%u waiting, %u blocks in use)",
+				   i, st == NS_OFF ? "not held" : "starting", n->n_running,
+				   n->n_waiting, n->kv.n_used);
+			return;
+		}
+	}
+	if (held != s->n_held)
+		audit_fail(s, "%u nodes held, the count says %u", held, s->n_held);
+}
+
 void audit_event(struct sim *s, const struct event *ev)
 {
+	if (s->as && (ev->kind == EV_SCALE || ev->kind == EV_FAULT))
+		audit_slots(s);
 	if (ev->kind == EV_STEP)
 		audit_node(s, (uint32_t)ev->node);
 	else if (ev->kind != EV_SAMPLE && ev->kind != EV_REPORT)
