@@ -270,10 +270,23 @@ scen pool_and_nodes '{"cluster": {"nodes": 4, "pools": [{"nodes": 1}]}}' 'cluste
 scen pool_role '{"cluster": {"pools": [{"nodes": 1, "role": "both"}]}}' 'cluster.pools[0].role: expected one of mixed, prefill, decode, got "both"'
 scen pool_too_small '{"cluster": {"model": "Llama-3-70B", "tp": 2, "pools": [{"nodes": 1}, {"nodes": 1, "gpu": "L40S"}]}}' 'cluster.pools[1]: Llama-3-70B needs 131.5 GiB of weights (bf16); 2 x L40S has 90.0 GiB, 81.0 GiB usable at gpu_memory_utilization 0.9 with a 1.0 GiB activation reserve per GPU, leaving no room for KV cache; raise cluster.pools[1].tp or pick a larger GPU'
 scen pool_inherited '{"cluster": {"server": "DGX-H100", "pools": [{"nodes": 1}, {"nodes": 1, "gpu": "L40S"}]}}' 'cluster.server (for cluster.pools[1]): a DGX-H100 server holds H100-SXM GPUs, not L40S'
-scen pool_unknown_key '{"cluster": {"pools": [{"nodes": 1, "gpus": 2}]}}' 'cluster.pools[0].gpus: unknown key (expected one of: name, role, nodes, gpu, tp, dtype, nodes_per_server, server, links, engine, cost_model)'
+scen pool_unknown_key '{"cluster": {"pools": [{"nodes": 1, "gpus": 2}]}}' 'cluster.pools[0].gpus: unknown key (expected one of: name, role, nodes, gpu, tp, dtype, nodes_per_server, server, links, engine, cost_model, autoscaler)'
 scen pool_empty '{"cluster": {"pools": []}}' 'cluster.pools: expected a non-empty array of pool objects'
 scen layerwise_none '{"cluster": {"kv_transfer": {"path": "none", "layerwise": true}}}' 'cluster.kv_transfer.layerwise: streams KV between nodes, and cluster.kv_transfer.path is "none"; expected a path (nixl or lmcache) or layerwise false'
 scen disagg_key '{"router": {"disagg": {"threshold": 100}}}' 'router.disagg.threshold: unknown key (expected one of: min_prefill_tokens)'
+
+# plan --search autoscale: each --autoscaler is checked as cluster.autoscaler would be,
+# named by its position, before any run; the options that go only with it
+P="plan workloads/scenarios/chat.json --slo ttft_p99=1"
+PL='{"kind":"planner","max_nodes":4}'
+bad day_as_kind '--autoscaler #2: cluster.autoscaler.kind: missing (expected "hpa", "planner" or "none")' $P --search autoscale --autoscaler "$PL" --autoscaler '{}' --out "$T/out_day_as_kind"
+bad day_as_none '--autoscaler #1: kind "none" is the static fleet, which the search finds' $P --search autoscale --autoscaler '{"kind":"none"}' --out "$T/out_day_as_none"
+bad day_as_max '--autoscaler #2: cluster.autoscaler.max_nodes: missing (the most nodes the pool may hold)' $P --search autoscale --autoscaler "$PL" --autoscaler '{"kind":"hpa","metric":"queue_per_node","target":4}' --out "$T/out_day_as_max"
+bad day_as_busy '--autoscaler #1: cluster.autoscaler.target: busy is a fraction; expected a target in (0, 1], got 4' $P --search autoscale --autoscaler '{"kind":"hpa","metric":"busy","target":4,"max_nodes":4}' --out "$T/out_day_as_busy"
+bad day_as_minmax '--autoscaler #1: cluster.autoscaler.min_nodes: expected at most max_nodes (4), got 5' $P --search autoscale --autoscaler '{"kind":"planner","max_nodes":4,"min_nodes":5}' --out "$T/out_day_as_minmax"
+bad day_as_search 'kvsim plan: --autoscaler goes with --search autoscale' $P --search nodes --autoscaler "$PL" --out "$T/out_day_as_search"
+bad day_rank_search 'kvsim plan: --rank goes with --search autoscale' $P --search rate --rank cost --out "$T/out_day_rank_search"
+bad day_gpus "kvsim plan: --search autoscale plans the scenario's own GPUs and rate; --gpus does not go with it" $P --search autoscale --gpus H200 --out "$T/out_day_gpus"
 
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]
