@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
+#include "cli/plan_day.h"
 #include "cli/plan_pools.h"
 #include "results/writer.h"
 #include "sim/config.h"
@@ -21,14 +22,16 @@ enum {
 	O_RATE_KEY,
 	O_GPUS_TOTAL,
 	O_POOL,
-	O_POOL_GPUS
+	O_POOL_GPUS,
+	O_AUTOSCALER,
+	O_RANK
 };
 
 static const struct cli_opt plan_opts[] = {
     {O_SLO, "slo", 0, "ttft_p99=S|tpot_p99=S", "a service-level objective, in seconds",
      "ttft_p99= tpot_p99=", CLI_REQUIRED | CLI_REPEAT},
-    {O_SEARCH, "search", 0, "nodes|rate|pd_ratio", "what to search", "nodes rate pd_ratio",
-     CLI_REQUIRED},
+    {O_SEARCH, "search", 0, "nodes|rate|pd_ratio|autoscale", "what to search",
+     "nodes rate pd_ratio autoscale", CLI_REQUIRED},
     {O_MIN, "min", 0, "X", "the search's lower bound", NULL, 0},
     {O_MAX, "max", 0, "X", "the search's upper bound", NULL, 0},
     {O_GPUS, "gpus", 0, "A,B,...",
@@ -44,6 +47,14 @@ static const struct cli_opt plan_opts[] = {
     {O_POOL, "pool", 0, "NAME",
      "--search nodes on a cluster with pools: the pool whose nodes to search", NULL, 0},
     {O_RATE_KEY, "rate-key", 0, "PATH", "the rate to search (default: the workload's)", NULL, 0},
+    {O_AUTOSCALER, "autoscaler", 0, "JSON",
+     "--search autoscale: an autoscaler to run against the static fleet, as "
+     "cluster.autoscaler's object (default: the scenario's own, else an HPA on "
+     "queue_per_node, target 4, 1 to twice the static nodes)",
+     NULL, CLI_REPEAT},
+    {O_RANK, "rank", 0, "cost|energy|gpu_hours",
+     "--search autoscale: rank the fleets by cost in USD (default), energy or GPU-hours",
+     "cost energy gpu_hours", 0},
     CLI_ROW_POLICY("route with policy P"),
     CLI_ROW_SET,
     CLI_ROW_SEED,
@@ -53,8 +64,6 @@ static const struct cli_opt plan_opts[] = {
     {0},
 };
 CLI_TABLE_FITS(plan_opts);
-
-#define MAX_RATE_KEY 200  /* the longest --rate-key: probe's PATH=VALUE must hold it */
 
 static int parse_slo(const struct cli_cmd *cmd, struct plan *p, const char *v)
 {
@@ -117,6 +126,14 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 			break;
 		}
 		case O_POOL: p->pool_name = v; break;
+		case O_AUTOSCALER:
+			if (plan_day_autoscaler_opt(cx->cmd, p, v))
+				return CLI_BAD;
+			break;
+		case O_RANK:
+			if (plan_day_rank_opt(cx->cmd, p, v))
+				return CLI_BAD;
+			break;
 		case O_MIN: p->min_arg = v; break;
 		case O_MAX: p->max_arg = v; break;
 		case O_RATE_KEY:
@@ -136,9 +153,10 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 static int check_search(const struct cli_cmd *cmd, struct plan *p)
 {
 	if (!p->search || (strcmp(p->search, "nodes") && strcmp(p->search, "rate") &&
-			   strcmp(p->search, "pd_ratio"))) {
+			   strcmp(p->search, "pd_ratio") && strcmp(p->search, "autoscale"))) {
 		cli_misuse(cmd, "give --search nodes or --search rate (or --search pd_ratio, for a "
-				"cluster of a prefill and a decode pool)");
+				"cluster of a prefill and a decode pool, or --search autoscale, "
+				"static against autoscaled fleets)");
 		return -1;
 	}
 	if (p->slo_ttft <= 0 && p->slo_tpot <= 0) {
@@ -147,11 +165,14 @@ static int check_search(const struct cli_cmd *cmd, struct plan *p)
 	}
 	p->by_rate = !strcmp(p->search, "rate");
 	p->pd = !strcmp(p->search, "pd_ratio");
+	p->day = !strcmp(p->search, "autoscale");
+	if (plan_day_check(p))
+		return -1;
 	if (p->total_arg && !p->pd) {
 		fprintf(stderr, "kvsim plan: --gpus-total goes with --search pd_ratio\n");
 		return -1;
 	}
-	if (p->pool_name && strcmp(p->search, "nodes")) {
+	if (p->pool_name && strcmp(p->search, "nodes") && !p->day) {
 		fprintf(stderr, "kvsim plan: --pool names the pool --search nodes searches; "
 				"--search %s does not take it\n", p->search);
 		return -1;
@@ -207,44 +228,13 @@ static double rate_start(struct plan *p, const struct scenario *base)
 
 /* --- the nodes and rate searches ---------------------------------------- */
 
-/* One run of the nodes or rate search: path=value; its line. */
-static int probe_value(struct plan *p, const struct fleet *fl, const char *path, double value,
-		       struct fig *f)
-{
-	char set[MAX_RATE_KEY + 32];
-	snprintf(set, sizeof set, "%s=%.10g", path, value); /* parse_rate_key bounds path */
-	const char *sets[] = {set};
-	cJSON *j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "gpu", fl->label);
-	cJSON_AddStringToObject(j, "path", path);
-	cJSON_AddNumberToObject(j, "value", value);
-	int r = plan_probe(p, fl, sets, 1, j, f);
-	if (r >= 0 && !p->o.quiet)
-		printf("  probe %-9s %s=%-10.6g TTFT p99 %8.3f s  TPOT p99 %7.4f s  shed+failed %6.0f  "
-		       "goodput %8.2f req/s  %s\n",
-		       fl->label, path, value, f->ttft, f->tpot, f->lost, f->goodput,
-		       f->pass ? "PASS" : "fail");
-	return r;
-}
-
-/* plan_least's test for the node search: a probe of n nodes; best gets
- * the figures of a pass. */
-static int nodes_pass(struct plan *p, const struct fleet *fl, long n, void *best)
-{
-	struct fig f;
-	int r = probe_value(p, fl, p->node_path, (double)n, &f);
-	if (r > 0)
-		*(struct fig *)best = f;
-	return r;
-}
-
 /* Highest passing rate: from the scenario's rate, doubling or halving to a
  * bracket, then bisection to 1%. Returns it, 0 if none, -1 on error. */
 static double search_rate(struct plan *p, const struct fleet *fl, double start, struct fig *best)
 {
 	struct fig f;
 	double pass_at = -1, fail_at = -1, r = start;
-	int got = probe_value(p, fl, p->rate_key, r, &f);
+	int got = plan_probe_value(p, fl, p->rate_key, r, &f);
 	if (got < 0)
 		return -1;
 	if (got) {
@@ -252,7 +242,7 @@ static double search_rate(struct plan *p, const struct fleet *fl, double start, 
 		*best = f;
 		while (r * 2 <= p->max) {
 			r *= 2;
-			got = probe_value(p, fl, p->rate_key, r, &f);
+			got = plan_probe_value(p, fl, p->rate_key, r, &f);
 			if (got < 0)
 				return -1;
 			if (!got) {
@@ -268,7 +258,7 @@ static double search_rate(struct plan *p, const struct fleet *fl, double start, 
 		fail_at = r;
 		while (r / 2 >= p->min) {
 			r /= 2;
-			got = probe_value(p, fl, p->rate_key, r, &f);
+			got = plan_probe_value(p, fl, p->rate_key, r, &f);
 			if (got < 0)
 				return -1;
 			if (got) {
@@ -283,7 +273,7 @@ static double search_rate(struct plan *p, const struct fleet *fl, double start, 
 	}
 	while ((fail_at - pass_at) / pass_at > 0.01) {
 		double mid = (pass_at + fail_at) / 2;
-		got = probe_value(p, fl, p->rate_key, mid, &f);
+		got = plan_probe_value(p, fl, p->rate_key, mid, &f);
 		if (got < 0)
 			return -1;
 		if (got)
@@ -297,7 +287,7 @@ static double search_rate(struct plan *p, const struct fleet *fl, double start, 
 
 static const char *search_name(const struct plan *p)
 {
-	return p->pd ? "pd_ratio" : p->by_rate ? p->rate_key : p->node_path;
+	return p->day ? "autoscale" : p->pd ? "pd_ratio" : p->by_rate ? p->rate_key : p->node_path;
 }
 
 
@@ -326,7 +316,7 @@ static int search_fleet(struct plan *p, const struct scenario *base, const struc
 	memset(res, 0, sizeof *res);
 	double v = p->pd ? (double)plan_search_pd(p, fl, &res->f, a)
 		   : p->by_rate ? search_rate(p, fl, start, &res->f)
-				: (double)plan_least(p, fl, nodes_pass, &res->f);
+				: (double)plan_least(p, fl, plan_nodes_pass, &res->f);
 	if (v < 0) {
 		cJSON_Delete(a);
 		return -1;
@@ -440,6 +430,10 @@ static int write_plan(struct plan *p, const struct scenario *base, cJSON *answer
 		cJSON_AddNumberToObject(j, "gpus_total", (double)p->total);
 	if (p->pooled)
 		cJSON_AddItemToObject(j, "pools", plan_pools_json(base));
+	if (p->day) {
+		cJSON_AddStringToObject(j, "nodes_path", p->node_path);
+		cJSON_AddStringToObject(j, "rank_by", p->rank);
+	}
 	cJSON *slo = cJSON_AddObjectToObject(j, "slo");
 	if (p->slo_ttft > 0)
 		cJSON_AddNumberToObject(slo, "ttft_p99_s", p->slo_ttft);
@@ -474,6 +468,14 @@ static int plan(struct plan *p, const struct scenario *base, double start)
 	cJSON *answers = cJSON_CreateArray();
 	p->probes = cJSON_CreateArray();
 	int any = 0;
+	if (p->day) {
+		any = plan_day(p, base, &fl[0], answers);
+		if (any < 0) {
+			cJSON_Delete(answers);
+			return CLI_USAGE;
+		}
+		nf = 0;
+	}
 	for (int f = 0; f < nf; f++) {
 		if (search_fleet(p, base, &fl[f], start, &res[f], answers)) {
 			cJSON_Delete(answers);
@@ -523,7 +525,7 @@ static int cmd_plan(const struct cli_ctx *cx, int argc, char **argv)
 const struct cli_cmd cli_plan_cmd = {
     .name = "plan",
     .args = "[SCENARIO.json]",
-    .summary = "smallest cluster, highest rate or P:D split for SLOs",
+    .summary = "smallest cluster, highest rate, P:D split or autoscaler for SLOs",
     .run = cmd_plan,
     .opts = plan_opts,
     .about =
@@ -553,6 +555,19 @@ const struct cli_cmd cli_plan_cmd = {
 	"replicas x tp x catalog price_per_hour; override with --catalog); a rate by\n"
 	"output tokens per dollar; a split of --gpus-total by requests within the SLOs\n"
 	"per dollar.\n"
+	"\n"
+	"--search autoscale compares static provisioning with autoscaling over the\n"
+	"scenario's whole run (its duration and rate schedule, or its trace): first the\n"
+	"smallest static cluster that meets the SLOs (the node search, with the\n"
+	"autoscaler of the pool searched set to {\"kind\":\"none\"}), then one run per\n"
+	"--autoscaler JSON (it replaces cluster.autoscaler, or with pools that of the\n"
+	"--pool searched; the run starts from the scenario's nodes clamped to its\n"
+	"[min_nodes, max_nodes]). Without --autoscaler: the scenario's own autoscaler,\n"
+	"else an HPA on queue_per_node, target 4, min_nodes 1, max_nodes twice the\n"
+	"static answer. A table lists every fleet with SLO attainment, goodput, TTFT\n"
+	"p99, GPU-hours, cost, kWh, J per output token and nodes held (mean, most),\n"
+	"those that meet the SLOs (the probes' test) ranked by --rank (cost, energy or\n"
+	"gpu_hours; default cost), the others after them, marked.\n"
 	"Writes DIR/plan.json (default DIR: out/plan).\n"
 	"Exit 0 when a value meets the SLOs, 1 when none in range does, 2 bad input.\n",
     .pos_complete = "@file",

@@ -86,9 +86,9 @@ int plan_check_pools(struct plan *p, const struct scenario *base)
 	}
 	if (pooled && !p->pd && !p->by_rate) {
 		if (!p->pool_name && base->n_pools > 1) {
-			fprintf(stderr, "kvsim plan: --search nodes on a cluster of %d pools: give --pool "
-					"NAME, the pool whose nodes to search (the others keep theirs), "
-					"or --search pd_ratio\n", base->n_pools);
+			fprintf(stderr, "kvsim plan: --search %s on a cluster of %d pools: give --pool "
+					"NAME, the pool whose nodes to search (the others keep theirs)%s\n",
+				p->search, base->n_pools, p->day ? "" : ", or --search pd_ratio");
 			return -1;
 		}
 		p->pool = p->pool_name ? pool_index(base, "--pool", p->pool_name) : 0;
@@ -281,6 +281,8 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 	bad = bad || apply_fleet(p, root, fl, err, sizeof err);
 	for (int k = 0; k < n_sets && !bad; k++)
 		bad = cfg_apply_set(root, sets[k], err, sizeof err);
+	if (p->always_set && !bad)
+		bad = cfg_apply_set(root, p->always_set, err, sizeof err);
 	if (bad) {
 		fprintf(stderr, "kvsim: %s\n", err);
 		cJSON_Delete(root);
@@ -321,6 +323,12 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 	f->attain = m.slo_attainment;
 	f->goodput = m.goodput_rps;
 	f->tokens_per_s = m.output_tokens_per_s;
+	f->gpu_hours = m.gpu_hours;
+	f->cost_usd = m.cost_usd;
+	f->kwh = m.energy_kwh;
+	f->j_per_token = m.energy_j_per_out;
+	f->nodes_mean = m.nodes_mean;
+	f->nodes_max = m.nodes_max;
 	met_summary_free(&m);
 	cJSON_AddNumberToObject(j, "gpus", f->gpus);
 	cJSON_AddNumberToObject(j, "cost_per_hour", f->cost);
@@ -330,12 +338,46 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 	cJSON_AddNumberToObject(j, "slo_attainment", f->attain);
 	cJSON_AddNumberToObject(j, "goodput_rps", f->goodput);
 	cJSON_AddNumberToObject(j, "output_tokens_per_s", f->tokens_per_s);
+	cJSON_AddNumberToObject(j, "gpu_hours", f->gpu_hours);
+	cJSON_AddNumberToObject(j, "cost_usd", f->cost_usd);
+	cJSON_AddNumberToObject(j, "kwh", f->kwh);
+	cJSON_AddNumberToObject(j, "j_per_output_token", f->j_per_token);
+	cJSON_AddNumberToObject(j, "nodes_mean", f->nodes_mean);
+	cJSON_AddNumberToObject(j, "nodes_max", f->nodes_max);
 	cJSON_AddBoolToObject(j, "pass", f->pass);
 	cJSON_AddItemToArray(p->probes, j);
 	return f->pass;
 }
 
+int plan_probe_value(struct plan *p, const struct fleet *fl, const char *path, double value,
+		     struct fig *f)
+{
+	char set[MAX_RATE_KEY + 32];
+	snprintf(set, sizeof set, "%s=%.10g", path, value); /* --rate-key's check bounds path */
+	const char *sets[] = {set};
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "gpu", fl->label);
+	cJSON_AddStringToObject(j, "path", path);
+	cJSON_AddNumberToObject(j, "value", value);
+	int r = plan_probe(p, fl, sets, 1, j, f);
+	if (r >= 0 && !p->o.quiet)
+		printf("  probe %-9s %s=%-10.6g TTFT p99 %8.3f s  TPOT p99 %7.4f s  shed+failed %6.0f  "
+		       "goodput %8.2f req/s  %s\n",
+		       fl->label, path, value, f->ttft, f->tpot, f->lost, f->goodput,
+		       f->pass ? "PASS" : "fail");
+	return r;
+}
+
 /* --- the smallest count that passes ------------------------------------- */
+
+int plan_nodes_pass(struct plan *p, const struct fleet *fl, long n, void *best)
+{
+	struct fig f;
+	int r = plan_probe_value(p, fl, p->node_path, (double)n, &f);
+	if (r > 0)
+		*(struct fig *)best = f;
+	return r;
+}
 
 long plan_least(struct plan *p, const struct fleet *fl, plan_test_fn *pass, void *ctx)
 {

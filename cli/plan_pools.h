@@ -7,9 +7,11 @@
 struct cJSON;
 struct scenario;
 
-/* `kvsim plan` in two files, calls going one way (tests/layout.sh):
- *   plan.c        the command: options, the nodes and rate searches, each
- *                 fleet's answer, the ranking, plan.json
+/* `kvsim plan` in three files, calls going one way (tests/layout.sh):
+ *   plan.c        the command: options, the rate search, each fleet's
+ *                 answer, the ranking, plan.json
+ *   plan_day.c    --search autoscale: the smallest static fleet against
+ *                 autoscalers over the scenario's whole run, ranked
  *   plan_pools.c  pools and fleets: --pool and --pool-gpus, the fleets of
  *                 GPUs, one probe run on a fleet, the smallest-count search
  *                 (nodes and GPUs), the pd_ratio split search
@@ -17,6 +19,8 @@ struct scenario;
 
 #define MAX_GPUS 32       /* GPU types in a list, and fleets in all */
 #define MAX_POOL_AXES 8   /* --pool-gpus options */
+#define MAX_AUTOSCALERS 16 /* --autoscaler options */
+#define MAX_RATE_KEY 200  /* the longest --rate-key: a probe's PATH=VALUE must hold it */
 
 /* --pool-gpus POOL=A,B,...: the GPU types tried for one pool. */
 struct pool_axis {
@@ -38,6 +42,9 @@ struct fleet {
 struct fig {
 	int pr, de; /* pd_ratio: the split */
 	double gpus, cost, ttft, tpot, lost, attain, goodput, tokens_per_s;
+	/* the run's summary: GPU-hours held, their price, energy (kWh, J per
+	 * output token), nodes held (time-weighted mean, most at once) */
+	double gpu_hours, cost_usd, kwh, j_per_token, nodes_mean, nodes_max;
 	int pass;
 };
 
@@ -64,6 +71,12 @@ struct plan {
 	int n_cache, cap_cache;
 	long runs;
 	struct cJSON *probes; /* every run's record, for plan.json */
+	/* --search autoscale: the --autoscaler values as given, --rank, and
+	 * the assignment every probe makes after its own (NULL: none) */
+	const char *as_arg[MAX_AUTOSCALERS];
+	int n_as, day;
+	const char *rank;
+	const char *always_set;
 };
 
 /* One fleet's answer. */
@@ -94,6 +107,11 @@ int plan_fleets(const struct plan *p, const struct scenario *base, struct fleet 
  * p->probes. Returns 1 pass, 0 fail, -1 error (reported). */
 int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, int n_sets,
 	       struct cJSON *j, struct fig *f);
+/* One run of a search on fleet fl: path=value, its line printed (unless
+ * --quiet) and its record in p->probes; *f its figures. 1 pass, 0 fail,
+ * -1 error (reported). */
+int plan_probe_value(struct plan *p, const struct fleet *fl, const char *path, double value,
+		     struct fig *f);
 /* A test of count n on fleet fl for plan_least: 1 pass, 0 fail, -1 error
  * (reported). */
 typedef int plan_test_fn(struct plan *p, const struct fleet *fl, long n, void *ctx);
@@ -101,6 +119,9 @@ typedef int plan_test_fn(struct plan *p, const struct fleet *fl, long n, void *c
  * the first pass (or max), then bisection between the last fail and it;
  * ctx goes to every test. Returns it, 0 when none passes, -1 on error. */
 long plan_least(struct plan *p, const struct fleet *fl, plan_test_fn *pass, void *ctx);
+/* plan_least's test for the node search: a probe of n nodes at
+ * p->node_path; best (a struct fig) gets the figures of a pass. */
+int plan_nodes_pass(struct plan *p, const struct fleet *fl, long n, void *best);
 /* pd_ratio for one fleet: the best split of --gpus-total, or the smallest
  * GPU count with a split that meets the SLOs (plan_least, as the node
  * search) and its best split. Returns the GPU count, 0 when

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "results/metrics.h"
+#include "results/scale_fig.h"
 #include "results/verdict.h"
 #include "results/writer.h"
 #include "sim/afile.h"
@@ -19,10 +20,11 @@
 #include "sim/config.h"
 #include "sim/embedded.h"
 
-/* plot/ttft_split.gp and plot/pools.gp, compiled in by the Makefile's
- * EMBED list like the scripts sim/embedded.h declares. */
+/* plot/ttft_split.gp, plot/pools.gp and plot/scaling.gp, compiled in by
+ * the Makefile's EMBED list like the scripts sim/embedded.h declares. */
 extern const char kv_plot_ttft_split[];
 extern const char kv_plot_pools[];
+extern const char kv_plot_scaling[];
 
 /* A gnuplot single-quoted string: a quote is written twice. */
 static void put_quoted(FILE *f, const char *s)
@@ -714,6 +716,23 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 			 policies[i]);
 		if (!rc)
 			rc = figure(figs, dir, name, cap, kv_plot_node_timeline, q, err, errlen);
+		/* autoscaled, with timeseries.csv's nodes_up: nodes against load */
+		char dat[4400];
+		snprintf(dat, sizeof dat, "%s/plots/scaling_%s.dat", dir, policies[i]);
+		int scaled = rc ? 0 : res_scale_data(dir, policies[i], dat, err, errlen);
+		if (scaled > 1)
+			rc = scaled;
+		if (scaled == 1) {
+			const char *sv[] = {"data", dat, "name", policies[i], NULL};
+			snprintf(name, sizeof name, "scaling_%s", policies[i]);
+			snprintf(cap, sizeof cap,
+				 "Nodes serving (left axis) against the load (right axis: arrivals "
+				 "per second, requests running and queued), %s. Steps that follow "
+				 "the arrivals a start-up late are the autoscaler at work; a queue "
+				 "while nodes start is the ramp's TTFT cost.",
+				 policies[i]);
+			rc = figure(figs, dir, name, cap, kv_plot_scaling, sv, err, errlen);
+		}
 	}
 	free(d);
 	return rc;

@@ -308,5 +308,18 @@ tracex window_start mooncake '{"timestamp": 0, '"$mc" ', "start_s": -1' 'workloa
 tracex window_empty mooncake '{"timestamp": 0, '"$mc"'{"timestamp": 2000, '"$mc" ', "start_s": 5' "$T/window_empty.trace: no request arrives in the window [5 s, its end) that workload.start_s and end_s cut from the trace (times from the trace's first arrival)"
 tracex trace_sched kvsim '{"session": 1, "turn": 1, "arrival_s": 0, '"$kv" ', "rate_schedule": {"kind": "diurnal", "min_scale": 1, "max_scale": 2}' 'workload.rate_schedule.peak_at_s: missing (a diurnal schedule needs it)'
 
+# plan --search autoscale: each --autoscaler is checked as cluster.autoscaler would be,
+# named by its position, before any run; the options that go only with it
+P="plan workloads/scenarios/chat.json --slo ttft_p99=1"
+PL='{"kind":"planner","max_nodes":4}'
+bad day_as_kind '--autoscaler #2: cluster.autoscaler.kind: missing (expected "hpa", "planner" or "none")' $P --search autoscale --autoscaler "$PL" --autoscaler '{}' --out "$T/out_day_as_kind"
+bad day_as_none '--autoscaler #1: kind "none" is the static fleet, which the search finds' $P --search autoscale --autoscaler '{"kind":"none"}' --out "$T/out_day_as_none"
+bad day_as_max '--autoscaler #2: cluster.autoscaler.max_nodes: missing (the most nodes the pool may hold)' $P --search autoscale --autoscaler "$PL" --autoscaler '{"kind":"hpa","metric":"queue_per_node","target":4}' --out "$T/out_day_as_max"
+bad day_as_busy '--autoscaler #1: cluster.autoscaler.target: busy is a fraction; expected a target in (0, 1], got 4' $P --search autoscale --autoscaler '{"kind":"hpa","metric":"busy","target":4,"max_nodes":4}' --out "$T/out_day_as_busy"
+bad day_as_minmax '--autoscaler #1: cluster.autoscaler.min_nodes: expected at most max_nodes (4), got 5' $P --search autoscale --autoscaler '{"kind":"planner","max_nodes":4,"min_nodes":5}' --out "$T/out_day_as_minmax"
+bad day_as_search 'kvsim plan: --autoscaler goes with --search autoscale' $P --search nodes --autoscaler "$PL" --out "$T/out_day_as_search"
+bad day_rank_search 'kvsim plan: --rank goes with --search autoscale' $P --search rate --rank cost --out "$T/out_day_rank_search"
+bad day_gpus "kvsim plan: --search autoscale plans the scenario's own GPUs and rate; --gpus does not go with it" $P --search autoscale --gpus H200 --out "$T/out_day_gpus"
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

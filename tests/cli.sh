@@ -408,6 +408,37 @@ expect 0 "rank" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --gpus H100-S
 expect 0 "highest rate" plan "$T/md1.json" --slo ttft_p99=1 --search rate --set cluster.nodes=4 --out "$T/plan4"
 expect 2 "--search nodes or --search rate" plan "$T/md1.json" --slo ttft_p99=1
 expect 2 "unknown GPU" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --gpus H900
+# plan --search autoscale: the static row is the node search's answer (4, above; the
+# scenario's own autoscaler set to none for it); each autoscaler runs once over the whole
+# run, starting from the scenario's nodes clamped to its bounds. #2 holds 6 nodes all
+# run and meets the SLO at 1.5 times static's cost; #1 holds at most 2 (half the load
+# waits) and misses: ranked static, #2, then #1 marked
+AS1='{"kind":"hpa","metric":"queue_per_node","target":4,"max_nodes":2,"tick_s":5,"startup_s":10,"startup_jitter_s":0}'
+AS2='{"kind":"hpa","metric":"queue_per_node","target":1000,"min_nodes":6,"max_nodes":6}'
+expect 0 "static: smallest cluster 4" plan "$T/md1.json" --slo ttft_p99=1 --search autoscale \
+	--autoscaler "$AS1" --autoscaler "$AS2" --out "$T/day"
+static_n=$(sed -n 's/^[[:space:]]*"nodes":[[:space:]]*\([0-9]*\),*$/\1/p' "$T/plan/plan.json" | head -n 1)
+rows=$(awk '/^rank fleet/ { t = 1; next } /^wrote / { t = 0 } t { printf "%s %s %s|", $1, $2, $3 }' "$T/out")
+[ "$rows" = "1 static $static_n|2 #2 hpa|- #1 hpa|" ] && grep -q '^- *#1 hpa .*misses the SLOs$' "$T/out" && ok ||
+	bad "plan --search autoscale ranked '$rows' (static $static_n from --search nodes)"
+# each autoscaled row is its own run's summary: #1's GPU-hours are kvsim run's
+"$KVSIM" run "$T/md1.json" --set "cluster.autoscaler=$AS1" --set slo.ttft_p99_s=1 --out "$T/day_as1" --quiet
+want=$(sed -n 's/^	"gpu_hours":	\(.*\),$/\1/p' "$T/day_as1/summary.json")
+got=$(awk '/"fleet":	"#1 hpa/ { f = 1 } f && /"gpu_hours":/ { sub(/.*"gpu_hours":[[:space:]]*/, ""); sub(/,$/, ""); print; exit }' "$T/day/plan.json")
+[ -n "$want" ] && [ "$want" = "$got" ] && awk -v g="$got" 'BEGIN { exit !(g > 0) }' && ok ||
+	bad "plan's GPU-hours of #1 ($got) differ from its run's summary ($want)"
+grep -q '"search":	"autoscale"' "$T/day/plan.json" && grep -q '"rank_by":	"cost"' "$T/day/plan.json" && ok ||
+	bad "plan.json of --search autoscale lacks its search and ranking"
+# without --autoscaler: the scenario's own (static still 4: set to none for the search),
+# else the default HPA, max_nodes twice the static answer
+expect 0 "1    static 4 " plan "$T/md1.json" --slo ttft_p99=1 --search autoscale --rank gpu_hours \
+	--set "cluster.autoscaler=$AS2" --set cluster.nodes=6 --out "$T/day2"
+grep -q "ranked by GPU-hours" "$T/out" && grep -q "^2    scenario hpa queue_per_node 1000 " "$T/out" && ok ||
+	bad "plan --search autoscale did not run the scenario's own autoscaler: $(cat "$T/out")"
+expect 0 "default hpa queue_per_node 4" plan "$T/md1.json" --slo ttft_p99=1 --search autoscale --rank energy --out "$T/day3"
+grep -q '"max_nodes":	8' "$T/day3/plan.json" && grep -q "ranked by energy (kWh)" "$T/out" && ok ||
+	bad "the default autoscaler's max_nodes is not twice the static answer"
+expect 1 "misses the SLOs" plan "$T/md1.json" --slo ttft_p99=1 --search autoscale --max 2 --autoscaler "$AS1" --out "$T/day4"
 
 # GNU options (cli/common.c): --opt=VALUE and --opt VALUE alike, short
 # aliases, options before or after the scenario, "--" ends the options,
@@ -478,6 +509,9 @@ grep -q '"gpu":	"L40S"' "$T/plan_sp/plan.json" && grep -q '"gpu":	"H100-SXM"' "$
 usage plan "--rate-key: too long (at most 200 characters)" plan --slo ttft_p99=1 --search rate --rate-key "workload.$(printf 'x%.0s' $(seq 200))"
 usage plan '--rate-key: expected a scenario key such as workload.rate_per_s, got an empty value' plan --slo ttft_p99=1 --search rate --rate-key=
 usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS (SECONDS > 0), got "ttft_p99="' plan --slo ttft_p99= --search nodes
+usage plan "--autoscaler #2: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{kind\"" \
+	plan --slo ttft_p99=1 --search autoscale --autoscaler "$AS1" --autoscaler '{kind'
+usage plan '--rank: expected cost, energy or gpu_hours, got "dollars"' plan --slo ttft_p99=1 --search autoscale --rank dollars
 usage diff "--metrics: expected a comma-separated list of metric names" diff --metrics= "$T/base.json" "$T/worse.json"
 usage diff "--metrics: expected a comma-separated list of metric names" diff --metrics=, "$T/base.json" "$T/worse.json"
 usage diff "--metrics: the list is too long (at most 4095 characters)" diff --metrics="$(printf 'ttft_s.p99,%.0s' $(seq 400))" "$T/base.json" "$T/worse.json"
@@ -1038,6 +1072,28 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; h = $1 "," $2; next }
 		t["1,L40S"] > t["1,H100-SXM"] && t["2,L40S"] > t["2,H100-SXM"] && t["2,H100-SXM"] < t["1,H100-SXM"]) }' \
 	"$T/pdsw/sweep.csv" && ok || bad "a sweep over cluster.pools[1].nodes and .gpu did not vary them: $(cat "$T/pdsw/sweep.csv")"
 # pools: planning (end)
+
+# the figure of nodes and load: drawn for an autoscaled run whose timeseries.csv has
+# nodes_up, skipped (no error) without it. The column added here by hand, 3 nodes
+# serving on every row of the first second and 5 after, gives the figure's data:
+# nodes_up per sample time (one pool: any row's), running summed over nodes
+HPA='{"kind":"hpa","metric":"queue_per_node","target":2,"max_nodes":6,"tick_s":5,"startup_s":10,"startup_jitter_s":0}'
+expect 0 "figures:" compare workloads/scenarios/chat.json --policies least_loaded --set duration_s=60 \
+	--set cluster.nodes=2 --set "cluster.autoscaler=$HPA" --out "$T/scl" --plot --report
+[ ! -e "$T/scl/plots/scaling_least_loaded.png" ] && grep -q "<td>scale-ups</td>" "$T/scl/report.html" &&
+	grep -q "<td>GPU-hours</td>" "$T/scl/report.html" && grep -q "<td>cost (USD)</td>" "$T/scl/report.html" &&
+	grep -q "<td>energy (kWh)</td>" "$T/scl/report.html" && grep -q "<td>J per output token</td>" "$T/scl/report.html" && ok ||
+	bad "an autoscaled report without nodes_up drew the scaling figure or lacks the scaling and cost rows"
+ts="$T/scl/least_loaded/timeseries.csv"
+if ! head -n 1 "$ts" | grep -q nodes_up; then
+	awk -F, 'NR == 1 { print $0 ",nodes_up"; next } { print $0 "," ($1 + 0 <= 1 ? 3 : 5) }' "$ts" >"$ts.new" && mv "$ts.new" "$ts"
+	expect 0 "wrote" plot "$T/scl"
+	want=$(awk -F, 'NR > 1 { r[$1] += $4; if (!($1 in o)) { o[$1] = ++n; t[n] = $1 } }
+		END { for (i = 1; i <= n; i++) printf "%.6f,%d,%d|", t[i], t[i] + 0 <= 1 ? 3 : 5, r[t[i]] }' "$ts")
+	got=$(awk -F, 'NR > 1 { printf "%s,%s,%s|", $1, $2, $3 }' "$T/scl/plots/scaling_least_loaded.dat")
+	[ -s "$T/scl/plots/scaling_least_loaded.png" ] && [ -s "$T/scl/plots/scaling_least_loaded.svg" ] &&
+		[ -n "$want" ] && [ "$want" = "$got" ] && ok || bad "the scaling figure's data: $(echo "$got" | head -c 200), expected $(echo "$want" | head -c 200)"
+fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
