@@ -122,9 +122,14 @@ static int num(const char *v, double *x)
 
 enum { MAX_FIELDS = 64 };
 
-/* timeseries.csv into sc->s: 1 read, 0 no nodes_up column, 2 or 3 with
- * err. */
-static int read_timeseries(const char *path, struct scan *sc, char *err, size_t errlen)
+/* Calls row(ctx, v) with the numbers of columns names[0..n) of each row of
+ * the CSV at path (n <= 8). 0 when every row was read; 1 when the header
+ * lacks names[k] (*missing = k, no message); 2 (a bad row, a missing
+ * header) or 3 (I/O, memory) with err; row returns 0, or 3 when memory runs
+ * out. */
+static int csv_rows(const char *path, const char *const *names, int n,
+		    int (*row)(void *ctx, const double *v), void *ctx, int *missing, char *err,
+		    size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
@@ -134,115 +139,36 @@ static int read_timeseries(const char *path, struct scan *sc, char *err, size_t 
 	char *line = NULL, *fld[MAX_FIELDS];
 	size_t cap = 0;
 	long lineno = 1;
-	int rc = 2;
+	int rc = 2, col[8], need = 0;
 	if (getline(&line, &cap, f) < 0) {
 		snprintf(err, errlen, "%s: empty (expected a CSV header)", path);
 		goto out;
 	}
 	int nf = split(line, fld, MAX_FIELDS);
-	int c_t = column(fld, nf, "time_s"), c_node = column(fld, nf, "node");
-	int c_run = column(fld, nf, "running"), c_q = column(fld, nf, "queued");
-	int c_up = column(fld, nf, "nodes_up");
-	if (c_up < 0) {
-		rc = 0;
-		goto out;
+	for (int k = 0; k < n; k++) {
+		col[k] = column(fld, nf, names[k]);
+		if (col[k] < 0) {
+			*missing = k;
+			rc = 1;
+			goto out;
+		}
+		need = col[k] > need ? col[k] : need;
 	}
-	if (c_t < 0 || c_node < 0 || c_run < 0 || c_q < 0) {
-		snprintf(err, errlen, "%s:1: expected the columns time_s, node, running and queued",
-			 path);
-		goto out;
-	}
-	int need = c_t;
-	const int cols[] = {c_node, c_run, c_q, c_up};
-	for (int k = 0; k < 4; k++)
-		need = cols[k] > need ? cols[k] : need;
 	while (getline(&line, &cap, f) >= 0) {
 		lineno++;
 		nf = split(line, fld, MAX_FIELDS);
-		double t, node, run, q, up;
-		if (nf <= need || num(fld[c_t], &t) || num(fld[c_node], &node) ||
-		    num(fld[c_run], &run) || num(fld[c_q], &q) || num(fld[c_up], &up)) {
-			snprintf(err, errlen, "%s:%ld: expected numbers in time_s, node, running, "
-					      "queued and nodes_up", path, lineno);
-			goto out;
-		}
-		if (!sc->n || sc->s[sc->n - 1].t != t) {
-			if (sc->n == sc->cap) {
-				size_t nc = sc->cap ? 2 * sc->cap : 1024;
-				struct sample *ns = realloc(sc->s, nc * sizeof *ns);
-				if (!ns)
-					goto oom;
-				sc->s = ns;
-				sc->cap = nc;
+		double v[8];
+		for (int k = 0; k < n; k++)
+			if (nf <= need || num(fld[col[k]], &v[k])) {
+				snprintf(err, errlen, "%s:%ld: %s: expected a number", path, lineno,
+					 names[k]);
+				goto out;
 			}
-			struct sample *s = &sc->s[sc->n];
-			memset(s, 0, sizeof *s);
-			s->t = t;
-			s->up = calloc((size_t)sc->n_pools, sizeof *s->up);
-			if (!s->up)
-				goto oom;
-			sc->n++;
-		}
-		struct sample *s = &sc->s[sc->n - 1];
-		int id = (int)node;
-		int pool = id >= 0 && id < sc->n_nodes ? sc->pool_of[id] : 0;
-		s->running += run;
-		s->queued += q;
-		if (up > s->up[pool])
-			s->up[pool] = up;
-	}
-	rc = ferror(f) ? 3 : 1;
-	if (rc == 3)
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	goto out;
-oom:
-	snprintf(err, errlen, "out of memory");
-	rc = 3;
-out:
-	free(line);
-	fclose(f);
-	return rc;
-}
-
-/* requests.csv's arrivals counted into the samples: an arrival at a goes
- * to the first sample at or after it. 0, 2 or 3 with err. */
-static int read_arrivals(const char *path, struct scan *sc, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return 2;
-	}
-	char *line = NULL, *fld[MAX_FIELDS];
-	size_t cap = 0;
-	long lineno = 1;
-	int rc = 2;
-	if (getline(&line, &cap, f) < 0) {
-		snprintf(err, errlen, "%s: empty (expected a CSV header)", path);
-		goto out;
-	}
-	int c_a = column(fld, split(line, fld, MAX_FIELDS), "arrival_s");
-	if (c_a < 0) {
-		snprintf(err, errlen, "%s:1: no column \"arrival_s\" in the header", path);
-		goto out;
-	}
-	while (getline(&line, &cap, f) >= 0) {
-		lineno++;
-		double a;
-		if (split(line, fld, MAX_FIELDS) <= c_a || num(fld[c_a], &a)) {
-			snprintf(err, errlen, "%s:%ld: arrival_s: expected a number", path, lineno);
+		if (row(ctx, v)) {
+			snprintf(err, errlen, "out of memory");
+			rc = 3;
 			goto out;
 		}
-		size_t lo = 0, hi = sc->n; /* the first sample with t >= a */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (sc->s[mid].t < a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < sc->n)
-			sc->s[lo].arrivals++;
 	}
 	rc = 0;
 	if (ferror(f)) {
@@ -252,6 +178,84 @@ static int read_arrivals(const char *path, struct scan *sc, char *err, size_t er
 out:
 	free(line);
 	fclose(f);
+	return rc;
+}
+
+/* A timeseries row (time_s, node, running, queued, nodes_up) into its
+ * sample. */
+static int ts_row(void *ctx, const double *v)
+{
+	struct scan *sc = ctx;
+	double t = v[0];
+	if (!sc->n || sc->s[sc->n - 1].t != t) {
+		if (sc->n == sc->cap) {
+			size_t nc = sc->cap ? 2 * sc->cap : 1024;
+			struct sample *ns = realloc(sc->s, nc * sizeof *ns);
+			if (!ns)
+				return 3;
+			sc->s = ns;
+			sc->cap = nc;
+		}
+		struct sample *s = &sc->s[sc->n];
+		memset(s, 0, sizeof *s);
+		s->t = t;
+		s->up = calloc((size_t)sc->n_pools, sizeof *s->up);
+		if (!s->up)
+			return 3;
+		sc->n++;
+	}
+	struct sample *s = &sc->s[sc->n - 1];
+	int id = (int)v[1];
+	int pool = id >= 0 && id < sc->n_nodes ? sc->pool_of[id] : 0;
+	s->running += v[2];
+	s->queued += v[3];
+	if (v[4] > s->up[pool])
+		s->up[pool] = v[4];
+	return 0;
+}
+
+/* timeseries.csv into sc->s: 1 read, 0 no nodes_up column, 2 or 3 with
+ * err. */
+static int read_timeseries(const char *path, struct scan *sc, char *err, size_t errlen)
+{
+	static const char *const names[] = {"time_s", "node", "running", "queued", "nodes_up"};
+	int missing = -1;
+	int rc = csv_rows(path, names, 5, ts_row, sc, &missing, err, errlen);
+	if (rc == 1 && missing == 4)
+		return 0;
+	if (rc == 1)
+		snprintf(err, errlen, "%s:1: expected the columns time_s, node, running and queued",
+			 path);
+	return rc == 0 ? 1 : rc == 1 ? 2 : rc;
+}
+
+/* An arrival at a goes to the first sample at or after it. */
+static int arrival_row(void *ctx, const double *v)
+{
+	struct scan *sc = ctx;
+	size_t lo = 0, hi = sc->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sc->s[mid].t < v[0])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < sc->n)
+		sc->s[lo].arrivals++;
+	return 0;
+}
+
+/* requests.csv's arrivals counted into the samples. 0, 2 or 3 with err. */
+static int read_arrivals(const char *path, struct scan *sc, char *err, size_t errlen)
+{
+	static const char *const names[] = {"arrival_s"};
+	int missing = -1;
+	int rc = csv_rows(path, names, 1, arrival_row, sc, &missing, err, errlen);
+	if (rc == 1) {
+		snprintf(err, errlen, "%s:1: no column \"arrival_s\" in the header", path);
+		return 2;
+	}
 	return rc;
 }
 

@@ -22,7 +22,7 @@ const char *cfg_join(char *buf, size_t len, const char *path, const char *key)
 	return buf;
 }
 
-static const char *type_name(const cJSON *v)
+const char *cfg_type_name(const cJSON *v)
 {
 	if (cJSON_IsNumber(v))
 		return "a number";
@@ -44,7 +44,7 @@ int cfg_expect_object(const cJSON *obj, const char *path, char *err, size_t errl
 	if (obj == NULL || cJSON_IsObject(obj))
 		return 0;
 	snprintf(err, errlen, "%s: expected an object, got %s", path[0] ? path : "(top level)",
-		 type_name(obj));
+		 cfg_type_name(obj));
 	return -1;
 }
 
@@ -162,7 +162,7 @@ int cfg_number(const cJSON *obj, const char *path, const char *key, double lo, d
 	cfg_join(p, sizeof p, path, key);
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
 		snprintf(err, errlen, "%s: expected a number in [%g, %g], got %s", p, lo, hi,
-			 type_name(v));
+			 cfg_type_name(v));
 		return -1;
 	}
 	if (v->valuedouble < lo || v->valuedouble > hi) {
@@ -193,7 +193,7 @@ int cfg_int(const cJSON *obj, const char *path, const char *key, int64_t lo, int
 				 (long long)lo, (long long)hi, x);
 		else
 			snprintf(err, errlen, "%s: expected an integer in [%lld, %lld], got %s", p,
-				 (long long)lo, (long long)hi, type_name(v));
+				 (long long)lo, (long long)hi, cfg_type_name(v));
 		return -1;
 	}
 	*out = (int64_t)x;
@@ -209,7 +209,7 @@ int cfg_bool(const cJSON *obj, const char *path, const char *key, int *out, char
 	if (!cJSON_IsBool(v)) {
 		char p[256];
 		snprintf(err, errlen, "%s: expected true or false, got %s",
-			 cfg_join(p, sizeof p, path, key), type_name(v));
+			 cfg_join(p, sizeof p, path, key), cfg_type_name(v));
 		return -1;
 	}
 	*out = cJSON_IsTrue(v);
@@ -225,7 +225,7 @@ int cfg_string(const cJSON *obj, const char *path, const char *key, char *out, s
 	char p[256];
 	cfg_join(p, sizeof p, path, key);
 	if (!cJSON_IsString(v)) {
-		snprintf(err, errlen, "%s: expected a string, got %s", p, type_name(v));
+		snprintf(err, errlen, "%s: expected a string, got %s", p, cfg_type_name(v));
 		return -1;
 	}
 	if (strlen(v->valuestring) >= outlen || v->valuestring[0] == 0) {
@@ -258,7 +258,7 @@ int cfg_enum(const cJSON *obj, const char *path, const char *key, const char *co
 	if (cJSON_IsString(v))
 		snprintf(err, errlen, "%s: expected one of %s, got \"%.64s\"", p, list, v->valuestring);
 	else
-		snprintf(err, errlen, "%s: expected one of %s, got %s", p, list, type_name(v));
+		snprintf(err, errlen, "%s: expected one of %s, got %s", p, list, cfg_type_name(v));
 	return -1;
 }
 
@@ -280,7 +280,7 @@ int cfg_dist(const cJSON *obj, const char *path, const char *key, int token_coun
 		snprintf(err, errlen,
 			 "%s: expected a distribution object such as {\"dist\": \"lognormal\", "
 			 "\"median\": 100, \"sigma\": 0.5}, got %s",
-			 p, type_name(v));
+			 p, cfg_type_name(v));
 		return -1;
 	}
 	int kind = -1;

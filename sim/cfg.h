@@ -53,6 +53,8 @@ int cfg_dist(const struct cJSON *obj, const char *path, const char *key, int tok
 char *cfg_slurp(const char *file, size_t *len, char *err, size_t errlen);
 /* Joins path and key into buf ("a.b" + "c" -> "a.b.c"); returns buf. */
 const char *cfg_join(char *buf, size_t len, const char *path, const char *key);
+/* What a JSON value is, for messages: "a number", "an array", ... */
+const char *cfg_type_name(const struct cJSON *v);
 /* Fails on the first string or key of the tree under v that is not UTF-8
  * (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF),
  * naming its JSON path (path names v; "" for the top level). What a

@@ -16,21 +16,6 @@
 #define TIME_MAX_S 4e9
 #define TWO_PI 6.28318530717958647692
 
-static const char *type_of(const cJSON *v)
-{
-	if (cJSON_IsNumber(v))
-		return "a number";
-	if (cJSON_IsString(v))
-		return "a string";
-	if (cJSON_IsBool(v))
-		return "a boolean";
-	if (cJSON_IsNull(v))
-		return "null";
-	if (cJSON_IsArray(v))
-		return "an array";
-	return "an object";
-}
-
 /* obj.key must be there (a number checked by cfg_number after). */
 static int need(const cJSON *obj, const char *path, const char *key, const char *what, char *err,
 		size_t errlen)
@@ -80,7 +65,7 @@ static int parse_steps(struct wl_schedule *s, const cJSON *arr, const char *p, c
 		snprintf(pp, sizeof pp, "%.300s[%d]", p, i);
 		if (!cJSON_IsObject(e)) {
 			snprintf(err, errlen, "%s: expected a step {\"at_s\", \"scale\", \"ramp_s\"?}, got %s",
-				 pp, type_of(e));
+				 pp, cfg_type_name(e));
 			return -1;
 		}
 		double at = 0, scale = 1, ramp = 0;
@@ -187,7 +172,7 @@ int wl_schedule_parse(struct wl_schedule *s, const cJSON *obj, const char *path,
 			 "%s: expected an array of steps [{\"at_s\", \"scale\", \"ramp_s\"?}] or "
 			 "{\"kind\": \"diurnal\", \"period_s\", \"min_scale\", \"max_scale\", "
 			 "\"peak_at_s\"}, got %s",
-			 p, type_of(v));
+			 p, cfg_type_name(v));
 		rc = -1;
 	}
 	if (rc)
