@@ -133,18 +133,20 @@ START_TEST(one_row_reaches_every_output)
 	ck_assert_str_eq(a, "policy,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
 			    "tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,recompute_ratio,"
 			    "recompute_gpu_s,migrations,migrated_bytes,preemptions,requests_per_s,"
-			    "output_tokens_per_s,slo_attainment,goodput_rps,load_max_over_mean,"
-			    "load_jain,tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
-			    "tokens_recomputed,tokens_fresh,tokens_preempt_recomputed\n"
-			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
+			    "output_tokens_per_s,slo_attainment,goodput_rps,gpu_hours,cost_usd,"
+			    "j_per_output_token,energy_kwh,load_max_over_mean,load_jain,tokens_input,"
+			    "tokens_cached,tokens_reloaded,tokens_migrated,tokens_recomputed,"
+			    "tokens_fresh,tokens_preempt_recomputed\n"
+			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
 	ck_assert_str_eq(b, "policy,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
 			    "tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,recompute_ratio,"
 			    "recompute_gpu_s,migrations,migrated_bytes,preemptions,requests_per_s,"
-			    "output_tokens_per_s,slo_attainment,goodput_rps,load_max_over_mean,"
-			    "load_jain,tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
-			    "tokens_recomputed,tokens_fresh,tokens_preempt_recomputed,"
+			    "output_tokens_per_s,slo_attainment,goodput_rps,gpu_hours,cost_usd,"
+			    "j_per_output_token,energy_kwh,load_max_over_mean,load_jain,tokens_input,"
+			    "tokens_cached,tokens_reloaded,tokens_migrated,tokens_recomputed,"
+			    "tokens_fresh,tokens_preempt_recomputed,"
 			    "route_ns\n"
-			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
 			    "123456789\n");
 	free(a);
 	free(b);
@@ -283,7 +285,9 @@ START_TEST(one_row_is_a_sweep_column)
 		   " {\"p50\": 0, \"p99\": 0}, \"e2e_s\": {\"p99\": 0}, \"prefix_hit_ratio\": 0,"
 		   " \"recompute_ratio\": 0, \"migration\": {\"count\": 0}, \"throughput\":"
 		   " {\"requests_per_s\": 0, \"output_tokens_per_s\": 0}, \"router\":"
-		   " {\"route_ns\": 123456789}, \"slo\": {\"attainment\": 0.5, \"goodput_rps\": 0}}");
+		   " {\"route_ns\": 123456789}, \"slo\": {\"attainment\": 0.5, \"goodput_rps\": 0},"
+		   " \"gpu_hours\": 1.5, \"cost_usd\": 4.5, \"energy\": {\"j_per_output_token\": 0.25,"
+		   " \"kwh\": 0.125}}");
 	long missing, failed;
 	ck_assert_int_eq(swp_merge_with(DIR "/sweep", NULL, stderr, &missing, &failed, err,
 					sizeof err),
@@ -291,9 +295,9 @@ START_TEST(one_row_is_a_sweep_column)
 	char *csv = th_slurp(DIR "/sweep/sweep.csv");
 	ck_assert_str_eq(csv, "x,point,seed,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,"
 			      "tpot_p50_s,tpot_p99_s,e2e_p99_s,prefix_hit_ratio,recompute_ratio,"
-			      "migrations,requests_per_s,output_tokens_per_s,goodput_rps,"
-			      "slo_attainment\n"
-			      "1,0,5,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0.5\n");
+			      "migrations,requests_per_s,output_tokens_per_s,goodput_rps,gpu_hours,"
+			      "cost_usd,j_per_output_token,energy_kwh,slo_attainment\n"
+			      "1,0,5,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1.5,4.5,0.25,0.125,0.5\n");
 	free(csv);
 	ck_assert_int_eq(swp_merge_with(DIR "/sweep", &t, stderr, &missing, &failed, err,
 					sizeof err),
@@ -303,9 +307,9 @@ START_TEST(one_row_is_a_sweep_column)
 	csv = th_slurp(DIR "/sweep/sweep.csv");
 	ck_assert_str_eq(csv, "x,point,seed,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,"
 			      "tpot_p50_s,tpot_p99_s,e2e_p99_s,prefix_hit_ratio,recompute_ratio,"
-			      "migrations,requests_per_s,output_tokens_per_s,goodput_rps,"
-			      "route_ns,slo_attainment\n"
-			      "1,0,5,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,123456789,0.5\n");
+			      "migrations,requests_per_s,output_tokens_per_s,goodput_rps,gpu_hours,"
+			      "cost_usd,j_per_output_token,energy_kwh,route_ns,slo_attainment\n"
+			      "1,0,5,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1.5,4.5,0.25,0.125,123456789,0.5\n");
 	free(csv);
 }
 END_TEST
@@ -420,7 +424,7 @@ END_TEST
 START_TEST(rows_are_complete)
 {
 	const struct res_metrics *t = res_metrics_builtin();
-	ck_assert_uint_eq(t->n, 72);
+	ck_assert_uint_eq(t->n, 81);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct res_metric *r = &t->row[i];
 		ck_assert_msg(r->name && r->path && r->unit > 0, "row %zu", i);
@@ -434,15 +438,15 @@ START_TEST(rows_are_complete)
 	size_t it = 0, n = 0;
 	while (res_metric_next(NULL, RES_LIST_TABLE, &it))
 		n++;
-	ck_assert_uint_eq(n, 35);
+	ck_assert_uint_eq(n, 43);
 	it = n = 0;
 	while (res_metric_next(NULL, RES_LIST_DIFF, &it))
 		n++;
-	ck_assert_uint_eq(n, 32);
+	ck_assert_uint_eq(n, 36);
 	it = n = 0;
 	while (res_metric_next(NULL, RES_LIST_DIFF_ALL, &it))
 		n++;
-	ck_assert_uint_eq(n, 36);
+	ck_assert_uint_eq(n, 40);
 }
 END_TEST
 
@@ -651,11 +655,12 @@ START_TEST(pd_rows_only_when_disaggregated)
 			    "ttft_p99_s,tpot_p50_s,tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,"
 			    "recompute_ratio,recompute_gpu_s,migrations,migrated_bytes,pd_transfers,"
 			    "pd_transfer_bytes,pd_transfer_mean_s,pd_failovers,pd_local,preemptions,"
-			    "requests_per_s,output_tokens_per_s,slo_attainment,goodput_rps,"
-			    "load_max_over_mean,load_jain,tokens_input,tokens_cached,tokens_reloaded,"
-			    "tokens_migrated,tokens_recomputed,tokens_fresh,tokens_preempt_recomputed\n"
+			    "requests_per_s,output_tokens_per_s,slo_attainment,goodput_rps,gpu_hours,"
+			    "cost_usd,j_per_output_token,energy_kwh,load_max_over_mean,load_jain,"
+			    "tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
+			    "tokens_recomputed,tokens_fresh,tokens_preempt_recomputed\n"
 			    "rr,7,0,0,0,0.425,0.02,0.1,0.055,0.25,0,0,0,0,0,0,0,0,0,0,0,4,3.5e+09,"
-			    "0.0025,1,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
+			    "0.0025,1,2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
 	free(a);
 	/* a column that is not disaggregated beside one that is: its figures */
 	struct met_summary two[2] = {pd, quiet};
@@ -692,7 +697,8 @@ START_TEST(pd_keys_in_summary_json)
 	free(text);
 	text = cJSON_PrintUnformatted(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "nodes"), 2));
 	ck_assert_str_eq(text, "{\"id\":2,\"pool\":1,\"busy_ratio\":0,\"mean_kv_util\":0,"
-			       "\"peak_kv_util\":0,\"requests\":2,\"throttled_s\":0}");
+			       "\"peak_kv_util\":0,\"requests\":2,\"throttled_s\":0,\"held_s\":0,"
+			       "\"energy_j\":0}");
 	free(text);
 	/* where they sit among the top-level keys */
 	char keys[1024] = "";
@@ -701,8 +707,8 @@ START_TEST(pd_keys_in_summary_json)
 	ck_assert_str_eq(keys, "scenario policy mechanisms seed kvsim_version sim_time_s requests "
 			       "ttft_s tpot_s e2e_s queue_s percentiles ttft_split tokens "
 			       "prefix_hit_ratio recompute_ratio recompute_gpu_s migration offload "
-			       "pd_transfer preemptions throughput slo pools nodes load_imbalance "
-			       "perf ");
+			       "pd_transfer preemptions throughput slo energy gpu_hours cost_usd scaling "
+			       "pools nodes load_imbalance perf ");
 	cJSON_Delete(j);
 
 	/* a run without pools: the same keys, zeros, one pool "cluster" */

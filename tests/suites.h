@@ -20,5 +20,6 @@ Suite *links_suite(void);
 Suite *models_suite(void);
 Suite *router_suite(void);
 Suite *pd_suite(void);
+Suite *energy_suite(void);
 
 #endif
