@@ -12,6 +12,7 @@
 #include "sim/catalog.h"
 #include "sim/config.h"
 #include "sim/cost.h"
+#include "sim/power.h"
 #include "sim/published.h"
 
 enum {
@@ -193,8 +194,10 @@ static int load_replica(const struct cost_args *c, struct scenario *s)
 	return CLI_OK;
 }
 
+/* u and power_w: the iteration's utilisation and one GPU's power while it
+ * runs (the energy model, docs/model.md). */
 static void print_cost(const struct cost_args *c, const struct scenario *s,
-		       const struct cost_parts *p)
+		       const struct cost_parts *p, double u, double power_w)
 {
 	const char *kinds[] = {"roofline", "fixed", "profile"};
 	const struct cost_cfg *cost = &s->cluster.cost;
@@ -218,13 +221,14 @@ static void print_cost(const struct cost_args *c, const struct scenario *s,
 		       "\"prefill_tokens\":%.0f,\"cached_tokens\":%.0f,\"decode_batch\":%.0f,"
 		       "\"context\":%.0f,\"compute_s\":%.9g,\"memory_s\":%.9g,\"combined_s\":%.9g,"
 		       "\"kernels_s\":%.9g,\"attention_s\":%.9g,\"communication_s\":%.9g,"
-		       "\"overhead_s\":%.9g,\"iteration_s\":%.9g,\"bound\":\"%s\",\"kv_bytes_per_token\":%.0f,"
+		       "\"overhead_s\":%.9g,\"iteration_s\":%.9g,\"utilisation\":%.6g,"
+		       "\"power_w\":%.6g,\"bound\":\"%s\",\"kv_bytes_per_token\":%.0f,"
 		       "\"params\":%.0f,\"active_params\":%.0f,\"kv_capacity_tokens\":%.0f}\n",
 		       s->cluster.gpu->name, name ? name : "\"\"", s->cluster.tp, c->dtype,
 		       kinds[cost->kind], c->prefill, c->cached, c->batch, c->context, p->compute_s,
 		       p->memory_s, p->combined_s, p->kernels_s, p->attention_s, p->comm_s,
-		       p->overhead_s, p->total_s, bound, m->kv_bytes_per_token, m->params,
-		       m->active_params, kv_tokens);
+		       p->overhead_s, p->total_s, u, power_w, bound, m->kv_bytes_per_token,
+		       m->params, m->active_params, kv_tokens);
 		free(name);
 		return;
 	}
@@ -247,6 +251,8 @@ static void print_cost(const struct cost_args *c, const struct scenario *s,
 	printf("  communication  %10.3f ms\n", p->comm_s * 1e3);
 	printf("  overhead       %10.3f ms\n", p->overhead_s * 1e3);
 	printf("  iteration      %10.3f ms  (%s-bound)\n", p->total_s * 1e3, bound);
+	printf("power: %.1f W per GPU while it runs (utilisation %.3f; idle %.0f W, TDP %.0f W)\n",
+	       power_w, u, catalog_gpu_idle_w(s->cluster.gpu), s->cluster.gpu->tdp_w);
 }
 
 static int cmd_cost(const struct cli_ctx *cx, int argc, char **argv)
@@ -269,7 +275,10 @@ static int cmd_cost(const struct cli_ctx *cx, int argc, char **argv)
 		cost_add_decode(&b, c.context);
 	struct cost_parts p;
 	cost_parts(&cm, &b, &p);
-	print_cost(&c, &s, &p);
+	double work = cost_work_ns(&cm, &b);
+	int64_t t = cost_iteration_ns(&cm, &b);
+	print_cost(&c, &s, &p, work < (double)t ? work / (double)t : 1.0,
+		   power_busy_w(s.cluster.gpu, work, t));
 	cfg_scenario_free(&s);
 	return CLI_OK;
 }
@@ -525,7 +534,8 @@ const struct cli_cmd cli_cost_cmd = {
 	"mbu)), their smooth maximum (or, with --cost-model profile, the measured\n"
 	"layers), per-kernel cost, attention (calibrated, or measured with --cost-model\n"
 	"profile), tensor-parallel communication and the engine's CPU overhead, and\n"
-	"names the bound that dominates.\n",
+	"names the bound that dominates; then one GPU's power while the iteration runs\n"
+	"(the energy model: idle power + (TDP - idle) x utilisation).\n",
 };
 
 const struct cli_cmd cli_calibrate_cmd = {

@@ -35,13 +35,14 @@ static int parse_positionals(const struct cli_ctx *cx, int argc, char **argv,
 
 static void list_gpus(const struct catalog *cat)
 {
-	printf("%-10s %12s %12s %9s %10s %6s %8s  %s\n", "name", "bf16 TFLOPS", "fp8 TFLOPS",
-	       "HBM GiB", "HBM TB/s", "TDP W", "$/GPU-h", "link");
+	printf("%-10s %12s %12s %9s %10s %6s %8s %7s  %s\n", "name", "bf16 TFLOPS", "fp8 TFLOPS",
+	       "HBM GiB", "HBM TB/s", "TDP W", "$/GPU-h", "idle W", "link");
 	for (size_t i = 0; i < cat->n_gpus; i++) {
 		const struct cat_gpu *g = &cat->gpus[i];
-		printf("%-10s %12.0f %12.0f %9.1f %10.3f %6.0f %8.2f  %s\n", g->name,
+		printf("%-10s %12.0f %12.0f %9.1f %10.3f %6.0f %8.2f %7.0f  %s\n", g->name,
 		       g->bf16_flops / 1e12, g->fp8_flops / 1e12, g->hbm_bytes / 1073741824.0,
-		       g->hbm_bytes_per_s / 1e12, g->tdp_w, g->price_per_hour, g->link);
+		       g->hbm_bytes_per_s / 1e12, g->tdp_w, g->price_per_hour,
+		       catalog_gpu_idle_w(g), g->link);
 	}
 }
 

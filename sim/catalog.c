@@ -11,6 +11,37 @@
 #include "sim/cfg.h"
 #include "sim/embedded.h"
 
+/* A GPU's "power" ({"idle_w", "memory_weight"}), either field over what
+ * the GPU has; the idle power at most its TDP. */
+static int parse_gpu_power(const cJSON *e, const char *path, struct cat_gpu *g, char *err,
+			   size_t errlen)
+{
+	static const char *const keys[] = {"idle_w", "memory_weight", NULL};
+	const cJSON *pw = cJSON_GetObjectItemCaseSensitive(e, "power");
+	char p[200];
+	snprintf(p, sizeof p, "%s.power", path);
+	if (pw && (cfg_expect_object(pw, p, err, errlen) ||
+		   cfg_check_keys(pw, p, keys, err, errlen) ||
+		   cfg_number(pw, p, "memory_weight", 0, 1, &g->memory_weight, err, errlen)))
+		return -1;
+	int own = cJSON_GetObjectItemCaseSensitive(pw, "idle_w") != NULL;
+	if (own) {
+		if (cfg_number(pw, p, "idle_w", 0, 1e5, &g->idle_w, err, errlen))
+			return -1;
+		g->has_idle_w = 1;
+	}
+	if (catalog_gpu_idle_w(g) <= g->tdp_w)
+		return 0;
+	if (own)
+		snprintf(err, errlen, "%s.idle_w: expected at most the GPU's tdp_w (%g), got %g", p,
+			 g->tdp_w, g->idle_w);
+	else
+		snprintf(err, errlen, "%s.tdp_w: expected at least the GPU's idle power (%g W, "
+				      "power.idle_w), got %g",
+			 path, catalog_gpu_idle_w(g), g->tdp_w);
+	return -1;
+}
+
 /* A GPU's "attention" ({backend: {"prefill": {...}, "decode": {...},
  * "profile"}}), "iteration_overhead" ({"base_ms", "per_seq_ms"}) and "fp8"
  * ({"mfu", "mbu"}): the calibrated attention, engine overhead and FP8
@@ -114,7 +145,7 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_mib",  "hbm_bytes_per_s",
 					   "tdp_w",      "link",      "price_per_hour", "profile",
 					   "roofline",   "allreduce", "hbm_bytes", "attention",
-					   "iteration_overhead", "fp8", NULL};
+					   "iteration_overhead", "fp8", "power", NULL};
 	static const char *const roof_keys[] = {"mfu", "mbu", "knee", "op_overhead_us", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
 		return -1;
@@ -168,7 +199,7 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 			    strcmp(keys[i], "allreduce") && strcmp(keys[i], "hbm_bytes") &&
 			    (strcmp(keys[i], "hbm_mib") || !has_bytes) &&
 			    strcmp(keys[i], "attention") && strcmp(keys[i], "iteration_overhead") &&
-			    strcmp(keys[i], "fp8") &&
+			    strcmp(keys[i], "fp8") && strcmp(keys[i], "power") &&
 			    !cJSON_GetObjectItemCaseSensitive(e, keys[i])) {
 				snprintf(err, errlen, "%s.%s: missing (a new GPU needs every field)", path,
 					 keys[i]);
@@ -176,6 +207,8 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 			}
 		}
 	}
+	if (is_new)
+		g->memory_weight = CAT_MEMORY_WEIGHT;
 	double mib = g->hbm_bytes / 1048576.0;
 	if (cfg_number(e, path, "hbm_mib", 1, 1e9, &mib, err, errlen))
 		return -1;
@@ -188,7 +221,8 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 			       cfg_number(e, path, "tdp_w", 1, 1e5, &g->tdp_w, err, errlen) ||
 			       cfg_number(e, path, "price_per_hour", 0, 1e6, &g->price_per_hour, err,
 					  errlen) ||
-			       cfg_string(e, path, "link", g->link, sizeof g->link, err, errlen)
+			       cfg_string(e, path, "link", g->link, sizeof g->link, err, errlen) ||
+			       parse_gpu_power(e, path, g, err, errlen)
 		       ? -1
 		       : 0;
 }

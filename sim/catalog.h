@@ -17,6 +17,12 @@ struct cat_gpu {
 	double hbm_bytes_per_s;
 	double tdp_w;
 	double price_per_hour; /* USD per GPU-hour, for planning (0: unknown) */
+	/* Power (catalog "power"): the GPU's draw while it holds a loaded model
+	 * and runs nothing (W; has_idle_w 0: not given, CAT_IDLE_TDP_FRAC x
+	 * tdp_w), and the weight of memory traffic against compute in its
+	 * dynamic power (docs/model.md, Energy). */
+	double idle_w, memory_weight;
+	int has_idle_w;
 	char link[CAT_NAME_LEN]; /* scale-up link between GPUs of a server */
 	char profile[CAT_NAME_LEN]; /* Vidur profile folder (compute/<profile>/...), or "" */
 	/* The calibrated roofline (kvsim calibrate); mfu 0 = not calibrated. */
@@ -35,6 +41,19 @@ struct cat_gpu {
 	 * the HBM bandwidth); 0 = none. */
 	double fp8_mfu, fp8_mbu;
 };
+
+/* A GPU added without "power": idle at this fraction of its TDP (the
+ * thermal model's idle fraction before the catalog had idle powers; the
+ * built-in GPUs' measured ones are 0.16-0.24), and the built-in GPUs'
+ * memory weight. Our choices, stated in docs/model.md. */
+#define CAT_IDLE_TDP_FRAC 0.2
+#define CAT_MEMORY_WEIGHT 0.4
+
+/* g's idle power (W): its "power".idle_w, or CAT_IDLE_TDP_FRAC x tdp_w. */
+static inline double catalog_gpu_idle_w(const struct cat_gpu *g)
+{
+	return g->has_idle_w ? g->idle_w : CAT_IDLE_TDP_FRAC * g->tdp_w;
+}
 
 struct cat_model {
 	char name[CAT_NAME_LEN];

@@ -205,6 +205,15 @@ static const cJSON *sub(const cJSON *obj, const char *key)
  * nodes of all. */
 static int load_cluster(struct scenario *s, const cJSON *c, char *err, size_t errlen)
 {
+	/* One idle power for the thermal model and the energy figures: the
+	 * GPU's, from the catalog. */
+	if (sub(sub(c, "thermal"), "idle_power_frac")) {
+		snprintf(err, errlen,
+			 "cluster.thermal.idle_power_frac: the idle power is the GPU's catalog "
+			 "figure, which the energy figures use too (kvsim list gpus); remove "
+			 "this key, or set catalog.gpus.<GPU>.power.idle_w (W per GPU) instead");
+		return -1;
+	}
 	if (cfg_pools_load(&s->cat, s->base_dir, c, &s->pools, &s->n_pools, &s->disaggregated, err,
 			   errlen))
 		return -1;

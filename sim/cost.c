@@ -60,6 +60,17 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 	cm->table_fit = co->attn_table_fit;
 	cm->table_shape = co->attn_table_shape;
 	cm->table_scaled = cm->attn_table && memcmp(&cm->table_shape, sh, sizeof *sh) != 0;
+	/* The power model's work: 2 FLOPs per active weight and new token; 4
+	 * per attention pair, head and head dimension (the scores and the
+	 * weighted sum); the replica's weight and KV bytes (every GPU's
+	 * share, copies included) times the GPU's memory_weight. */
+	double s_per_flop = 1e9 / cm->flops_per_s;
+	cm->work_byte_ns = g->memory_weight * 1e9 / cm->bytes_per_s;
+	cm->work_token_ns = cm->flops_per_token * s_per_flop;
+	cm->work_pair_ns = cm->fixed ? 0 : 4.0 * m->q_heads * m->head_dim * m->layers * s_per_flop;
+	cm->work_kv_ns =
+	    cm->fixed ? 0 : catalog_kv_bytes_per_token_tp(m, cl->tp) * cm->work_byte_ns;
+	cm->work_weights_ns = weight_bytes * cm->work_byte_ns;
 }
 
 /* One layer's prefill attention: the measured table (chunks aggregated as

@@ -55,6 +55,13 @@ struct cost_model {
 	double knee, op_overhead_s;
 	/* profile: measured per-layer operator times for this tp (NULL: roofline) */
 	const struct prof_series *prof;
+	/* An iteration's work for the power model (cost_work_ns), ns: per new
+	 * token (its FLOPs through the weights), per attention pair (the
+	 * attention's FLOPs), per KV token read or written, for the weights
+	 * read (dense) and per byte (a MoE's weights, cost_weight_read_bytes);
+	 * the byte terms times the GPU's memory_weight. The fixed model's
+	 * pair and KV terms are 0. */
+	double work_token_ns, work_pair_ns, work_kv_ns, work_weights_ns, work_byte_ns;
 };
 
 /* Kernels per transformer layer that pay the fixed launch cost: the four
@@ -117,6 +124,41 @@ void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct 
 /* Iteration time in seconds, and rounded to integer nanoseconds (>= 1). */
 double cost_iteration_s(const struct cost_model *cm, const struct cost_batch *b);
 int64_t cost_iteration_ns(const struct cost_model *cm, const struct cost_batch *b);
+/* An iteration's work (ns): the time its FLOPs take at flops_per_s plus
+ * memory_weight x the time its weight and KV bytes take at bytes_per_s;
+ * the fixed model's, its own time (busy at full power). The power model
+ * takes utilisation u = min(1, work / the iteration's time, slow-downs
+ * included) (docs/model.md, Energy). A few multiplications: every step
+ * start computes it. In three parts, so that a decode span's iteration g
+ * (cost_work_at_ns) is exactly what cost_work_ns of its own batch gives:
+ * the part a span does not change (the weights, the FLOPs through them;
+ * the fixed model's time), then the attention and KV terms. */
+static inline double cost_work_base_ns(const struct cost_model *cm, const struct cost_batch *b)
+{
+	if (cm->fixed)
+		return (double)cost_iteration_ns(cm, b);
+	double w = cm->experts ? cost_weight_read_bytes(cm, b->new_tokens) * cm->work_byte_ns
+			       : cm->work_weights_ns;
+	return w + cm->work_token_ns * b->new_tokens;
+}
+/* The work of b with attn_pairs and kv_tokens up by d each, base being
+ * cost_work_base_ns(cm, b). */
+static inline double cost_work_plus_ns(const struct cost_model *cm, const struct cost_batch *b,
+				       double base, double d)
+{
+	return base + cm->work_pair_ns * (b->attn_pairs + d) + cm->work_kv_ns * (b->kv_tokens + d);
+}
+/* The work of b grown by g decode iterations (attn_pairs and kv_tokens
+ * up by g x decodes: a decode span's iteration g). */
+static inline double cost_work_at_ns(const struct cost_model *cm, const struct cost_batch *b,
+				     double base, double g)
+{
+	return cost_work_plus_ns(cm, b, base, g * b->decodes);
+}
+static inline double cost_work_ns(const struct cost_model *cm, const struct cost_batch *b)
+{
+	return cost_work_at_ns(cm, b, cost_work_base_ns(cm, b), 0);
+}
 /* An iteration's unrounded ns, and its first and second derivatives per
  * iteration were the batch a decode span's first iteration (attn_pairs and
  * kv_tokens up by decodes each): what cost_span_ns and cost_span_grid use. */

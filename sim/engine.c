@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "sim/links.h"
+#include "sim/power.h"
 #include "sim/sim_int.h"
 #include "sim/thermal.h"
 #include "sim/views.h"
@@ -17,6 +18,12 @@ void engine_kick(struct sim *s, uint32_t i)
 		if (node_start_step(n, s->now) > 0) {
 			sim_schedule_step(s, i);
 			views_prefill_step(s, i);
+			/* the thermal model's input: with it a step is one iteration */
+			if (s->sc->cluster.thermal.enabled) {
+				const struct cat_gpu *g = s->sc->pools[s->pool_of[i]].cl.gpu;
+				s->hl[i].busy_w =
+				    power_busy_w(g, n->work0_ns, node_iteration_ns(n, 0));
+			}
 		}
 		s->hl[i].busy = n->busy;
 	}

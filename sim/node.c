@@ -628,6 +628,7 @@ static void plan_span(struct node *n, const struct cost_batch *cb0, int fold,
 			cost_add_decode(&n->span_cb, (double)n->batch[i].c0 + 2);
 		(void)cost_iteration_ns_x(n->cost, &n->span_cb, &n->span_x0);
 	}
+	n->span_work_base_ns = cost_work_base_ns(n->cost, &n->span_cb);
 	n->span_off = fold ? 1 : 0;
 	n->span_grid.grid[0] = n->span_x0.x; /* iteration span_off's */
 	n->span_grid.n_grid = 1;
@@ -826,6 +827,7 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	n->span_started = 1;
 	n->span_ended = 0;
 	n->span_end[0] = now_ns + scaled_ns(n, cost_iteration_ns_x(n->cost, &cb, &n->span_x0));
+	n->work0_ns = cost_work_ns(n->cost, &cb);
 	n->span_used[0] = n->kv.n_used;
 	n->span_used_ok = 0;
 	n->step_end_ns = n->span_end[0];
@@ -874,6 +876,13 @@ void node_step_stats(struct node *n, uint32_t last)
 	int64_t start = n->step_start_ns;
 	double kv = n->kv_used_block_ns;
 	uint32_t used = n->span_used[0], B = n->block_tokens;
+	/* Utilisation: each iteration's work (node_iteration_work_ns), capped
+	 * at its time. */
+	double t = (double)(n->span_end[0] - start), w = n->work0_ns;
+	double util = n->util_ns + (w < t ? w : t);
+	const struct cost_batch *sb = &n->span_cb;
+	double base = n->span_work_base_ns, dec = sb->decodes;
+	uint32_t off = n->span_off;
 	if (!n->span_used_ok && n->block_shift && B <= 64) {
 		/* span_used on the fly: iteration j takes one block for each
 		 * request with c0 + j a multiple of B, i.e. c0 = -j (mod B) */
@@ -881,20 +890,32 @@ void node_step_stats(struct node *n, uint32_t last)
 		memset(starts, 0, B * sizeof *starts);
 		for (uint32_t i = 0; i < n->n_batch; i++)
 			starts[n->batch[i].c0 & (B - 1)]++;
-		kv += (double)used * (double)(n->span_end[0] - start);
+		kv += (double)used * t;
+		/* iteration j's growth (j - off) x decodes, by exact integer steps */
+		double d = -(double)off * dec;
 		for (uint32_t j = 1; j <= last; j++) {
 			used += starts[(0 - j) & (B - 1)];
-			kv += (double)used * (double)(n->span_end[j] - n->span_end[j - 1]);
+			t = (double)(n->span_end[j] - n->span_end[j - 1]);
+			kv += (double)used * t;
+			d += dec;
+			w = cost_work_plus_ns(n->cost, sb, base, d);
+			util += w < t ? w : t;
 		}
 	} else {
 		node_span_used(n);
 		for (uint32_t j = 0; j <= last; j++) {
-			kv += (double)n->span_used[j] * (double)(n->span_end[j] - start);
+			t = (double)(n->span_end[j] - start);
+			kv += (double)n->span_used[j] * t;
 			start = n->span_end[j];
+			if (j > 0) {
+				w = cost_work_at_ns(n->cost, sb, base, (double)(j - off));
+				util += w < t ? w : t;
+			}
 		}
 		used = n->span_used[last];
 	}
 	n->kv_used_block_ns = kv;
+	n->util_ns = util;
 	n->busy_ns += n->span_end[last] - n->step_start_ns;
 	if (used > n->peak_used)
 		n->peak_used = used;

@@ -140,6 +140,10 @@ struct node {
 	uint32_t span_off;
 	struct cost_batch span_cb; /* the span's first iteration */
 	struct cost_x span_x0;     /* its unrounded ns, slope and curvature */
+	/* The power model's work (cost_work_ns) of the step's iteration 0,
+	 * and in a decode span cost_work_base_ns of span_cb
+	 * (node_iteration_work_ns). */
+	double work0_ns, span_work_base_ns;
 	/* The span's cost_span_ns evaluations; their grid has room for
 	 * max_span / COST_SPAN_GRID_MIN + 3 values. */
 	struct cost_span span_grid;
@@ -151,6 +155,9 @@ struct node {
 	/* statistics */
 	int64_t busy_ns;
 	double kv_used_block_ns; /* integral of used blocks over busy time */
+	/* integral of the iterations' utilisation over busy time (ns): each
+	 * iteration's min(work, time), the power model's dynamic part */
+	double util_ns;
 	uint32_t peak_used;
 	uint64_t iterations, preemptions, completed;
 	/* admissions with a prefetch hint (node_hint_admission), those whose
@@ -389,6 +396,23 @@ int node_grow_blocks(struct node *n, struct request *r, uint32_t want);
 void node_commit_blocks(struct node *n, struct request *r, uint32_t next, uint32_t full);
 /* Statistics of the step's iterations 0..last (ended). */
 void node_step_stats(struct node *n, uint32_t last);
+
+/* The power model's work (cost_work_ns) of iteration j of the step in
+ * progress: iteration 0's own, then the decode span's (span_cb grown by
+ * j - span_off iterations): exactly what that iteration's own batch
+ * gives, so that spans change no energy figure. */
+static inline double node_iteration_work_ns(const struct node *n, uint32_t j)
+{
+	if (j < n->span_off || n->span_len <= 1)
+		return n->work0_ns;
+	return cost_work_at_ns(n->cost, &n->span_cb, n->span_work_base_ns,
+			       (double)(j - n->span_off));
+}
+/* Iteration j's time (ns) of the step in progress (its end computed). */
+static inline int64_t node_iteration_ns(const struct node *n, uint32_t j)
+{
+	return n->span_end[j] - (j ? n->span_end[j - 1] : n->step_start_ns);
+}
 
 /* Takes own blocks so that r holds ceil(tokens / B); 0 or -1 (no room).
  * Most calls (a decode token inside its block) take none: inline. */

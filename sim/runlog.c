@@ -3,11 +3,13 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "results/fmt.h"
 #include "sim/about.h"
 #include "sim/afile.h"
+#include "sim/power.h"
 #include "sim/sim_int.h"
 #include "sim/thermal.h"
 
@@ -97,7 +99,8 @@ int runlog_timeseries_open(struct sim *s, const char *path, char *err, size_t er
 	if (afile_open(&s->ts_file, path, err, errlen))
 		return -1;
 	s->ts = s->ts_file.f;
-	fputs("time_s,node,kv_util,running,queued,temperature_c,throttled\n", s->ts);
+	fputs("time_s,node,kv_util,running,queued,temperature_c,throttled,nodes_up,power_w\n",
+	      s->ts);
 	s->sample_ns = (int64_t)llround(s->sc->timeseries_interval_s * 1e9);
 	if (s->sample_ns < 1)
 		s->sample_ns = 1;
@@ -117,11 +120,20 @@ static int runlog_idle(const struct sim *s)
 void runlog_ev_sample(struct sim *s, const struct event *ev)
 {
 	(void)ev;
+	/* nodes serving per pool: up (not starting, draining or off) and alive */
+	uint32_t *up = calloc((size_t)s->sc->n_pools, sizeof *up);
+	if (!up) {
+		sim_fail(s, "out of memory");
+		return;
+	}
+	for (uint32_t i = 0; i < s->n_nodes; i++)
+		up[s->pool_of[i]] += s->nstate[i] == NS_UP && s->alive[i];
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
 		struct node *n = &s->nodes[i];
 		node_sync(n, s->now);
-		/* "%.6f,%u,%.6f,%u,%u,%.3f,%d\n" (temperature empty without the
-		 * thermal model), formatted exactly without printf */
+		/* "%.6f,%u,%.6f,%u,%u,%.3f,%d,%u,%.3f\n" (temperature empty
+		 * without the thermal model; power_w the node's GPUs'),
+		 * formatted exactly without printf */
 		char line[2048], *p = fmt_put_fixed(line, (double)s->now * 1e-9, 6);
 		*p++ = ',';
 		p += fmt_u64(p, i);
@@ -136,9 +148,14 @@ void runlog_ev_sample(struct sim *s, const struct event *ev)
 			p = fmt_put_fixed(p, thermal_temp_now(s, i), 3);
 		*p++ = ',';
 		p += fmt_i64(p, s->hl[i].throttled);
+		*p++ = ',';
+		p += fmt_u64(p, up[s->pool_of[i]]);
+		*p++ = ',';
+		p = fmt_put_fixed(p, s->sc->pools[s->pool_of[i]].cl.tp * power_now_w(s, i), 3);
 		*p++ = '\n';
 		fwrite(line, 1, (size_t)(p - line), s->ts);
 	}
+	free(up);
 	/* Keep sampling until the run is over; an idle cluster gets
 	 * RUNLOG_IDLE_SAMPLES rows in a row, then sampling waits for work, so
 	 * that the file grows with the work done, not with the horizon (one

@@ -23,6 +23,7 @@
 #include "sim/links.h"
 #include "sim/pd.h"
 #include "sim/pool.h"
+#include "sim/power.h"
 #include "sim/premig.h"
 #include "sim/rng.h"
 #include "sim/router.h"
@@ -366,8 +367,8 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 		}
 		struct health *h = &s->hl[i];
 		h->ambient_c = th->ambient_c;
-		h->temp_c = th->enabled ? th->ambient_c + th->c_per_w * pcl->gpu->tdp_w * th->idle_power_frac
-					: 0;
+		h->temp_c =
+		    th->enabled ? th->ambient_c + th->c_per_w * catalog_gpu_idle_w(pcl->gpu) : 0;
 		h->slow = 1.0;
 		flow_set_capacity(&s->net, links_port_nvlink(i), pcl->nvlink_bytes_per_s);
 		flow_set_capacity(&s->net, links_port_nic(i), pcl->nic_bytes_per_s);
@@ -538,6 +539,8 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 		thermal_advance(s, i);
 		mn->throttled_s = s->hl[i].throttled_s;
 		mn->held_s = (double)sim_held_ns(s, i) * 1e-9;
+		mn->energy_j = power_energy_j(s, i);
+		out->energy_j += mn->energy_j;
 		const struct cluster_cfg *pcl = &sc->pools[s->pool_of[i]].cl;
 		double gpu_h = mn->held_s * pcl->tp / 3600.0;
 		out->gpu_hours += gpu_h;
@@ -591,6 +594,8 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	out->scale_up = s->scale_up;
 	out->scale_down = s->scale_down;
 	out->nodes_max = s->n_held_max;
+	out->energy_j_per_out = out->tokens.output ? out->energy_j / (double)out->tokens.output : 0;
+	out->energy_kwh = out->energy_j / 3.6e6;
 	out->pd = (struct met_pd){s->pd.count, s->pd.failovers, s->pd.local,
 				  s->pd.bytes,  s->pd.seconds,	 s->pd.wait_s};
 	for (int k = 0; k < 4; k++)

@@ -150,6 +150,7 @@ static inline void session_add_node(struct session_rec *rec, int32_t i)
 struct health {
 	double temp_c, ambient_c;
 	int busy;          /* busy since t_ns (the thermal model's input) */
+	double busy_w;     /* the step's power per GPU while busy (power_busy_w) */
 	int throttled;
 	int64_t t_ns;      /* temperature is as of this time */
 	double slow;       /* straggler factor: compute speed x slow */

@@ -5,25 +5,28 @@
 
 #include "sim/sim_int.h"
 
-static double power_frac(const struct thermal_cfg *t, const struct health *h)
+/* Node i's power per GPU as the thermal model takes it since h->t_ns: 0
+ * while its slot is off, the step's (health.busy_w, set when it started;
+ * with the thermal model a step is one iteration) while busy, else the
+ * idle floor: the power the energy figures count (power.h). */
+static double power_w(const struct sim *s, uint32_t i, const struct health *h)
 {
-	if (!h->busy)
-		return t->idle_power_frac;
-	return h->throttled ? t->throttle_factor : 1.0;
+	if (s->nstate[i] == NS_OFF)
+		return 0;
+	return h->busy ? h->busy_w : catalog_gpu_idle_w(s->sc->pools[s->pool_of[i]].cl.gpu);
 }
 
 /* First-order thermal model per node: the GPUs' temperature moves towards
- * ambient + c_per_w * P with time constant tau, P = TDP x (idle fraction,
- * or 1 while an iteration runs, throttle_factor while it runs throttled:
- * lower clocks, lower power). Exact between busy/idle changes, which is
- * when thermal_advance is called. */
+ * ambient + c_per_w * P with time constant tau_s, P the GPU's power (the
+ * idle floor, or the iteration's, which throttling lowers: lower clocks
+ * spread the same work over more time). Exact between step starts and
+ * ends, which is when thermal_advance is called. */
 double thermal_temp_now(const struct sim *s, uint32_t i)
 {
 	const struct health *h = &s->hl[i];
 	const struct thermal_cfg *t = &s->sc->cluster.thermal;
 	double dt = (double)(s->now - h->t_ns) * 1e-9;
-	double tdp = s->sc->pools[s->pool_of[i]].cl.gpu->tdp_w;
-	double steady = h->ambient_c + t->c_per_w * tdp * power_frac(t, h);
+	double steady = h->ambient_c + t->c_per_w * power_w(s, i, h);
 	return steady + (h->temp_c - steady) * exp(-dt / t->tau_s);
 }
 

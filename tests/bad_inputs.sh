@@ -113,6 +113,11 @@ printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096}' >"$T/hf/un
 scen hf_no_type '{"cluster": {"model": "hf/untyped.json"}}' "cluster.model: $T/hf/untyped.json: model_type: missing; expected one of: llama, mistral"
 bad hf_cost "kvsim cost: cluster.model: $HF/bad/gpt2.json: model_type: unknown architecture \"gpt2\"" cost --gpu H100-SXM --model "$HF/bad/gpt2.json" --prefill 1
 scen hf_tp_kv '{"cluster": {"model": "Qwen2.5-7B", "tp": 14}}' "cluster.tp: expected a divisor or a multiple of Qwen2.5-7B's 4 KV heads, got 14"
+scen idle_power_frac '{"cluster": {"thermal": {"enabled": true, "idle_power_frac": 0.2}}}' 'cluster.thermal.idle_power_frac: the idle power is the GPU'"'"'s catalog figure'
+scen idle_over_tdp '{"catalog": {"gpus": {"H100-SXM": {"power": {"idle_w": 800}}}}}' 'catalog.gpus.H100-SXM.power.idle_w: expected at most the GPU'"'"'s tdp_w (700), got 800'
+scen tdp_under_idle '{"catalog": {"gpus": {"H100-SXM": {"tdp_w": 100}}}}' 'catalog.gpus.H100-SXM.tdp_w: expected at least the GPU'"'"'s idle power (115 W, power.idle_w), got 100'
+scen power_key '{"catalog": {"gpus": {"H100-SXM": {"power": {"idle": 90}}}}}' 'catalog.gpus.H100-SXM.power.idle: unknown key (expected one of: idle_w, memory_weight)'
+scen memory_weight '{"catalog": {"gpus": {"H100-SXM": {"power": {"memory_weight": 1.5}}}}}' 'catalog.gpus.H100-SXM.power.memory_weight: expected a number in [0, 1], got 1.5'
 scen gpu_mib_and_bytes '{"catalog": {"gpus": {"H100-SXM": {"hbm_mib": 81559, "hbm_bytes": 85e9}}}}' 'catalog.gpus.H100-SXM.hbm_bytes: give hbm_mib or hbm_bytes, not both'
 scen moe_missing '{"catalog": {"models": {"Mixtral-8x7B": {"moe": {"experts": 8}}}}}' 'catalog.models.Mixtral-8x7B.moe.experts_per_token: missing (a mixture of experts needs it)'
 deep=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "["; for (i = 0; i < 3000; i++) printf "]" }')

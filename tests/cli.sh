@@ -240,6 +240,9 @@ head -c 200 "$T/cmp/comparison.csv" | grep -q "^policy,arrived,completed" && ok 
 expect 0 "iteration" cost --gpu A100-80G --model Llama-2-7B --prefill 128
 expect 0 '"bound":"compute"' cost --gpu H100-SXM --model Llama-3-8B --prefill 4096 --json
 expect 0 "memory-bound" cost --gpu H100-SXM --model Llama-3-8B --decode-batch 8 --context 1000
+# one GPU's power: a long compute-bound prefill near TDP, a decode of one far below it
+expect 0 "power: 664.9 W per GPU while it runs (utilisation 0.940; idle 115 W, TDP 700 W)" cost --gpu H100-SXM --model Llama-3-8B --prefill 4096
+expect 0 '"utilisation":0.240343,"power_w":255.6,' cost --gpu H100-SXM --model Llama-3-8B --decode-batch 1 --context 1000 --json
 expect 0 "communication" cost --gpu A100-80G --model Llama-2-70B --tp 4 --prefill 512
 expect 0 "profile cost model" cost --gpu A100-80G --model Llama-3-8B --prefill 300 --cost-model profile
 expect 2 "give --gpu and --model" cost --prefill 10

@@ -21,5 +21,6 @@ Suite *models_suite(void);
 Suite *router_suite(void);
 Suite *pd_suite(void);
 Suite *scale_suite(void);
+Suite *energy_suite(void);
 
 #endif
