@@ -12,6 +12,7 @@
 #include "sim/rng.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
+#include "sim/thermal.h"
 #include "sim/views.h"
 
 /* A recommendation of the HPA's, kept over its stabilisation window. */
@@ -60,8 +61,10 @@ static struct as_pool *pool_of_node(struct sim *s, uint32_t i)
 	return NULL;
 }
 
+/* (the thermal model is brought to now first: a slot off draws nothing) */
 static void hold(struct sim *s, uint32_t i)
 {
+	thermal_advance(s, i);
 	s->held_from[i] = s->now;
 	if (++s->n_held > s->n_held_max)
 		s->n_held_max = s->n_held;
@@ -69,6 +72,7 @@ static void hold(struct sim *s, uint32_t i)
 
 static void unhold(struct sim *s, uint32_t i)
 {
+	thermal_advance(s, i);
 	s->held_ns[i] += s->now - s->held_from[i];
 	s->held_from[i] = -1;
 	s->n_held--;
@@ -124,6 +128,9 @@ int autoscale_init(struct sim *s)
 			s->nstate[i] = NS_OFF;
 			s->held_from[i] = -1;
 			s->n_held--;
+			/* an idle slot's GPUs sit at the inlet's temperature */
+			if (sc->cluster.thermal.enabled)
+				s->hl[i].temp_c = s->hl[i].ambient_c;
 		}
 		if (!evq_push_tag(&s->q, ap->tick_ns, EV_SCALE, AS_EV_TICK, p, NULL))
 			return -1;
@@ -170,8 +177,8 @@ static void release(struct sim *s, uint32_t i)
 {
 	if (s->nstate[i] == NS_DRAINING)
 		router_empty_node(s, i);
-	s->nstate[i] = NS_OFF;
 	unhold(s, i);
+	s->nstate[i] = NS_OFF;
 	s->scale_down++;
 	trace(s, "node_released", i);
 }

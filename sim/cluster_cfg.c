@@ -586,7 +586,7 @@ static int load_pool(struct catalog *cat, const char *base_dir, const struct src
 	en->preempt_swap = preempt == 1;
 	static const char *const tier_keys[] = {"dram_gib_per_server", "nvme_gib_per_server", NULL};
 	static const char *const thermal_keys[] = {"enabled",	  "ambient_c",	"tau_s",
-						   "c_per_w",	  "idle_power_frac", "throttle_c",
+						   "c_per_w",	  "throttle_c",
 						   "resume_c",	  "throttle_factor", NULL};
 	if (load_kv_transfer(c, cl, err, errlen))
 		return -1;
@@ -607,13 +607,11 @@ static int load_pool(struct catalog *cat, const char *base_dir, const struct src
 		return -1;
 	}
 	struct thermal_cfg *t = &cl->thermal;
-	*t = (struct thermal_cfg){0, 25, 60, 0.07, 0.2, 85, 80, 0.6};
+	*t = (struct thermal_cfg){0, 25, 60, 0.07, 85, 80, 0.6};
 	if (cfg_bool(th, "cluster.thermal", "enabled", &t->enabled, err, errlen) ||
 	    cfg_number(th, "cluster.thermal", "ambient_c", -50, 200, &t->ambient_c, err, errlen) ||
 	    cfg_number(th, "cluster.thermal", "tau_s", 1e-3, 1e6, &t->tau_s, err, errlen) ||
 	    cfg_number(th, "cluster.thermal", "c_per_w", 0, 10, &t->c_per_w, err, errlen) ||
-	    cfg_number(th, "cluster.thermal", "idle_power_frac", 0, 1, &t->idle_power_frac, err,
-		       errlen) ||
 	    cfg_number(th, "cluster.thermal", "throttle_c", -50, 500, &t->throttle_c, err, errlen) ||
 	    cfg_number(th, "cluster.thermal", "resume_c", -50, 500, &t->resume_c, err, errlen) ||
 	    cfg_number(th, "cluster.thermal", "throttle_factor", 0.01, 1, &t->throttle_factor, err,

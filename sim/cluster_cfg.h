@@ -40,7 +40,6 @@ struct thermal_cfg {
 	double ambient_c;       /* inlet air */
 	double tau_s;           /* first-order time constant */
 	double c_per_w;         /* steady-state rise per watt of GPU power */
-	double idle_power_frac; /* idle power / TDP */
 	double throttle_c;      /* throttling starts at this temperature */
 	double resume_c;        /* and stops below this one */
 	double throttle_factor; /* compute speed while throttled (0.5 = half) */

@@ -97,6 +97,12 @@ START_TEST(hpa_traced_by_hand)
 	ck_assert_double_eq_tol(m.nodes[1].held_s, 30.0, 1e-9);
 	ck_assert_double_eq_tol(m.nodes[2].held_s, 30.0, 1e-9);
 	ck_assert_double_eq(m.nodes[3].held_s, 0.0);
+	/* energy: the H100's 115 W idle floor while held, its 700 W TDP
+	 * while busy (a fixed cost model draws TDP); nodes 1 and 2 each ran
+	 * one request (20.67 ms) in their 30 s, node 3 was never held */
+	ck_assert_double_eq_tol(m.nodes[1].energy_j, 115 * 30.0 + (700 - 115) * 0.02067, 1e-6);
+	ck_assert_double_eq_tol(m.nodes[2].energy_j, 115 * 30.0 + (700 - 115) * 0.02067, 1e-6);
+	ck_assert_double_eq(m.nodes[3].energy_j, 0.0);
 	/* GPU-hours: (end + 60 s) x 1 GPU; the price is the catalog's */
 	ck_assert_double_eq_tol(m.gpu_hours, ((double)end * 1e-9 + 60) / 3600, 1e-12);
 	ck_assert_double_eq_tol(m.nodes_mean, ((double)end * 1e-9 + 60) / ((double)end * 1e-9),
