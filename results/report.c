@@ -841,9 +841,10 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		goto done;
 	FILE *f = a.f;
 	fprintf(f, "# kvsim report: %s\n\n", s[0].scenario);
-	fprintf(f, "kvsim %s, seed %llu, %zu policies, %zu nodes. Files: `comparison.json`, "
+	fprintf(f, "kvsim %s, seed %llu, %zu policies, %zu %s. Files: `comparison.json`, "
 		   "`comparison.csv`, `<policy>/{summary.json,requests.csv,timeseries.csv}`.\n\n",
-		s[0].version, (unsigned long long)s[0].seed, n, s[0].n_nodes);
+		s[0].version, (unsigned long long)s[0].seed, n, s[0].n_nodes,
+		s[0].autoscaled ? "node slots (autoscaled)" : "nodes");
 	fputs("## Verdict\n\nBest column per headline figure", f);
 	fprintf(f, n > 1 ? ", against the baseline `%s`:\n\n" : ":\n\n", base);
 	res_print_verdict(f, s, n, baseline, RES_STYLE_MD);
@@ -875,8 +876,9 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	      f);
 	fputs("<h1>kvsim report: ", f);
 	html_escaped(f, s[0].scenario);
-	fprintf(f, "</h1>\n<p>kvsim %s, seed %llu, %zu policies, %zu nodes.</p>\n", s[0].version,
-		(unsigned long long)s[0].seed, n, s[0].n_nodes);
+	fprintf(f, "</h1>\n<p>kvsim %s, seed %llu, %zu policies, %zu %s.</p>\n", s[0].version,
+		(unsigned long long)s[0].seed, n, s[0].n_nodes,
+		s[0].autoscaled ? "node slots (autoscaled)" : "nodes");
 	fputs("<h2 id=\"verdict\">Verdict</h2>\n<p>Best column per headline figure", f);
 	if (n > 1) {
 		fputs(", against the baseline <code>", f);
