@@ -9,6 +9,7 @@
  *   pool.c     request and session records, reused (pool_)
  *   about.c    the build's version (kvsim_version)
  *   thermal.c  the thermal model and slow-downs (thermal_)
+ *   power.c    what nodes' GPUs draw: power now, energy so far (power_)
  *   runlog.c   timeseries, trace events, the progress line (runlog_)
  *   audit.c    --audit's invariant checks (audit_)
  *   ledger.c   the computed-before record (ledger_)
