@@ -1,6 +1,7 @@
 /* check_scale: autoscaling (sim/autoscale.c): a Kubernetes HPA traced by
  * hand, GPU time held, and no request lost while nodes join and drain. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,6 +282,35 @@ START_TEST(autoscaling_a_day_saves_gpu_hours_and_startup_costs_ttft)
 }
 END_TEST
 
+/* Start-up jitters are drawn from the run's seed alone: the same seed
+ * gives the same run, request by request; other seeds move the new nodes'
+ * first service (the HPA of hpa_json with 5 +- 4 s start-ups: the new
+ * nodes serve from 11 to 19 s, around the requests at 16-18 s). */
+START_TEST(startup_jitter_repeats_with_the_seed)
+{
+	const char *jitter[] = {"cluster.autoscaler.startup_jitter_s=4", NULL, NULL};
+	int32_t nodes[6][MAX_KEPT];
+	char seed[32];
+	for (int k = 0; k < 6; k++) {
+		snprintf(seed, sizeof seed, "seed=%d", k < 2 ? 1 : k);
+		jitter[1] = seed;
+		struct met_summary m;
+		static struct seen t;
+		memset(&t, 0, sizeof t);
+		run(hpa_json, jitter, &m, &t);
+		ck_assert_uint_eq(t.n_kept, 35);
+		for (uint32_t i = 0; i < t.n_kept; i++)
+			nodes[k][i] = (int32_t)(t.kept[i].id << 8 | (uint32_t)t.kept[i].node);
+		met_summary_free(&m);
+	}
+	ck_assert_mem_eq(nodes[0], nodes[1], 35 * sizeof nodes[0][0]);
+	int differ = 0;
+	for (int k = 2; k < 6; k++)
+		differ |= memcmp(nodes[0], nodes[k], 35 * sizeof nodes[0][0]) != 0;
+	ck_assert_int_eq(differ, 1);
+}
+END_TEST
+
 Suite *scale_suite(void)
 {
 	Suite *s = suite_create("scale");
@@ -290,6 +320,7 @@ Suite *scale_suite(void)
 	tcase_add_test(tc, hpa_traced_by_hand);
 	tcase_add_test(tc, scale_in_drains_and_releases_when_empty);
 	tcase_add_test(tc, next_turn_fetches_kv_from_a_draining_node);
+	tcase_add_test(tc, startup_jitter_repeats_with_the_seed);
 	tcase_add_test(tc, autoscaling_a_day_saves_gpu_hours_and_startup_costs_ttft);
 	suite_add_tcase(s, tc);
 	return s;
