@@ -16,9 +16,9 @@
  *   --horizontal-pod-autoscaler-tolerance; min_nodes 1: minReplicas'
  *   default; max_step 0: the HPA's default policies (up by at most
  *   max(4, 100% of current) a tick, down by up to 100%).
- * - startup_s 240, startup_jitter_s 30: BLIS's model-load time for its
- *   HPA/WVA autoscaler (240 +- 30 s: pulling and loading a model's
- *   weights onto a new pod).
+ * - startup_s 240, startup_jitter_s startup_s / 8 (30 s): BLIS's model-load
+ *   time for its HPA/WVA autoscaler (240 +- 30 s: pulling and loading a
+ *   model's weights onto a new pod).
  * - planner tick_s 180: our choice, three minutes, longer than a start-up
  *   so that each decision's nodes serve before the next one is taken
  *   (Dynamo's planner runs every adjustment_interval, set per deployment);
@@ -92,6 +92,9 @@ int cfg_autoscaler_load(const cJSON *a, const char *path, int nodes, struct auto
 	    cfg_int(a, path, "max_nodes", 1, 1000000, &mx, err, errlen) ||
 	    cfg_int(a, path, "max_step", 0, 1000000, &step, err, errlen))
 		return -1;
+	/* the jitter defaults to BLIS's proportion of the start-up (30 s of 240) */
+	if (!cJSON_GetObjectItemCaseSensitive(a, "startup_jitter_s"))
+		c.startup_jitter_s = c.startup_s / 8;
 	c.predictor = (enum as_predictor)pred;
 	c.window = (int)window;
 	if (c.kind == AS_HPA && metric < 0) {
