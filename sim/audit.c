@@ -197,10 +197,21 @@ static void audit_slots(struct sim *s)
 		audit_fail(s, "%u nodes held, the count says %u", held, s->n_held);
 }
 
+/* A draining node that holds nothing is released at once, whichever way
+ * its last request left. */
+static void audit_draining(struct sim *s)
+{
+	for (uint32_t i = 0; i < s->n_nodes && !s->error; i++)
+		if (sim_drained(s, i))
+			audit_fail(s, "node %u: draining and empty, yet still held", i);
+}
+
 void audit_event(struct sim *s, const struct event *ev)
 {
 	if (s->as && (ev->kind == EV_SCALE || ev->kind == EV_FAULT))
 		audit_slots(s);
+	if (s->n_draining)
+		audit_draining(s);
 	if (ev->kind == EV_STEP)
 		audit_node(s, (uint32_t)ev->node);
 	else if (ev->kind != EV_SAMPLE && ev->kind != EV_REPORT)

@@ -51,6 +51,8 @@ struct autoscale {
 	struct as_pool *p;
 	int n;
 	uint64_t draws; /* start-up jitters drawn */
+	/* the nodes draining, in no order (s->n_draining of them) */
+	uint32_t *draining;
 };
 
 static struct as_pool *pool_of_node(struct sim *s, uint32_t i)
@@ -73,6 +75,10 @@ static void hold(struct sim *s, uint32_t i)
 static void unhold(struct sim *s, uint32_t i)
 {
 	thermal_advance(s, i);
+	/* its GPUs cool, drawing nothing: no longer throttled (they throttle
+	 * again, once held, if still too hot) */
+	s->hl[i].throttled = 0;
+	s->hl[i].busy = 0;
 	s->held_ns[i] += s->now - s->held_from[i];
 	s->held_from[i] = -1;
 	s->n_held--;
@@ -101,7 +107,8 @@ int autoscale_init(struct sim *s)
 	s->as = as;
 	as->p = calloc((size_t)n, sizeof *as->p);
 	s->ready_at = calloc(s->n_nodes, sizeof *s->ready_at);
-	if (!as->p || !s->ready_at)
+	as->draining = malloc(s->n_nodes * sizeof *as->draining);
+	if (!as->p || !s->ready_at || !as->draining)
 		return -1;
 	for (int p = 0; p < sc->n_pools; p++) {
 		const struct pool_cfg *pc = &sc->pools[p];
@@ -150,6 +157,7 @@ void autoscale_free(struct sim *s)
 		free(s->as->p[k].hist);
 	}
 	free(s->as->p);
+	free(s->as->draining);
 	free(s->as);
 	free(s->ready_at);
 	s->as = NULL;
@@ -175,8 +183,15 @@ static void ready(struct sim *s, uint32_t i)
  * request by now; pins and transfers to it break), and it is off. */
 static void release(struct sim *s, uint32_t i)
 {
-	if (s->nstate[i] == NS_DRAINING)
+	if (s->nstate[i] == NS_DRAINING) {
 		router_empty_node(s, i);
+		struct autoscale *as = s->as;
+		for (uint32_t k = 0; k < s->n_draining; k++)
+			if (as->draining[k] == i) {
+				as->draining[k] = as->draining[--s->n_draining];
+				break;
+			}
+	}
 	unhold(s, i);
 	s->nstate[i] = NS_OFF;
 	s->scale_down++;
@@ -185,11 +200,19 @@ static void release(struct sim *s, uint32_t i)
 
 void autoscale_check_drained(struct sim *s, uint32_t i)
 {
-	const struct node *n = &s->nodes[i];
-	if (s->nstate[i] != NS_DRAINING || n->busy || n->n_running || n->n_waiting ||
-	    s->swq_head[i] || s->pd_own[i] || s->swapping_in[i] || (s->pdw_head && s->pdw_head[i]))
-		return;
-	release(s, i);
+	if (sim_drained(s, i))
+		release(s, i);
+}
+
+void autoscale_after_event(struct sim *s)
+{
+	for (uint32_t k = 0; k < s->n_draining && !s->error;) {
+		uint32_t i = s->as->draining[k];
+		if (sim_drained(s, i))
+			release(s, i); /* moves the last one here */
+		else
+			k++;
+	}
 }
 
 /* A uniform draw in [-1, 1) for the next start-up's jitter: a hash of the
@@ -208,11 +231,12 @@ static void scale_up(struct sim *s, struct as_pool *ap, int k)
 	const struct autoscaler_cfg *c = ap->c;
 	for (uint32_t j = 0; j < ap->slots && k > 0; j++) {
 		uint32_t i = ap->first + j;
-		if (s->nstate[i] != NS_OFF)
+		/* a slot whose crash is in force would never serve */
+		if (s->nstate[i] != NS_OFF || sim_crash_in_force(s, i))
 			continue;
 		k--;
-		s->nstate[i] = NS_STARTING;
 		hold(s, i);
+		s->nstate[i] = NS_STARTING;
 		s->scale_up++;
 		double st = c->startup_s + c->startup_jitter_s * jitter_draw(s);
 		s->ready_at[i] = s->now + (int64_t)llround(st * 1e9);
@@ -228,12 +252,13 @@ static void scale_up(struct sim *s, struct as_pool *ap, int k)
 	}
 }
 
-/* Node j of ap is a better one to remove than node b: one still starting
- * before one serving, then the newest (held latest; ties: the higher
- * number), as a Kubernetes ReplicaSet picks the pods to delete. */
+/* Node a of ap is a better one to remove than node b: one not ready
+ * (starting, or crashed) before one serving, then the newest (held
+ * latest; ties: the higher number), as a Kubernetes ReplicaSet picks the
+ * pods to delete. */
 static int removes_before(const struct sim *s, uint32_t a, uint32_t b)
 {
-	int sa = s->nstate[a] == NS_STARTING, sb = s->nstate[b] == NS_STARTING;
+	int sa = !s->alive[a], sb = !s->alive[b]; /* starting, or crashed */
 	if (sa != sb)
 		return sa;
 	if (s->held_from[a] != s->held_from[b])
@@ -263,6 +288,7 @@ static void scale_down(struct sim *s, struct as_pool *ap, int k)
 			continue;
 		}
 		s->nstate[i] = NS_DRAINING;
+		s->as->draining[s->n_draining++] = i;
 		trace(s, "node_draining", i);
 		if (s->alive[i]) {
 			views_set_up(s, i, 0);
@@ -307,27 +333,17 @@ static double hpa_usage(struct sim *s, struct as_pool *ap, uint32_t *ready)
 	return sum;
 }
 
-/* Kubernetes' HPA: desired = ceil(current x metric / target), with the
- * metric averaged over the nodes serving and the starting ones counted
- * at 0 (as the HPA counts pods not yet ready when scaling up); nothing
- * while the ratio is within the tolerance of 1; scale-down to the highest
- * recommendation of the stabilisation window. */
-static int hpa_desired(struct sim *s, struct as_pool *ap, int cur)
+/* A decision kept to the pool's bounds, then, going down, to the highest
+ * recommendation of the stabilisation window (Kubernetes' scale-down
+ * stabilisation; the window's recommendations are the bounded decisions
+ * before it). */
+static int stabilise(struct sim *s, struct as_pool *ap, int desired, int cur)
 {
 	const struct autoscaler_cfg *c = ap->c;
-	uint32_t ready;
-	double usage = hpa_usage(s, ap, &ready);
-	int desired = cur;
-	if (ready > 0 && cur > 0) {
-		double ratio = usage / (c->target * cur);
-		if (fabs(ratio - 1) > c->tolerance)
-			desired = (int)ceil(usage / c->target - 1e-9);
-	}
 	if (desired < c->min_nodes)
 		desired = c->min_nodes;
 	if (desired > c->max_nodes)
 		desired = c->max_nodes;
-	/* the window's recommendations: drop those older than it, add this */
 	int64_t win = (int64_t)llround(c->stabilization_s * 1e9);
 	uint32_t k = 0;
 	while (k < ap->n_recs && ap->recs[k].t < s->now - win)
@@ -354,6 +370,37 @@ static int hpa_desired(struct sim *s, struct as_pool *ap, int cur)
 		desired = hi < cur ? hi : cur;
 	}
 	return desired;
+}
+
+/* Kubernetes' HPA (its replica calculator): the usage ratio is the metric
+ * summed over the nodes serving, over target x their number; within the
+ * tolerance of 1 nothing changes; else desired = ceil(ratio x serving).
+ * Nodes not ready (starting, crashed) are set aside, except when scaling
+ * up: then they count at 0, and if that turns the ratio back within the
+ * tolerance or below 1, nothing changes. Without a node serving there is
+ * no metric, and nothing changes. */
+static int hpa_desired(struct sim *s, struct as_pool *ap, int cur)
+{
+	const struct autoscaler_cfg *c = ap->c;
+	uint32_t ready;
+	double usage = hpa_usage(s, ap, &ready);
+	int desired = cur;
+	if (ready > 0) {
+		double ratio = usage / (c->target * ready);
+		uint32_t unready = (uint32_t)cur > ready ? (uint32_t)cur - ready : 0;
+		if (fabs(ratio - 1) <= c->tolerance) {
+			desired = cur;
+		} else if (ratio > 1 && unready > 0) {
+			double all = usage / (c->target * (ready + unready));
+			if (all < 1 || fabs(all - 1) <= c->tolerance)
+				desired = cur;
+			else
+				desired = (int)ceil(all * (ready + unready) - 1e-9);
+		} else {
+			desired = (int)ceil(ratio * ready - 1e-9);
+		}
+	}
+	return stabilise(s, ap, desired, cur);
 }
 
 /* The cost model's time of one iteration of b decodes attending over ctx
@@ -459,11 +506,7 @@ static int planner_desired(struct sim *s, struct as_pool *ap, int cur)
 		    : pc->role == POOL_DECODE ? rate / ap->osl
 					      : rate / (ap->osl + tpf * rate);
 	int desired = (int)ceil(pred / (mu * (1 - c->headroom)) - 1e-9);
-	if (desired < c->min_nodes)
-		desired = c->min_nodes;
-	if (desired > c->max_nodes)
-		desired = c->max_nodes;
-	return desired;
+	return stabilise(s, ap, desired, cur);
 }
 
 /* One autoscaler's tick: its decision, bounded by max_step (or the HPA's
@@ -476,10 +519,6 @@ static void tick(struct sim *s, struct as_pool *ap)
 	for (uint32_t j = 0; j < ap->slots; j++) {
 		uint8_t st = s->nstate[ap->first + j];
 		cur += st == NS_STARTING || st == NS_UP;
-		/* one whose last request left without a step ending there (a
-		 * hand-over's KV sent, say) */
-		if (st == NS_DRAINING)
-			autoscale_check_drained(s, ap->first + j);
 	}
 	int desired = c->kind == AS_HPA ? hpa_desired(s, ap, cur) : planner_desired(s, ap, cur);
 	int up = c->max_step ? c->max_step : (cur > 4 ? cur : 4);

@@ -20,5 +20,9 @@ int autoscale_ev_stale(const struct sim *s, const struct event *ev);
  * queued, running, swapped out or handed over from it, no KV it holds
  * for another node. */
 void autoscale_check_drained(struct sim *s, uint32_t i);
+/* Releases the draining nodes that hold nothing any more, whichever way
+ * their last request left (a step's end, a hand-over's KV sent, a retry):
+ * the loop calls it after every event while some node drains. */
+void autoscale_after_event(struct sim *s);
 
 #endif

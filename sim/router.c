@@ -183,7 +183,9 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 {
 	struct session_rec *rec = r->session_rec;
 	const struct scenario *sc = s->sc;
-	/* a draining node still holds its cache (and serves what it has) */
+	/* a draining node still holds its cache (and serves what it has; a
+	 * copy taken from it lands even if it is released meanwhile, as one
+	 * from a crashed node does) */
 	if (!rec || rec->last_node < 0 || (uint32_t)rec->last_node == dst ||
 	    !sc->cluster.engine.prefix_caching ||
 	    (!s->alive[rec->last_node] && s->nstate[rec->last_node] != NS_DRAINING))
@@ -649,7 +651,10 @@ void router_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 		return;
 	struct node *n = &s->nodes[dst];
 	node_sync(n, s->now);
-	if (engine_unpin(s, r, dst) || !s->alive[dst]) {
+	/* a draining node takes back its own swapped-out requests, nothing
+	 * new */
+	if (engine_unpin(s, r, dst) ||
+	    !(s->alive[dst] || (r->swapped && s->nstate[dst] == NS_DRAINING))) {
 		router_retry(s, r);
 		return;
 	}
@@ -686,7 +691,8 @@ static void on_swap_out_done(struct sim *s, struct request *r, uint32_t node)
 {
 	if (--r->pending > 0)
 		return;
-	if (!s->alive[node] || r->pin_crashes != s->crashes[node]) {
+	if ((!s->alive[node] && s->nstate[node] != NS_DRAINING) ||
+	    r->pin_crashes != s->crashes[node]) {
 		router_retry(s, r);
 		return;
 	}

@@ -445,8 +445,6 @@ static void ev_step(struct sim *s, const struct event *ev)
 		engine_kick(s, i);
 		if (s->pdw_head && s->pdw_head[i])
 			pd_try_waiting(s, i);
-		if (s->nstate[i] == NS_DRAINING)
-			autoscale_check_drained(s, i);
 	}
 	if (s->nodes[i].kv.oom)
 		sim_fail(s, "out of memory (KV cache index)");
@@ -715,6 +713,8 @@ int sim_run(const struct scenario *sc, const struct sim_opts *o, struct met_summ
 		s.now = ev.time_ns;
 		router_prefetch_arrival(&s);
 		k->handle(&s, &ev);
+		if (s.n_draining)
+			autoscale_after_event(&s);
 		if (s.sample_paused)
 			runlog_sample_resume(&s);
 		if (s.n_dirty)

@@ -204,6 +204,7 @@ struct sim {
 	uint8_t *nstate;
 	int64_t *held_from, *held_ns;
 	uint32_t n_held, n_held_max; /* nodes held now, and the most at once */
+	uint32_t n_draining;         /* nodes draining now (autoscale.c) */
 	uint64_t scale_up, scale_down; /* nodes requested and released by autoscalers */
 	uint8_t *can_decode;      /* per node: in a decode or mixed pool */
 	uint8_t *routable;        /* per node: in a prefill or mixed pool (the routers' policy's) */
@@ -359,6 +360,17 @@ struct sim {
 static inline int sim_crash_in_force(const struct sim *s, uint32_t i)
 {
 	return s->fault_head && s->fault_head[(size_t)FAULT_CRASH * s->n_nodes + i] >= 0;
+}
+
+/* Whether draining node i holds nothing any more, so is due for release:
+ * no request queued, running, swapped out or coming back from swap, no KV
+ * held for a hand-over from it or reserved for one to it. */
+static inline int sim_drained(const struct sim *s, uint32_t i)
+{
+	const struct node *n = &s->nodes[i];
+	return s->nstate[i] == NS_DRAINING && !n->busy && !n->n_running && !n->n_waiting &&
+	       !s->swq_head[i] && !s->pd_own[i] && !s->swapping_in[i] &&
+	       !(s->pdw_head && s->pdw_head[i]);
 }
 
 /* Node i's GPUs held so far (ns): allocated, start-up included. */

@@ -311,6 +311,92 @@ START_TEST(startup_jitter_repeats_with_the_seed)
 }
 END_TEST
 
+/* A draining node takes back its own swapped-out requests: memory-tight
+ * nodes that swap preempted requests to host DRAM, all but one drained
+ * at the first tick (an HPA whose target no load reaches), with requests
+ * still swapped out on them. Each drained node finishes them and is
+ * released; the run ends (a swap-in turned away from a draining node once
+ * left it counting a reload in flight for ever, and its queue stopped). */
+START_TEST(draining_node_takes_back_its_swapped_requests)
+{
+	const char *json =
+	    "{\"duration_s\": 30, \"seed\": 3, \"cluster\": {\"model\": \"Llama-3.1-8B\","
+	    " \"gpu\": \"H100-SXM\", \"nodes\": 4, \"engine\": {\"gpu_memory_utilization\": 0.203,"
+	    " \"preemption\": \"swap\"}, \"tiers\": {\"dram_gib_per_server\": 64,"
+	    " \"nvme_gib_per_server\": 0}, \"autoscaler\": {\"kind\": \"hpa\", \"metric\":"
+	    " \"rps_per_node\", \"target\": 1000, \"tick_s\": 2, \"startup_s\": 1,"
+	    " \"stabilization_s\": 0, \"min_nodes\": 1, \"max_nodes\": 4}},"
+	    " \"router\": {\"policy\": \"round_robin\"}, \"workload\": {\"kind\": \"open\","
+	    " \"rate_per_s\": 30, \"max_requests\": 300, \"input_tokens\": {\"dist\":"
+	    " \"uniform\", \"min\": 200, \"max\": 1200}, \"output_tokens\": {\"dist\":"
+	    " \"uniform\", \"min\": 100, \"max\": 400}}}";
+	struct scenario s;
+	th_scenario(json, NULL, &s);
+	struct sim_opts o = {.audit = 1, .wall_limit_s = 60};
+	struct met_summary m;
+	char err[1024] = "";
+	int rc = sim_run(&s, &o, &m, err, sizeof err);
+	cfg_scenario_free(&s);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_int_eq(m.truncated, 0);
+	ck_assert_uint_eq(m.arrived, 300);
+	ck_assert_uint_eq(m.completed, 300);
+	ck_assert_uint_eq(m.scale_down, 3);
+	ck_assert_uint_gt(m.preemptions, 50);
+	for (size_t i = 1; i < 4; i++) {
+		ck_assert_double_gt(m.nodes[i].held_s, 2.0); /* drained after the first tick */
+		ck_assert_double_lt(m.nodes[i].held_s, m.sim_time_s);
+	}
+	met_summary_free(&m);
+}
+END_TEST
+
+/* Nodes not yet ready are set aside, as Kubernetes' replica calculator
+ * does, and count at 0 only to confirm a scale-up. Two nodes, the HPA of
+ * hpa_json with 15 s start-ups and no stabilisation window,
+ * tests/data/hpa_unready.jsonl: 40 requests in the first 10 s, 24 from
+ * 10.4 to 19.6 s, one at 45 s.
+ *   t = 10: 4/s over 2 nodes serving: ratio 2, desired 4: nodes 2 and 3
+ *     are requested (serving from 25 s).
+ *   t = 20: 2.4/s over the 2 serving: ratio 1.2, up; with the 2 starting
+ *     at 0: 0.6, which turns it down: nothing changes (counting the
+ *     starting nodes in the ratio would have released one at 20 s).
+ *   t = 30: nothing arrived: desired 1; nodes 3 and 2 (newest, higher
+ *     number first) and then 1 drain, idle, and go: 2 and 3 held 20 s. */
+START_TEST(hpa_sets_nodes_not_ready_aside)
+{
+	const char *sets[] = {"cluster.nodes=2", "cluster.autoscaler.stabilization_s=0",
+			      "cluster.autoscaler.startup_s=15",
+			      "workload.path=tests/data/hpa_unready.jsonl", NULL};
+	struct met_summary m;
+	run(hpa_json, sets, &m, NULL);
+	ck_assert_uint_eq(m.completed, 65);
+	ck_assert_uint_eq(m.scale_up, 2);
+	ck_assert_uint_eq(m.scale_down, 3);
+	ck_assert_double_eq_tol(m.nodes[1].held_s, 30.0, 1e-9);
+	ck_assert_double_eq_tol(m.nodes[2].held_s, 20.0, 1e-9);
+	ck_assert_double_eq_tol(m.nodes[3].held_s, 20.0, 1e-9);
+	met_summary_free(&m);
+}
+END_TEST
+
+/* A slot whose crash is in force is not requested: it would be paid for
+ * and never serve. hpa_json with slot 1 crashed for good from the start:
+ * the scale-up at 10 s takes slots 2 and 3, each held 30 s. */
+START_TEST(hpa_skips_crashed_slots)
+{
+	const char *sets[] = {"faults=[{\"kind\": \"crash\", \"node\": 1, \"at_s\": 0}]", NULL};
+	struct met_summary m;
+	run(hpa_json, sets, &m, NULL);
+	ck_assert_uint_eq(m.completed, 35);
+	ck_assert_uint_eq(m.scale_up, 2);
+	ck_assert_double_eq(m.nodes[1].held_s, 0);
+	ck_assert_double_eq_tol(m.nodes[2].held_s, 30.0, 1e-9);
+	ck_assert_double_eq_tol(m.nodes[3].held_s, 30.0, 1e-9);
+	met_summary_free(&m);
+}
+END_TEST
+
 Suite *scale_suite(void)
 {
 	Suite *s = suite_create("scale");
@@ -318,9 +404,12 @@ Suite *scale_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, static_gpu_hours_are_nodes_times_time);
 	tcase_add_test(tc, hpa_traced_by_hand);
+	tcase_add_test(tc, hpa_sets_nodes_not_ready_aside);
+	tcase_add_test(tc, hpa_skips_crashed_slots);
 	tcase_add_test(tc, scale_in_drains_and_releases_when_empty);
 	tcase_add_test(tc, next_turn_fetches_kv_from_a_draining_node);
 	tcase_add_test(tc, startup_jitter_repeats_with_the_seed);
+	tcase_add_test(tc, draining_node_takes_back_its_swapped_requests);
 	tcase_add_test(tc, autoscaling_a_day_saves_gpu_hours_and_startup_costs_ttft);
 	suite_add_tcase(s, tc);
 	return s;
