@@ -76,6 +76,21 @@ static int load(const char *json, const char *const *sets, struct scenario *s)
 	return rc;
 }
 
+/* Runs json under sets with opts (NULL: none) into m. */
+static int run_with(const char *json, const char *const *sets, const struct sim_opts *opts,
+		    struct met_summary *m)
+{
+	struct scenario s;
+	if (load(json, sets, &s))
+		return -1;
+	char err[1024];
+	int rc = sim_run(&s, opts, m, err, sizeof err);
+	cfg_scenario_free(&s);
+	if (rc)
+		fprintf(stderr, "validate: %s\n", err);
+	return rc;
+}
+
 /* (a) the calibrated roofline, and the profile model by leave-one-out
  * interpolation, against every profiled point. */
 static int table_profiles(FILE *o, const char *dir)
@@ -928,15 +943,7 @@ static int pd_attain(const char *json, const char *const *sets, int seed, struct
 		all[n] = sets[n];
 	all[n++] = sd;
 	all[n] = NULL;
-	struct scenario s;
-	if (load(json, all, &s))
-		return -1;
-	char err[1024];
-	int rc = sim_run(&s, NULL, m, err, sizeof err);
-	cfg_scenario_free(&s);
-	if (rc)
-		fprintf(stderr, "validate: %s\n", err);
-	return rc;
+	return run_with(json, all, NULL, m);
 }
 
 /* The mean (worst: the lowest) SLO attainment over seeds 1-3. */
@@ -1120,20 +1127,12 @@ static int table_pd(FILE *o)
 	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 1e9, \"max_requests\": 1,"
 	    " \"input_tokens\": {\"dist\": \"constant\", \"value\": 1000},"
 	    " \"output_tokens\": {\"dist\": \"constant\", \"value\": 50}}}";
-	struct scenario s;
-	if (load(one, NULL, &s))
-		return -1;
 	struct request first;
 	memset(&first, 0, sizeof first);
 	struct sim_opts opts = {.on_request = pd_keep_first, .ctx = &first, .audit = 1};
 	struct met_summary m;
-	char err[1024];
-	int rc = sim_run(&s, &opts, &m, err, sizeof err);
-	cfg_scenario_free(&s);
-	if (rc) {
-		fprintf(stderr, "validate: %s\n", err);
+	if (run_with(one, NULL, &opts, &m))
 		return -1;
-	}
 	met_summary_free(&m);
 	/* 15 ms of prefill; 63 blocks of 2 MiB at 50 GB/s (the tp-1 end's
 	 * NIC share) + 5 us; 5.01 ms an iteration */
@@ -1215,6 +1214,7 @@ static int table_pd(FILE *o)
 	    " \"rate_per_s\": 30, \"max_requests\": 1000000,"
 	    " \"input_tokens\": {\"dist\": \"uniform\", \"min\": 1000, \"max\": 3000},"
 	    " \"output_tokens\": {\"dist\": \"uniform\", \"min\": 50, \"max\": 300}}}";
+	struct scenario s;
 	if (load(mixed, NULL, &s))
 		return -1;
 	double pt[2];
@@ -1292,21 +1292,6 @@ static int by_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-/* Runs json under sets with opts (NULL: none) into m. */
-static int run_with(const char *json, const char *const *sets, const struct sim_opts *opts,
-		    struct met_summary *m)
-{
-	struct scenario s;
-	if (load(json, sets, &s))
-		return -1;
-	char err[1024];
-	int rc = sim_run(&s, opts, m, err, sizeof err);
-	cfg_scenario_free(&s);
-	if (rc)
-		fprintf(stderr, "validate: %s\n", err);
-	return rc;
 }
 
 static int table_scale(FILE *o)
