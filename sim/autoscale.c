@@ -139,7 +139,7 @@ int autoscale_init(struct sim *s)
 			if (sc->cluster.thermal.enabled)
 				s->hl[i].temp_c = s->hl[i].ambient_c;
 		}
-		if (!evq_push_tag(&s->q, ap->tick_ns, EV_SCALE, AS_EV_TICK, p, NULL))
+		if (!evq_push_tag(&s->q, ap->tick_ns, EV_SCALE, AS_EV_TICK, as->n - 1, NULL))
 			return -1;
 	}
 	s->n_held_max = s->n_held;
@@ -552,10 +552,7 @@ void autoscale_ev(struct sim *s, const struct event *ev)
 		ready(s, (uint32_t)ev->node);
 		return;
 	}
-	struct as_pool *ap = NULL;
-	for (int k = 0; k < s->as->n; k++)
-		if (s->as->p[k].pool == (int)ev->id)
-			ap = &s->as->p[k];
+	struct as_pool *ap = &s->as->p[ev->id];
 	tick(s, ap);
 	if (!evq_push_tag(&s->q, s->now + ap->tick_ns, EV_SCALE, AS_EV_TICK, (int32_t)ev->id, NULL))
 		sim_fail(s, "out of memory");

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/autoscale.h"
 #include "sim/links.h"
 #include "sim/pd.h"
 #include "sim/router.h"
@@ -18,14 +17,12 @@
 /* Node i crashes: it loses its HBM contents, and its requests (queued,
  * running, swapped out) are routed again. A slot not held, or still
  * loading its model, has nothing to lose; a draining node's requests are
- * routed again and it is released (autoscale.c). */
+ * routed again, and, empty, it is released after the event (autoscale.c). */
 static void crash(struct sim *s, uint32_t i)
 {
 	if (s->nstate[i] == NS_UP ? !s->alive[i] : s->nstate[i] != NS_DRAINING)
 		return;
 	router_empty_node(s, i);
-	if (s->nstate[i] == NS_DRAINING)
-		autoscale_check_drained(s, i);
 }
 
 int faults_schedule(struct sim *s)

@@ -536,7 +536,7 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 		out->kv_commits_held += n->held_commits;
 		thermal_advance(s, i);
 		mn->throttled_s = s->hl[i].throttled_s;
-		mn->held_s = (double)sim_held_ns(s, i) * 1e-9;
+		mn->held_s = (double)held * 1e-9;
 		mn->energy_j = power_energy_j(s, i);
 		out->energy_j += mn->energy_j;
 		const struct cluster_cfg *pcl = &sc->pools[s->pool_of[i]].cl;

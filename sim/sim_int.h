@@ -72,9 +72,10 @@ enum ev_kind {
 		      * faults, tag FAULT_START or FAULT_END */
 	EV_WATERMARK, /* the router checks the nodes' KV against the watermark
 		       * (watermark_action "migrate", premig.c) */
-	EV_SCALE,     /* autoscale.c: tag AS_EV_TICK, id the pool (its autoscaler
-		       * decides); or tag AS_EV_READY, node a slot whose start-up
-		       * may have ended (stale unless it is starting and due now) */
+	EV_SCALE,     /* autoscale.c: tag AS_EV_TICK, id the autoscaler (its place
+		       * in autoscale.c's list) decides; or tag AS_EV_READY, node a
+		       * slot whose start-up may have ended (stale unless it is
+		       * starting and due now) */
 	EV_KINDS
 };
 enum { FAULT_START, FAULT_END };

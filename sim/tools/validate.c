@@ -13,6 +13,7 @@
 #include "results/metrics.h"
 #include "sim/calibrate.h"
 #include "sim/catalog.h"
+#include "sim/cfg.h"
 #include "sim/config.h"
 #include "sim/cost.h"
 #include "sim/hfconfig.h"
@@ -1294,65 +1295,11 @@ static int by_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int table_scale(FILE *o)
+/* (l) rows 2-3, on autoscale.json's text day. */
+static int scale_day_rows(FILE *o, const char *day)
 {
-	table_at = 11;
-	fprintf(o, "## (l) Autoscaling over a day\n\n"
-		   "What: cluster.autoscaler. A node requested is paid for from that moment, serves "
-		   "after its start-up with an empty cache; scale-in drains. Row 1 is Kubernetes' HPA "
-		   "traced by hand (tests/check_scale.c: one H100, an iteration of 5 ms + 0.01 "
-		   "ms/token, target 1 request/s per node, a tick every 10 s, 5 s start-up, a 20 s "
-		   "stabilisation window; 30 requests in the first 9 s, a few later). Rows 2-3 run "
-		   "`workloads/scenarios/autoscale.json`: a cosine day of chat (x0.2 at 02:00 to x1 "
-		   "at 14:00 of 1 session/s, 210,000 requests) on Llama-3-70B over 2 H100s per "
-		   "replica, an HPA on KV use (target 0.7, 1-16 replicas, 240 +- 30 s start-up). The "
-		   "day's mean load is 0.6 of its peak, so a perfect autoscaler would hold about 40%% "
-		   "fewer GPU-hours than the peak's static fleet; start-up lead time, the HPA's "
-		   "target and whole nodes take some of that back. Published figures of the same "
-		   "kind: DynamoLLM (Stojkovic et al., HPCA 2025) scales instances and frequencies "
-		   "over Azure's weekly LLM traces for 53%% less energy and 61%% less cost than a "
-		   "static peak-provisioned cluster; BLIS and Kubernetes' guides model a start-up of "
-		   "minutes (model load) as the price of scaling out. Targets: the traced times "
-		   "exactly; fewer GPU-hours than the smallest static fleet meeting the SLOs (99%% "
-		   "attainment) at no lower attainment (within 0.005); the ramp's TTFT worse with a "
-		   "longer start-up.\n\n"
-		   "| check | setup | published / expected | kvsim | target | result |\n"
-		   "|---|---|---|---|---|---|\n");
-
-	/* 1: the HPA traced by hand */
-	const char *hpa =
-	    "{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
-	    " \"nodes\": 1, \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\":"
-	    " 0.01}, \"autoscaler\": {\"kind\": \"hpa\", \"metric\": \"rps_per_node\", \"target\": 1,"
-	    " \"tick_s\": 10, \"startup_s\": 5, \"startup_jitter_s\": 0, \"stabilization_s\": 20,"
-	    " \"min_nodes\": 1, \"max_nodes\": 4}}, \"router\": {\"policy\": \"round_robin\","
-	    " \"params\": {}, \"hash_ns_per_token\": 0}, \"workload\": {\"kind\": \"trace\","
-	    " \"format\": \"mooncake\", \"path\": \"tests/data/hpa_trace.jsonl\"}}";
 	struct met_summary m;
-	struct sim_opts audit = {.audit = 1};
-	if (run_with(hpa, NULL, &audit, &m))
-		return -1;
-	int exact = m.scale_up == 2 && m.scale_down == 2 && m.nodes_max == 3 &&
-		    llround(m.nodes[1].held_s * 1e9) == 30000000000LL &&
-		    llround(m.nodes[2].held_s * 1e9) == 30000000000LL && m.nodes[3].held_s == 0;
-	fprintf(o, "| HPA traced by hand | 3 requests/s on 1 node at the 10 s tick; quiet after | "
-		   "2 nodes requested at 10 s (desired ceil(3 / 1)), serving from 15 s, released at "
-		   "40 s (the window's last 3 gone): 30 s each | %llu requested, %llu released, "
-		   "held %.9f s and %.9f s | exact | %s |\n",
-		(unsigned long long)m.scale_up, (unsigned long long)m.scale_down, m.nodes[1].held_s,
-		m.nodes[2].held_s, verdict(exact));
-	met_summary_free(&m);
-
 	/* 2: the day against the smallest static fleet meeting the SLOs */
-	FILE *f = fopen("workloads/scenarios/autoscale.json", "r");
-	if (!f) {
-		fprintf(stderr, "validate: workloads/scenarios/autoscale.json: cannot read\n");
-		return -1;
-	}
-	char day[4096];
-	size_t len = fread(day, 1, sizeof day - 1, f);
-	fclose(f);
-	day[len] = 0;
 	struct met_summary a;
 	if (run_with(day, NULL, NULL, &a))
 		return -1;
@@ -1491,6 +1438,67 @@ static int table_energy(FILE *o)
 		   "higher than at batch 64 | %.3f | above the row before | %s |\n\n",
 		nchat, jchat, verdict(jchat > j64));
 	return 0;
+}
+
+static int table_scale(FILE *o)
+{
+	table_at = 11;
+	fprintf(o, "## (l) Autoscaling over a day\n\n"
+		   "What: cluster.autoscaler. A node requested is paid for from that moment, serves "
+		   "after its start-up with an empty cache; scale-in drains. Row 1 is Kubernetes' HPA "
+		   "traced by hand (tests/check_scale.c: one H100, an iteration of 5 ms + 0.01 "
+		   "ms/token, target 1 request/s per node, a tick every 10 s, 5 s start-up, a 20 s "
+		   "stabilisation window; 30 requests in the first 9 s, a few later). Rows 2-3 run "
+		   "`workloads/scenarios/autoscale.json`: a cosine day of chat (x0.2 at 02:00 to x1 "
+		   "at 14:00 of 1 session/s, 210,000 requests) on Llama-3-70B over 2 H100s per "
+		   "replica, an HPA on KV use (target 0.7, 1-16 replicas, 240 +- 30 s start-up). The "
+		   "day's mean load is 0.6 of its peak, so a perfect autoscaler would hold about 40%% "
+		   "fewer GPU-hours than the peak's static fleet; start-up lead time, the HPA's "
+		   "target and whole nodes take some of that back. Published figures of the same "
+		   "kind: DynamoLLM (Stojkovic et al., HPCA 2025) scales instances and frequencies "
+		   "over Azure's weekly LLM traces for 53%% less energy and 61%% less cost than a "
+		   "static peak-provisioned cluster; BLIS and Kubernetes' guides model a start-up of "
+		   "minutes (model load) as the price of scaling out. Targets: the traced times "
+		   "exactly; fewer GPU-hours than the smallest static fleet meeting the SLOs (99%% "
+		   "attainment) at no lower attainment (within 0.005); the ramp's TTFT worse with a "
+		   "longer start-up.\n\n"
+		   "| check | setup | published / expected | kvsim | target | result |\n"
+		   "|---|---|---|---|---|---|\n");
+
+	/* 1: the HPA traced by hand */
+	const char *hpa =
+	    "{\"duration_s\": 100, \"cluster\": {\"model\": \"Llama-3.1-8B\", \"gpu\": \"H100-SXM\","
+	    " \"nodes\": 1, \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\":"
+	    " 0.01}, \"autoscaler\": {\"kind\": \"hpa\", \"metric\": \"rps_per_node\", \"target\": 1,"
+	    " \"tick_s\": 10, \"startup_s\": 5, \"startup_jitter_s\": 0, \"stabilization_s\": 20,"
+	    " \"min_nodes\": 1, \"max_nodes\": 4}}, \"router\": {\"policy\": \"round_robin\","
+	    " \"params\": {}, \"hash_ns_per_token\": 0}, \"workload\": {\"kind\": \"trace\","
+	    " \"format\": \"mooncake\", \"path\": \"tests/data/hpa_trace.jsonl\"}}";
+	struct met_summary m;
+	struct sim_opts audit = {.audit = 1};
+	if (run_with(hpa, NULL, &audit, &m))
+		return -1;
+	int exact = m.scale_up == 2 && m.scale_down == 2 && m.nodes_max == 3 &&
+		    llround(m.nodes[1].held_s * 1e9) == 30000000000LL &&
+		    llround(m.nodes[2].held_s * 1e9) == 30000000000LL && m.nodes[3].held_s == 0;
+	fprintf(o, "| HPA traced by hand | 3 requests/s on 1 node at the 10 s tick; quiet after | "
+		   "2 nodes requested at 10 s (desired ceil(3 / 1)), serving from 15 s, released at "
+		   "40 s (the window's last 3 gone): 30 s each | %llu requested, %llu released, "
+		   "held %.9f s and %.9f s | exact | %s |\n",
+		(unsigned long long)m.scale_up, (unsigned long long)m.scale_down, m.nodes[1].held_s,
+		m.nodes[2].held_s, verdict(exact));
+	met_summary_free(&m);
+
+	char err[512];
+	size_t len;
+	char *day = cfg_slurp("workloads/scenarios/autoscale.json", &len, err, sizeof err);
+	if (!day) {
+		fprintf(stderr, "validate: %s\n", err);
+		return -1;
+	}
+	int rc = scale_day_rows(o, day);
+	free(day);
+	return rc;
 }
 
 int main(int argc, char **argv)
