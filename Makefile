@@ -12,14 +12,15 @@ ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I. -I$(B) \
 LIBS     = $(shell pkg-config --libs gsl libcjson 2>/dev/null) -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
-LIB_SRC  := $(wildcard sim/*.c) $(wildcard policies/*.c) \
+LIB_SRC  := $(wildcard base/*.c) $(wildcard model/*.c) $(wildcard config/*.c) \
+            $(wildcard sim/*.c) $(wildcard experiments/*.c) $(wildcard policies/*.c) \
             $(wildcard workloads/*.c) $(wildcard results/*.c)
 LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(B)/obj/embedded.o
 CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))
 TEST_SRC := $(wildcard tests/check_*.c) tests/helpers.c
 TEST_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(TEST_SRC))
-EMBED    := kv_embedded_gpus=sim/catalog/gpus.json kv_embedded_models=sim/catalog/models.json \
-            kv_embedded_links=sim/catalog/links.json kv_embedded_servers=sim/catalog/servers.json \
+EMBED    := kv_embedded_gpus=model/catalog/gpus.json kv_embedded_models=model/catalog/models.json \
+            kv_embedded_links=model/catalog/links.json kv_embedded_servers=model/catalog/servers.json \
             kv_embedded_default_scenario=workloads/scenarios/default.json \
             kv_plot_common=plot/common.gp kv_plot_latency_cdf=plot/latency_cdf.gp \
             kv_plot_node_timeline=plot/node_timeline.gp kv_plot_tokens=plot/tokens.gp \
@@ -75,12 +76,12 @@ deps-test: deps
 		exit 1; \
 	fi
 
-$(B)/tools/embed: sim/tools/embed.c
+$(B)/tools/embed: experiments/tools/embed.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 $(WARN) -o $@ $<
 
-$(B)/embedded.c: $(B)/tools/embed sim/catalog/gpus.json sim/catalog/models.json \
-                  sim/catalog/links.json sim/catalog/servers.json \
+$(B)/embedded.c: $(B)/tools/embed model/catalog/gpus.json model/catalog/models.json \
+                  model/catalog/links.json model/catalog/servers.json \
                   workloads/scenarios/default.json $(wildcard plot/*.gp)
 	$(B)/tools/embed $@ $(EMBED)
 
@@ -104,10 +105,10 @@ $(B)/kvsim: $(CLI_OBJ) $(LIB_OBJ)
 $(B)/check_kvsim: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
-$(B)/validate: $(B)/obj/sim/tools/validate.o $(LIB_OBJ)
+$(B)/validate: $(B)/obj/experiments/tools/validate.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/bench: $(B)/obj/sim/tools/bench.o $(LIB_OBJ)
+$(B)/bench: $(B)/obj/experiments/tools/bench.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 RUN_POLICIES := round_robin,least_loaded,session_affinity,prefix_affinity,kv_cost

@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "policies/policy.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/sim.h"
 
 #define LINE_WIDTH 80

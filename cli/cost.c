@@ -8,12 +8,12 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
-#include "sim/calibrate.h"
-#include "sim/catalog.h"
-#include "sim/config.h"
-#include "sim/cost.h"
+#include "model/calibrate.h"
+#include "model/catalog.h"
+#include "config/config.h"
+#include "model/cost.h"
 #include "sim/power.h"
-#include "sim/published.h"
+#include "model/published.h"
 
 enum {
 	O_GPU = CLI_OPT_OWN,
@@ -428,7 +428,7 @@ static int fit_attention(const char *dir, const struct cat_gpu *gp, int json)
 }
 
 /* The engine overhead line (Vidur's CPU medians, copied in
- * sim/published.c) and the FP8 efficiencies of each GPU with published
+ * model/published.c) and the FP8 efficiencies of each GPU with published
  * FP8 rows; an exit code (reported). */
 static int fit_published(const struct catalog *cat, int json)
 {
@@ -437,7 +437,7 @@ static int fit_published(const struct catalog *cat, int json)
 	if (json)
 		printf(",\"iteration_overhead\":{\"base_ms\":%.4f,\"per_seq_ms\":%.5f}", base, per);
 	else
-		printf("engine overhead (Vidur's CPU medians, vLLM on A100; sim/published.c):\n"
+		printf("engine overhead (Vidur's CPU medians, vLLM on A100; model/published.c):\n"
 		       "  \"iteration_overhead\": {\"base_ms\": %.4f, \"per_seq_ms\": %.5f}\n",
 		       base, per);
 	for (size_t g = 0; g < cat->n_gpus; g++) {
@@ -551,6 +551,6 @@ const struct cli_cmd cli_calibrate_cmd = {
 	"all-reduce lines to DIR/network/<gpu>_dgx/all_reduce.csv; the attention model\n"
 	"of each backend to the attention tables beside mlp.csv (attention.csv or\n"
 	"attention_sample.csv); and, without --gpu, the engine's CPU time per iteration\n"
-	"and the FP8 efficiencies to the published figures in sim/published.c. Prints\n"
+	"and the FP8 efficiencies to the published figures in model/published.c. Prints\n"
 	"the fitted values (the catalog's entries come from here) and the errors.\n",
 };

@@ -10,9 +10,9 @@
 #include "policies/policy.h"
 #include "results/diff.h"
 #include "results/report.h"
-#include "sim/catalog.h"
-#include "sim/cfg.h"
-#include "sim/hugepages.h"
+#include "model/catalog.h"
+#include "config/cfg.h"
+#include "base/hugepages.h"
 #include "sim/sim.h"
 #include "workloads/workload.h"
 

@@ -7,8 +7,8 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli/cli.h"
-#include "sim/interrupt.h"
-#include "sim/hugepages.h"
+#include "base/interrupt.h"
+#include "base/hugepages.h"
 #include "sim/sim.h"
 
 static int cmd_help(const struct cli_ctx *cx, int argc, char **argv);
@@ -113,7 +113,7 @@ static int main_finish(int rc)
 
 int main(int argc, char **argv)
 {
-	hp_reexec(argv); /* huge pages for the heap: see sim/hugepages.h */
+	hp_reexec(argv); /* huge pages for the heap: see base/hugepages.h */
 	/* GSL's default handler aborts; kvsim checks its inputs instead. */
 	gsl_set_error_handler_off();
 	/* A file-size limit makes a write fail (EFBIG), reported like a full

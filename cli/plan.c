@@ -9,7 +9,7 @@
 #include "cli/plan_day.h"
 #include "cli/plan_pools.h"
 #include "results/writer.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/sim.h"
 #include "workloads/workload.h"
 

@@ -9,9 +9,9 @@
 
 #include "cli/cli.h"
 #include "cli/plan_pools.h"
-#include "sim/cluster_cfg.h"
-#include "sim/config.h"
-#include "sim/scale_cfg.h"
+#include "config/cluster_cfg.h"
+#include "config/config.h"
+#include "config/scale_cfg.h"
 
 /* The default autoscaler when neither --autoscaler nor the scenario gives
  * one: Kubernetes' HPA on the waiting requests per node, target 4, from

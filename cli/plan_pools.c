@@ -8,9 +8,9 @@
 #include "cli/cli.h"
 #include "cli/plan_pools.h"
 #include "results/metrics.h"
-#include "sim/catalog.h"
-#include "sim/cfg.h"
-#include "sim/config.h"
+#include "model/catalog.h"
+#include "config/cfg.h"
+#include "config/config.h"
 #include "sim/sim.h"
 
 /* --- pools and fleets --------------------------------------------------- */

@@ -11,8 +11,8 @@
 #include "results/metrics.h"
 #include "results/report.h"
 #include "results/writer.h"
-#include "sim/afile.h"
-#include "sim/config.h"
+#include "base/afile.h"
+#include "config/config.h"
 #include "sim/sim.h"
 #include "workloads/schedule.h"
 

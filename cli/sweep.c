@@ -13,10 +13,10 @@
 
 #include "cli/cli.h"
 #include "results/report.h"
-#include "sim/interrupt.h"
-#include "sim/config.h"
+#include "base/interrupt.h"
+#include "config/config.h"
 #include "sim/sim.h"
-#include "sim/sweep.h"
+#include "experiments/sweep.h"
 
 _Static_assert(CLI_MAX_SETS <= SWP_MAX_SETS, "every --set must fit in struct swp");
 

@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/sim.h"
 #include "workloads/tracestats.h"
 #include "workloads/workload.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "policies/policy.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
 
 int32_t pol_kth_up(const struct pol_view *v, uint32_t k)

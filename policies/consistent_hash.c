@@ -5,9 +5,9 @@
 
 #include "policies/policy.h"
 #include "policies/registry.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 
 struct ring_point {
 	uint64_t pos;

@@ -5,8 +5,8 @@
 
 #include "policies/policy.h"
 #include "policies/registry.h"
-#include "sim/cfg.h"
-#include "sim/hmap.h"
+#include "config/cfg.h"
+#include "base/hmap.h"
 #include "sim/request.h"
 
 #define KC_MAX_CANDIDATES 256

@@ -4,7 +4,7 @@
 
 #include "policies/policy.h"
 #include "policies/registry.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 
 static void ll_route(void *st, const struct pol_view *v, const struct request *r,
 		     struct pol_decision *d)

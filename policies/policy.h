@@ -7,8 +7,8 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "sim/mech.h"
-#include "sim/migration.h"
+#include "config/mech.h"
+#include "config/migration.h"
 
 struct cJSON;
 struct request;
@@ -155,7 +155,7 @@ struct pol_ops {
 	const char *name;
 	const char *description; /* one line, for `kvsim list policies` */
 	/* The deployment it stands for, which sets the defaults of the
-	 * router's mechanisms (sim/mech.h), and the product (NULL for a
+	 * router's mechanisms (config/mech.h), and the product (NULL for a
 	 * baseline): "SGLang router", "NVIDIA Dynamo", "llm-d", ... */
 	enum pol_family family;
 	const char *product;

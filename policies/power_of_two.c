@@ -4,7 +4,7 @@
 
 #include "policies/policy.h"
 #include "policies/registry.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 
 /* Mitzenmacher's two choices: draw a, then b != a, both uniform over the
  * nodes that are up; the lower metric wins, a on a tie. */

@@ -5,9 +5,9 @@
 #include "policies/policy.h"
 #include "policies/registry.h"
 #include "policies/sticky.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 
 struct pa {
 	struct sticky map;

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/hmap.h"
-#include "sim/kv.h"
+#include "base/hmap.h"
+#include "model/kv.h"
 
 /* What SGLang's cache-aware router and llm-d's approximate prefix scorer
  * keep: which prompt blocks were routed to which node, not what the node

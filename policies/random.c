@@ -4,7 +4,7 @@
 
 #include "policies/policy.h"
 #include "policies/registry.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 
 struct rnd {
 	gsl_rng *rng;

@@ -4,7 +4,7 @@
 
 #include "policies/policy.h"
 #include "policies/registry.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 
 struct rr {
 	uint32_t next;

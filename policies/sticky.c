@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "policies/policy.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 
 int sticky_init(struct sticky *s, const struct cJSON *params, const char *path,
 		const char *const *extra, const struct pol_env *env, char *err, size_t errlen)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/hmap.h"
+#include "base/hmap.h"
 
 struct cJSON;
 struct pol_view;

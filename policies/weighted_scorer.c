@@ -5,7 +5,7 @@
 #include "policies/policy.h"
 #include "policies/prompt_index.h"
 #include "policies/registry.h"
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
 
 struct ws {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/mech.h"
+#include "config/mech.h"
 #include <stdio.h>
 
 struct request;

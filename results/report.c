@@ -15,13 +15,13 @@
 #include "results/scale_fig.h"
 #include "results/verdict.h"
 #include "results/writer.h"
-#include "sim/afile.h"
-#include "sim/cfg.h"
-#include "sim/config.h"
-#include "sim/embedded.h"
+#include "base/afile.h"
+#include "config/cfg.h"
+#include "config/config.h"
+#include "base/embedded.h"
 
 /* plot/ttft_split.gp, plot/pools.gp and plot/scaling.gp, compiled in by
- * the Makefile's EMBED list like the scripts sim/embedded.h declares. */
+ * the Makefile's EMBED list like the scripts base/embedded.h declares. */
 extern const char kv_plot_ttft_split[];
 extern const char kv_plot_pools[];
 extern const char kv_plot_scaling[];

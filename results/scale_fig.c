@@ -8,8 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/afile.h"
-#include "sim/cfg.h"
+#include "base/afile.h"
+#include "config/cfg.h"
 
 /* One sample time of the timeseries, summed as the rows come. */
 struct sample {

@@ -13,7 +13,7 @@
 
 #include "results/metric_table.h"
 #include "results/metrics.h"
-#include "sim/afile.h"
+#include "base/afile.h"
 
 /* Adds to o the figure of the row whose path is key (a top-level key). */
 static void add_figure(cJSON *o, const struct res_metrics *t, const char *key,

@@ -18,7 +18,7 @@ struct cJSON *res_summary_json(const struct met_summary *s);
  * under a top-level key or object that summary.json does not have goes at
  * the end. */
 struct cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metrics *t);
-/* Writes text to path through a temporary name and a rename (sim/afile.h:
+/* Writes text to path through a temporary name and a rename (base/afile.h:
  * symbolic links are followed, devices written in place), so a failed
  * write never leaves a half-written file. Returns 0 or -1 (err filled with
  * the path and strerror). */

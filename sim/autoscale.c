@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/cost.h"
+#include "model/cost.h"
 #include "sim/engine.h"
 #include "sim/router.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
 #include "sim/thermal.h"

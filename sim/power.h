@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "sim/catalog.h"
+#include "model/catalog.h"
 
 struct sim;
 

@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "results/fmt.h"
-#include "sim/about.h"
-#include "sim/afile.h"
+#include "base/about.h"
+#include "base/afile.h"
 #include "sim/power.h"
 #include "sim/sim_int.h"
 #include "sim/thermal.h"

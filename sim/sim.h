@@ -9,7 +9,7 @@ struct scenario;
 struct request;
 struct met_summary;
 
-#include "sim/about.h"
+#include "base/about.h"
 #include "sim/opts.h"
 
 
@@ -22,7 +22,7 @@ struct met_summary;
 int sim_run(const struct scenario *s, const struct sim_opts *o, struct met_summary *out, char *err,
 	    size_t errlen);
 
-/* Interrupts: after intr_catch (sim/interrupt.h), a run in progress stops
+/* Interrupts: after intr_catch (base/interrupt.h), a run in progress stops
  * at its next event on SIGINT or SIGTERM and returns 128 + the signal with
  * its temporaries removed (no result written); every later sim_run
  * returns so at once. */

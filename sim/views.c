@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "sim/audit.h"
-#include "sim/prefix_index.h"
+#include "base/prefix_index.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
 #include "workloads/workload.h"

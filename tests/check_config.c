@@ -8,8 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/cfg.h"
-#include "sim/config.h"
+#include "config/cfg.h"
+#include "config/config.h"
 #include "sim/sim.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"

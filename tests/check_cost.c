@@ -3,8 +3,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "sim/config.h"
-#include "sim/cost.h"
+#include "config/config.h"
+#include "model/cost.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
 

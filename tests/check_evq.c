@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sim/evq.h"
-#include "sim/hmap.h"
-#include "sim/hugepages.h"
+#include "base/evq.h"
+#include "base/hmap.h"
+#include "base/hugepages.h"
 #include "tests/suites.h"
 
 START_TEST(equal_times_pop_in_insertion_order)

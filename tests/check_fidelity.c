@@ -8,13 +8,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/attention.h"
-#include "sim/calibrate.h"
-#include "sim/catalog.h"
-#include "sim/config.h"
-#include "sim/cost.h"
-#include "sim/profile.h"
-#include "sim/published.h"
+#include "model/attention.h"
+#include "model/calibrate.h"
+#include "model/catalog.h"
+#include "config/config.h"
+#include "model/cost.h"
+#include "model/profile.h"
+#include "model/published.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
 

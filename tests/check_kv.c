@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/ctree.h"
-#include "sim/hmap.h"
-#include "sim/hset.h"
-#include "sim/kv.h"
-#include "sim/prefix_index.h"
+#include "base/ctree.h"
+#include "base/hmap.h"
+#include "base/hset.h"
+#include "model/kv.h"
+#include "base/prefix_index.h"
 #include "policies/prompt_index.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "tests/suites.h"
 
 static void counts(const struct kv_pool *p, uint32_t free_, uint32_t cached, uint32_t used)

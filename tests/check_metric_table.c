@@ -14,9 +14,9 @@
 #include "results/metric_table.h"
 #include "results/metrics.h"
 #include "results/writer.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/sim.h"
-#include "sim/sweep.h"
+#include "experiments/sweep.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
 

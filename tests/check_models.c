@@ -8,10 +8,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/catalog.h"
-#include "sim/config.h"
-#include "sim/cost.h"
-#include "sim/hfconfig.h"
+#include "model/catalog.h"
+#include "config/config.h"
+#include "model/cost.h"
+#include "config/hfconfig.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "results/metrics.h"
-#include "sim/config.h"
-#include "sim/cost.h"
+#include "config/config.h"
+#include "model/cost.h"
 #include "sim/request.h"
 #include "sim/sim.h"
 #include "tests/helpers.h"

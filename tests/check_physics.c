@@ -9,9 +9,9 @@
 #include <cjson/cJSON.h>
 
 #include "results/metrics.h"
-#include "sim/config.h"
-#include "sim/cost.h"
-#include "sim/flow.h"
+#include "config/config.h"
+#include "model/cost.h"
+#include "base/flow.h"
 #include "sim/request.h"
 #include "sim/sim.h"
 #include "tests/helpers.h"

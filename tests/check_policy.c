@@ -6,9 +6,9 @@
 #include <cjson/cJSON.h>
 
 #include "policies/policy.h"
-#include "sim/loadheap.h"
+#include "base/loadheap.h"
 #include "sim/request.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "tests/suites.h"
 
 static void *make(const char *name, const char *params_json, struct pol_env *env,

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "results/metrics.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/request.h"
 #include "sim/sim.h"
 #include "tests/helpers.h"

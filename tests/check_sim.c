@@ -11,10 +11,10 @@
 
 #include "results/fmt.h"
 #include "results/metrics.h"
-#include "sim/config.h"
-#include "sim/cost.h"
+#include "config/config.h"
+#include "model/cost.h"
 #include "sim/request.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "sim/sim.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"

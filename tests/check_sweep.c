@@ -9,8 +9,8 @@
 #include <cjson/cJSON.h>
 
 #include "results/metric_table.h"
-#include "sim/hmap.h"
-#include "sim/sweep.h"
+#include "base/hmap.h"
+#include "experiments/sweep.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
 

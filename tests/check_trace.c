@@ -8,9 +8,9 @@
 #include <cjson/cJSON.h>
 
 #include "results/metrics.h"
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/request.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "sim/sim.h"
 #include "workloads/common.h"
 #include "workloads/trace.h"

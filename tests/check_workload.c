@@ -6,9 +6,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "workloads/common.h"
 #include "workloads/schedule.h"
 #include "workloads/workload.h"

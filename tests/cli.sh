@@ -81,7 +81,7 @@ cmp -s "$T/run1/requests.csv" "$T/run2/requests.csv" && ok || bad "requests.csv 
 sed '/"perf"/,$d' "$T/run1/summary.json" >"$T/s1"
 sed '/"perf"/,$d' "$T/run2/summary.json" >"$T/s2"
 cmp -s "$T/s1" "$T/s2" && ok || bad "summary.json differs between identical runs"
-# huge pages (sim/hugepages.h): kvsim restarts itself once with
+# huge pages (base/hugepages.h): kvsim restarts itself once with
 # glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES; the results are the same
 # without (KVSIM_HUGEPAGES=0); a value the user set stands; not under valgrind
 hp() { env "$1" "$KVSIM" version 2>&1 | grep -qF -- "$2" && ok || bad "$1 kvsim version lacks '$2'"; }

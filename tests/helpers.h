@@ -2,7 +2,7 @@
 #ifndef KVSIM_TEST_HELPERS_H
 #define KVSIM_TEST_HELPERS_H
 
-#include "sim/config.h"
+#include "config/config.h"
 
 /* Parses json (plus optional --set style assignments, NULL-terminated) into
  * s; fails the test on any error. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # layout.sh: the structure rules of the source tree (README, "Layout"), checked.
 # - no circle in the module graph of includes and calls (below);
-# - no source file outside tests/ and sim/tools/ over 1,000 lines;
+# - no source file outside tests/ and experiments/tools/ over 1,000 lines;
 # - main() lives in cli/main.c, at most 300 lines, and nowhere in the library;
 # - README.md at most 450 lines, BENCHMARKS.md at most 250.
 # Prints one line per broken rule and "layout: N passed, N failed".
@@ -11,7 +11,7 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "layout: $*"; fail=$((fail + 1)); }
 
-src=$(find cli sim policies workloads results -name '*.[ch]' 2>/dev/null | sort)
+src=$(find cli base model config sim experiments policies workloads results -name '*.[ch]' 2>/dev/null | sort)
 
 # 1. the module graph has no circle. A module is a .c/.h pair (a header
 # without a .c is a module of its own); a -> b when a includes b's header or
@@ -19,7 +19,7 @@ src=$(find cli sim policies workloads results -name '*.[ch]' 2>/dev/null | sort)
 # Comments (the preprocessor strips them) and string literals do not count.
 facts() {
 	for f in $src; do
-		case $f in sim/tools/*) continue ;; esac
+		case $f in experiments/tools/*) continue ;; esac
 		kind=c
 		case $f in *.h) kind=h ;; esac
 		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)\.h".*/\1/p' "$f" |
@@ -69,7 +69,7 @@ if [ -n "$cycles" ]; then bad "$cycles"; else ok; fi
 big=0
 for f in $src; do
 	n=$(wc -l <"$f")
-	case $f in sim/tools/*) continue ;; esac
+	case $f in experiments/tools/*) continue ;; esac
 	if [ "$n" -gt 1000 ]; then bad "$f: $n lines (at most 1,000)"; big=1; fi
 done
 [ $big = 0 ] && ok
@@ -81,7 +81,7 @@ else
 	n=$(wc -l <cli/main.c)
 	if [ "$n" -gt 300 ]; then bad "cli/main.c: $n lines (at most 300)"; else ok; fi
 fi
-others=$(grep -l '^int main(' $(echo "$src" | grep -v '^cli/main.c$' | grep -v '^sim/tools/') 2>/dev/null)
+others=$(grep -l '^int main(' $(echo "$src" | grep -v '^cli/main.c$' | grep -v '^experiments/tools/') 2>/dev/null)
 if [ -n "$others" ]; then bad "main() outside cli/main.c: $others"; else ok; fi
 
 # 4. documents

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 #include <gsl/gsl_randist.h>
 
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
 #include "workloads/workload.h"
 

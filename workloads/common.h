@@ -7,7 +7,7 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "workloads/schedule.h"
 
 struct cJSON;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cfg.h"
-#include "sim/hmap.h"
+#include "config/cfg.h"
+#include "base/hmap.h"
 #include "sim/request.h"
 #include "workloads/common.h"
 #include "workloads/registry.h"

@@ -5,9 +5,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "workloads/common.h"
 #include "workloads/registry.h"
 

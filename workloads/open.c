@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
 #include "workloads/common.h"
 #include "workloads/registry.h"

@@ -4,7 +4,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "workloads/registry.h"
 
 static const struct wl_ops *const all[] = {&wl_open, &wl_chat, &wl_rag, &wl_agent, &wl_mix, &wl_trace};

@@ -6,10 +6,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/cfg.h"
-#include "sim/hmap.h"
+#include "config/cfg.h"
+#include "base/hmap.h"
 #include "sim/request.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 #include "workloads/common.h"
 #include "workloads/registry.h"
 #include "workloads/trace.h"

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/cfg.h"
+#include "config/cfg.h"
 
 /* The largest multiplier and time a schedule takes: our choice, far past
  * any use (a million times the rate; the clock's 4e9 s). */

@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/cfg.h"
+#include "config/cfg.h"
 #include "sim/request.h"
 #include "workloads/common.h"
 

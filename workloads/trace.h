@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sim/hmap.h"
+#include "base/hmap.h"
 
 struct request;
 

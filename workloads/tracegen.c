@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/afile.h"
-#include "sim/config.h"
-#include "sim/interrupt.h"
+#include "base/afile.h"
+#include "config/config.h"
+#include "base/interrupt.h"
 #include "sim/request.h"
 #include "workloads/trace.h"
 #include "workloads/workload.h"

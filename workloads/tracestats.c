@@ -8,8 +8,8 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "sim/hmap.h"
-#include "sim/rng.h"
+#include "base/hmap.h"
+#include "base/rng.h"
 
 /* A block-level LRU cache of cap blocks: hash map plus an index-linked list. */
 struct lru {

@@ -5,7 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/config.h"
+#include "config/config.h"
 #include "sim/sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -5,8 +5,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/config.h"
-#include "sim/sweep.h"
+#include "config/config.h"
+#include "experiments/sweep.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,9 +1,0 @@
-/* about: the build's version string. */
-#include "sim/about.h"
-
-#include "version.h" /* generated: build/version.h */
-
-const char *kvsim_version(void)
-{
-	return KVSIM_VERSION;
-}
