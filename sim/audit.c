@@ -54,8 +54,8 @@ static void audit_router_record(struct sim *s, uint32_t i)
 	const struct node *n = &s->nodes[i];
 	if (n->busy && n->span_ended == 0 && s->now >= n->span_end[0])
 		return;
-	for (uint32_t k = 0; k < s->n_replicas; k++) {
-		const struct pol_node_view *v = &s->views[k][i];
+	for (uint32_t k = 0; k < s->vw.n_replicas; k++) {
+		const struct pol_node_view *v = &s->vw.views[k][i];
 		uint64_t blocks = 0, prefill = 0;
 		uint32_t here = 0;
 		for (const struct request *r = n->wait_head; r; r = r->qnext)
@@ -151,7 +151,7 @@ static void audit_node(struct sim *s, uint32_t i)
 			   open, n->n_open);
 		return;
 	}
-	own += s->pd_own[i]; /* held for hand-overs outside its queues (pd.c) */
+	own += s->pd.own[i]; /* held for hand-overs outside its queues (pd.c) */
 	if (locked + own != n->kv.n_used) {
 		audit_fail(s, "node %u: %llu blocks in use, but locked cached blocks (%llu) + its "
 			      "requests' own blocks (%llu) = %llu",
@@ -175,17 +175,17 @@ static void audit_slots(struct sim *s)
 	uint32_t held = 0;
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
 		const struct node *n = &s->nodes[i];
-		uint8_t st = s->nstate[i];
-		held += s->held_from[i] >= 0;
-		if ((s->held_from[i] >= 0) != (st != NS_OFF)) {
+		uint8_t st = s->sl.nstate[i];
+		held += s->sl.held_from[i] >= 0;
+		if ((s->sl.held_from[i] >= 0) != (st != NS_OFF)) {
 			audit_fail(s, "node %u: held since %lld in state %u", i,
-				   (long long)s->held_from[i], st);
+				   (long long)s->sl.held_from[i], st);
 			return;
 		}
 		if (st != NS_OFF && st != NS_STARTING)
 			continue;
 		if (s->alive[i] || n->busy || n->n_running || n->n_waiting || n->kv.n_used ||
-		    s->swq_head[i] || s->pd_own[i]) {
+		    s->eng.swq_head[i] || s->pd.own[i]) {
 			audit_fail(s, "node %u: %s, yet it takes work or holds some (%u running, "
 				      "%u waiting, %u blocks in use)",
 				   i, st == NS_OFF ? "not held" : "starting", n->n_running,
@@ -193,8 +193,8 @@ static void audit_slots(struct sim *s)
 			return;
 		}
 	}
-	if (held != s->n_held)
-		audit_fail(s, "%u nodes held, the count says %u", held, s->n_held);
+	if (held != s->sl.n_held)
+		audit_fail(s, "%u nodes held, the count says %u", held, s->sl.n_held);
 }
 
 /* A draining node that holds nothing is released at once, whichever way
@@ -208,13 +208,14 @@ static void audit_draining(struct sim *s)
 
 void audit_event(struct sim *s, const struct event *ev)
 {
-	if (s->as && (ev->kind == EV_SCALE || ev->kind == EV_FAULT))
+	unsigned flags = s->ev_kinds[ev->kind].flags;
+	if (s->as && (flags & EVK_SLOTS))
 		audit_slots(s);
-	if (s->n_draining)
+	if (s->sl.n_draining)
 		audit_draining(s);
 	if (ev->kind == EV_STEP)
 		audit_node(s, (uint32_t)ev->node);
-	else if (ev->kind != EV_SAMPLE && ev->kind != EV_REPORT)
+	else if (!(flags & EVK_READS_ONLY))
 		for (uint32_t i = 0; i < s->n_nodes && !s->error; i++)
 			if (s->nodes[i].busy || s->nodes[i].n_waiting)
 				audit_node(s, i);

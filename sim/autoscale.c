@@ -51,8 +51,9 @@ struct autoscale {
 	struct as_pool *p;
 	int n;
 	uint64_t draws; /* start-up jitters drawn */
-	/* the nodes draining, in no order (s->n_draining of them) */
+	/* the nodes draining, in no order (s->sl.n_draining of them) */
 	uint32_t *draining;
+	int ev; /* the autoscalers' event kind */
 };
 
 static struct as_pool *pool_of_node(struct sim *s, uint32_t i)
@@ -67,9 +68,9 @@ static struct as_pool *pool_of_node(struct sim *s, uint32_t i)
 static void hold(struct sim *s, uint32_t i)
 {
 	thermal_advance(s, i);
-	s->held_from[i] = s->now;
-	if (++s->n_held > s->n_held_max)
-		s->n_held_max = s->n_held;
+	s->sl.held_from[i] = s->now;
+	if (++s->sl.n_held > s->sl.n_held_max)
+		s->sl.n_held_max = s->sl.n_held;
 }
 
 static void unhold(struct sim *s, uint32_t i)
@@ -79,14 +80,14 @@ static void unhold(struct sim *s, uint32_t i)
 	 * again, once held, if still too hot) */
 	s->hl[i].throttled = 0;
 	s->hl[i].busy = 0;
-	s->held_ns[i] += s->now - s->held_from[i];
-	s->held_from[i] = -1;
-	s->n_held--;
+	s->sl.held_ns[i] += s->now - s->sl.held_from[i];
+	s->sl.held_from[i] = -1;
+	s->sl.n_held--;
 }
 
 static void trace(struct sim *s, const char *what, uint32_t i)
 {
-	if (!s->te)
+	if (!s->log.te)
 		return;
 	char args[64];
 	snprintf(args, sizeof args, "\"node\":%u", i);
@@ -105,10 +106,13 @@ int autoscale_init(struct sim *s)
 	if (!as)
 		return -1;
 	s->as = as;
+	as->ev = sim_add_event_kind(s, autoscale_ev, autoscale_ev_stale, EVK_SLOTS);
+	if (as->ev < 0 || sim_add_chore(s, 10, &s->sl.n_draining, autoscale_after_event))
+		return -1;
 	as->p = calloc((size_t)n, sizeof *as->p);
-	s->ready_at = calloc(s->n_nodes, sizeof *s->ready_at);
+	s->sl.ready_at = calloc(s->n_nodes, sizeof *s->sl.ready_at);
 	as->draining = malloc(s->n_nodes * sizeof *as->draining);
-	if (!as->p || !s->ready_at || !as->draining)
+	if (!as->p || !s->sl.ready_at || !as->draining)
 		return -1;
 	for (int p = 0; p < sc->n_pools; p++) {
 		const struct pool_cfg *pc = &sc->pools[p];
@@ -132,17 +136,17 @@ int autoscale_init(struct sim *s)
 			if (s->alive[i])
 				views_set_up(s, i, 0);
 			views_refresh(s, i);
-			s->nstate[i] = NS_OFF;
-			s->held_from[i] = -1;
-			s->n_held--;
+			s->sl.nstate[i] = NS_OFF;
+			s->sl.held_from[i] = -1;
+			s->sl.n_held--;
 			/* an idle slot's GPUs sit at the inlet's temperature */
 			if (sc->cluster.thermal.enabled)
 				s->hl[i].temp_c = s->hl[i].ambient_c;
 		}
-		if (!evq_push_tag(&s->q, ap->tick_ns, EV_SCALE, AS_EV_TICK, as->n - 1, NULL))
+		if (!evq_push_tag(&s->q, ap->tick_ns, s->as->ev, AS_EV_TICK, as->n - 1, NULL))
 			return -1;
 	}
-	s->n_held_max = s->n_held;
+	s->sl.n_held_max = s->sl.n_held;
 	return 0;
 }
 
@@ -159,7 +163,7 @@ void autoscale_free(struct sim *s)
 	free(s->as->p);
 	free(s->as->draining);
 	free(s->as);
-	free(s->ready_at);
+	free(s->sl.ready_at);
 	s->as = NULL;
 }
 
@@ -168,7 +172,7 @@ void autoscale_free(struct sim *s)
 static void ready(struct sim *s, uint32_t i)
 {
 	struct as_pool *ap = pool_of_node(s, i);
-	s->nstate[i] = NS_UP;
+	s->sl.nstate[i] = NS_UP;
 	ap->busy_mark[i - ap->first] = s->nodes[i].busy_ns;
 	ap->mark_ns[i - ap->first] = s->now;
 	trace(s, "node_ready", i);
@@ -183,18 +187,18 @@ static void ready(struct sim *s, uint32_t i)
  * request by now; pins and transfers to it break), and it is off. */
 static void release(struct sim *s, uint32_t i)
 {
-	if (s->nstate[i] == NS_DRAINING) {
+	if (s->sl.nstate[i] == NS_DRAINING) {
 		router_empty_node(s, i);
 		struct autoscale *as = s->as;
-		for (uint32_t k = 0; k < s->n_draining; k++)
+		for (uint32_t k = 0; k < s->sl.n_draining; k++)
 			if (as->draining[k] == i) {
-				as->draining[k] = as->draining[--s->n_draining];
+				as->draining[k] = as->draining[--s->sl.n_draining];
 				break;
 			}
 	}
 	unhold(s, i);
-	s->nstate[i] = NS_OFF;
-	s->scale_down++;
+	s->sl.nstate[i] = NS_OFF;
+	s->sl.scale_down++;
 	trace(s, "node_released", i);
 }
 
@@ -206,7 +210,7 @@ void autoscale_check_drained(struct sim *s, uint32_t i)
 
 void autoscale_after_event(struct sim *s)
 {
-	for (uint32_t k = 0; k < s->n_draining && !s->error;) {
+	for (uint32_t k = 0; k < s->sl.n_draining && !s->error;) {
 		uint32_t i = s->as->draining[k];
 		if (sim_drained(s, i))
 			release(s, i); /* moves the last one here */
@@ -232,20 +236,20 @@ static void scale_up(struct sim *s, struct as_pool *ap, int k)
 	for (uint32_t j = 0; j < ap->slots && k > 0; j++) {
 		uint32_t i = ap->first + j;
 		/* a slot whose crash is in force would never serve */
-		if (s->nstate[i] != NS_OFF || sim_crash_in_force(s, i))
+		if (s->sl.nstate[i] != NS_OFF || sim_crash_in_force(s, i))
 			continue;
 		k--;
 		hold(s, i);
-		s->nstate[i] = NS_STARTING;
-		s->scale_up++;
+		s->sl.nstate[i] = NS_STARTING;
+		s->sl.scale_up++;
 		double st = c->startup_s + c->startup_jitter_s * jitter_draw(s);
-		s->ready_at[i] = s->now + (int64_t)llround(st * 1e9);
+		s->sl.ready_at[i] = s->now + (int64_t)llround(st * 1e9);
 		trace(s, "node_requested", i);
-		if (s->ready_at[i] <= s->now) {
+		if (s->sl.ready_at[i] <= s->now) {
 			ready(s, i);
 			continue;
 		}
-		if (!evq_push_tag(&s->q, s->ready_at[i], EV_SCALE, AS_EV_READY, (int32_t)i, NULL)) {
+		if (!evq_push_tag(&s->q, s->sl.ready_at[i], s->as->ev, AS_EV_READY, (int32_t)i, NULL)) {
 			sim_fail(s, "out of memory");
 			return;
 		}
@@ -261,8 +265,8 @@ static int removes_before(const struct sim *s, uint32_t a, uint32_t b)
 	int sa = !s->alive[a], sb = !s->alive[b]; /* starting, or crashed */
 	if (sa != sb)
 		return sa;
-	if (s->held_from[a] != s->held_from[b])
-		return s->held_from[a] > s->held_from[b];
+	if (s->sl.held_from[a] != s->sl.held_from[b])
+		return s->sl.held_from[a] > s->sl.held_from[b];
 	return a > b;
 }
 
@@ -275,7 +279,7 @@ static void scale_down(struct sim *s, struct as_pool *ap, int k)
 		int32_t pick = -1;
 		for (uint32_t j = 0; j < ap->slots; j++) {
 			uint32_t i = ap->first + j;
-			if (s->nstate[i] != NS_STARTING && s->nstate[i] != NS_UP)
+			if (s->sl.nstate[i] != NS_STARTING && s->sl.nstate[i] != NS_UP)
 				continue;
 			if (pick < 0 || removes_before(s, i, (uint32_t)pick))
 				pick = (int32_t)i;
@@ -283,12 +287,12 @@ static void scale_down(struct sim *s, struct as_pool *ap, int k)
 		if (pick < 0)
 			return;
 		uint32_t i = (uint32_t)pick;
-		if (s->nstate[i] == NS_STARTING) {
+		if (s->sl.nstate[i] == NS_STARTING) {
 			release(s, i);
 			continue;
 		}
-		s->nstate[i] = NS_DRAINING;
-		s->as->draining[s->n_draining++] = i;
+		s->sl.nstate[i] = NS_DRAINING;
+		s->as->draining[s->sl.n_draining++] = i;
 		trace(s, "node_draining", i);
 		if (s->alive[i]) {
 			views_set_up(s, i, 0);
@@ -307,7 +311,7 @@ static double hpa_usage(struct sim *s, struct as_pool *ap, uint32_t *ready)
 	*ready = 0;
 	for (uint32_t j = 0; j < ap->slots; j++) {
 		uint32_t i = ap->first + j;
-		if (s->nstate[i] != NS_UP || !s->alive[i])
+		if (s->sl.nstate[i] != NS_UP || !s->alive[i])
 			continue;
 		(*ready)++;
 		struct node *n = &s->nodes[i];
@@ -476,7 +480,7 @@ static int planner_desired(struct sim *s, struct as_pool *ap, int cur)
 	uint32_t running = 0, serving = 0;
 	for (uint32_t j = 0; j < ap->slots; j++) {
 		uint32_t i = ap->first + j;
-		if (s->nstate[i] == NS_UP && s->alive[i]) {
+		if (s->sl.nstate[i] == NS_UP && s->alive[i]) {
 			running += s->nodes[i].n_running;
 			serving++;
 		}
@@ -517,7 +521,7 @@ static void tick(struct sim *s, struct as_pool *ap)
 	const struct autoscaler_cfg *c = ap->c;
 	int cur = 0;
 	for (uint32_t j = 0; j < ap->slots; j++) {
-		uint8_t st = s->nstate[ap->first + j];
+		uint8_t st = s->sl.nstate[ap->first + j];
 		cur += st == NS_STARTING || st == NS_UP;
 	}
 	int desired = c->kind == AS_HPA ? hpa_desired(s, ap, cur) : planner_desired(s, ap, cur);
@@ -554,7 +558,7 @@ void autoscale_ev(struct sim *s, const struct event *ev)
 	}
 	struct as_pool *ap = &s->as->p[ev->id];
 	tick(s, ap);
-	if (!evq_push_tag(&s->q, s->now + ap->tick_ns, EV_SCALE, AS_EV_TICK, (int32_t)ev->id, NULL))
+	if (!evq_push_tag(&s->q, s->now + ap->tick_ns, s->as->ev, AS_EV_TICK, (int32_t)ev->id, NULL))
 		sim_fail(s, "out of memory");
 }
 
@@ -563,5 +567,5 @@ void autoscale_ev(struct sim *s, const struct event *ev)
 int autoscale_ev_stale(const struct sim *s, const struct event *ev)
 {
 	return ev->tag == AS_EV_READY &&
-	       (s->nstate[ev->node] != NS_STARTING || s->ready_at[ev->node] != ev->time_ns);
+	       (s->sl.nstate[ev->node] != NS_STARTING || s->sl.ready_at[ev->node] != ev->time_ns);
 }

@@ -2,8 +2,10 @@
 #include "sim/engine.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "sim/links.h"
+#include "sim/pool.h"
 #include "sim/power.h"
 #include "sim/sim_int.h"
 #include "sim/thermal.h"
@@ -27,11 +29,11 @@ void engine_kick(struct sim *s, uint32_t i)
 		}
 		s->hl[i].busy = n->busy;
 	}
-	if ((s->has_dram || s->has_nvme) && s->mech.watermark_action == WM_OFFLOAD)
+	if ((s->lk.has_dram || s->lk.has_nvme) && s->rt.mech.watermark_action == WM_OFFLOAD)
 		links_offload_cold(s, i);
-	if (s->report_ns == 0)
+	if (s->vw.report_ns == 0)
 		views_refresh(s, i);
-	if (s->swq_head[i] && !s->in_swap_in)
+	if (s->eng.swq_head[i] && !s->eng.in_swap_in)
 		engine_try_swap_in(s, i);
 }
 
@@ -62,14 +64,14 @@ void engine_pin(struct sim *s, struct request *r, uint32_t i, const struct kv_ma
 {
 	engine_cut_span(s, i); /* no change to the pool: the node is synced already */
 	r->kv_tail = kv_acquire(&s->nodes[i].kv, m);
-	r->pin_crashes = s->crashes[i];
+	r->pin_crashes = s->flt.crashes[i];
 }
 
 /* Releases the pin; 0, or -1 if the node crashed since (the pin is gone
  * with its cache). */
 int engine_unpin(struct sim *s, struct request *r, uint32_t i)
 {
-	if (r->pin_crashes != s->crashes[i]) {
+	if (r->pin_crashes != s->flt.crashes[i]) {
 		r->kv_tail = KV_NONE;
 		return -1;
 	}
@@ -87,8 +89,8 @@ int engine_unpin(struct sim *s, struct request *r, uint32_t i)
  * back from DRAM. Returns 1 if reload transfers were started. */
 int engine_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 {
-	int dram = s->has_dram || (r->swapped && s->swap_dram);
-	if ((!dram && !s->has_nvme) || !s->sc->cluster.engine.prefix_caching)
+	int dram = s->lk.has_dram || (r->swapped && s->lk.swap_dram);
+	if ((!dram && !s->lk.has_nvme) || !s->sc->cluster.engine.prefix_caching)
 		return 0;
 	uint32_t B = (uint32_t)s->sc->cluster.engine.kv_block_tokens;
 	uint32_t full = r->swapped ? r->high_water / B : r->prompt_tokens / B;
@@ -100,9 +102,9 @@ int engine_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 	node_lookup(n, r->hashes, full, &m);
 	uint32_t server = (uint32_t)n->server, j = m.blocks, from_dram = 0, from_nvme = 0;
 	for (; j < full; j++) {
-		if (dram && pidx_has(&s->dram, server, r->hashes[j]))
+		if (dram && pidx_has(&s->lk.dram, server, r->hashes[j]))
 			from_dram++;
-		else if (s->has_nvme && pidx_has(&s->nvme, server, r->hashes[j]))
+		else if (s->lk.has_nvme && pidx_has(&s->lk.nvme, server, r->hashes[j]))
 			from_nvme++;
 		else
 			break;
@@ -132,7 +134,7 @@ int engine_maybe_reload(struct sim *s, struct request *r, uint32_t dst)
 	if (from_nvme)
 		links_start_flow(s, FLOW_RELOAD, r, (int32_t)dst, nv, 2, from_nvme * s->block_bytes,
 			   links_cl(s, dst)->nvme->latency_s);
-	s->offload_in += (double)(j - m.blocks) * s->block_bytes;
+	s->lk.offload_in += (double)(j - m.blocks) * s->block_bytes;
 	return 1;
 }
 
@@ -147,15 +149,15 @@ void engine_on_swap_out(void *ctx, struct request *r, int64_t now_ns)
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	r->swapped = 1;
-	r->pin_crashes = s->crashes[r->node];
+	r->pin_crashes = s->flt.crashes[r->node];
 	if (full == 0) {
 		engine_enqueue(s, (uint32_t)r->node, r);
 		return;
 	}
-	if (pidx_insert(&s->dram, server, r->hashes, full))
+	if (pidx_insert(&s->lk.dram, server, r->hashes, full))
 		sim_fail(s, "out of memory");
 	double bytes = full * s->block_bytes;
-	s->offload_out += bytes;
+	s->lk.offload_out += bytes;
 	uint32_t p = links_port_host(s, server);
 	links_start_flow(s, FLOW_SWAP_OUT, r, r->node, &p, 1, bytes,
 			 links_cl(s, (uint32_t)r->node)->host->latency_s);
@@ -164,24 +166,49 @@ void engine_on_swap_out(void *ctx, struct request *r, int64_t now_ns)
 void engine_try_swap_in(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
-	s->in_swap_in = 1;
+	s->eng.in_swap_in = 1;
 	node_sync(n, s->now);
-	while (s->swq_head[i] && !s->error) {
-		struct request *r = s->swq_head[i];
+	while (s->eng.swq_head[i] && !s->error) {
+		struct request *r = s->eng.swq_head[i];
 		if (node_blocks_for(n, (uint64_t)r->high_water + 1) > kv_available(&n->kv))
 			break;
-		s->swq_head[i] = r->qnext;
-		if (!s->swq_head[i])
-			s->swq_tail[i] = NULL;
+		s->eng.swq_head[i] = r->qnext;
+		if (!s->eng.swq_head[i])
+			s->eng.swq_tail[i] = NULL;
 		r->qnext = NULL;
 		/* The room it was given stays held while its blocks come back. */
 		if (engine_maybe_reload(s, r, i)) {
-			s->swapping_in[i]++;
+			s->eng.swapping_in[i]++;
 		} else {
-			n->hold_admissions = s->swq_head[i] != NULL || s->swapping_in[i] > 0;
+			n->hold_admissions = s->eng.swq_head[i] != NULL || s->eng.swapping_in[i] > 0;
 			engine_enqueue(s, i, r);
 		}
 	}
-	n->hold_admissions = s->swq_head[i] != NULL || s->swapping_in[i] > 0;
-	s->in_swap_in = 0;
+	n->hold_admissions = s->eng.swq_head[i] != NULL || s->eng.swapping_in[i] > 0;
+	s->eng.in_swap_in = 0;
+}
+
+int engine_init(struct sim *s)
+{
+	uint32_t N = s->n_nodes;
+	s->eng.swq_head = calloc(N, sizeof *s->eng.swq_head);
+	s->eng.swq_tail = calloc(N, sizeof *s->eng.swq_tail);
+	s->eng.swapping_in = calloc(N, sizeof *s->eng.swapping_in);
+	return s->eng.swq_head && s->eng.swq_tail && s->eng.swapping_in ? 0 : -1;
+}
+
+void engine_free(struct sim *s)
+{
+	/* requests swapped out and waiting (only after an error) */
+	for (uint32_t i = 0; s->eng.swq_head && i < s->n_nodes; i++)
+		for (struct request *r = s->eng.swq_head[i], *next; r; r = next) {
+			next = r->qnext;
+			r->pending = UINT32_MAX;
+			pool_req_put(s, r);
+		}
+	free(s->eng.swq_head);
+	free(s->eng.swq_tail);
+	free(s->eng.swapping_in);
+	s->eng.swq_head = s->eng.swq_tail = NULL;
+	s->eng.swapping_in = NULL;
 }

@@ -8,6 +8,11 @@ struct sim;
 struct request;
 struct kv_match;
 
+/* The engines' swap queues (s->eng): 0, or -1 when memory runs out.
+ * engine_free hands back the requests still swapped out (after an
+ * error) and frees. */
+int engine_init(struct sim *s);
+void engine_free(struct sim *s);
 /* Starts node i's next step if it is idle, and what follows a change in
  * its queue (offload, views, swap-ins). */
 void engine_kick(struct sim *s, uint32_t i);

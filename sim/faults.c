@@ -20,28 +20,32 @@
  * routed again, and, empty, it is released after the event (autoscale.c). */
 static void crash(struct sim *s, uint32_t i)
 {
-	if (s->nstate[i] == NS_UP ? !s->alive[i] : s->nstate[i] != NS_DRAINING)
+	if (s->sl.nstate[i] == NS_UP ? !s->alive[i] : s->sl.nstate[i] != NS_DRAINING)
 		return;
 	router_empty_node(s, i);
 }
 
-int faults_schedule(struct sim *s)
+int faults_init(struct sim *s)
 {
 	const struct scenario *sc = s->sc;
 	size_t heads = (size_t)4 * s->n_nodes;
-	s->fault_head = malloc(heads * sizeof *s->fault_head);
-	s->fault_next = malloc((sc->n_faults > 0 ? (size_t)sc->n_faults : 1) * sizeof *s->fault_next);
-	if (!s->fault_head || !s->fault_next)
+	s->flt.ev_fault = sim_add_event_kind(s, faults_ev_fault, NULL, EVK_SLOTS);
+	s->flt.crashes = calloc(s->n_nodes, sizeof *s->flt.crashes);
+	if (s->flt.ev_fault < 0 || !s->flt.crashes)
+		return -1;
+	s->flt.fault_head = malloc(heads * sizeof *s->flt.fault_head);
+	s->flt.fault_next = malloc((sc->n_faults > 0 ? (size_t)sc->n_faults : 1) * sizeof *s->flt.fault_next);
+	if (!s->flt.fault_head || !s->flt.fault_next)
 		return -1;
 	for (size_t k = 0; k < heads; k++)
-		s->fault_head[k] = -1;
+		s->flt.fault_head[k] = -1;
 	for (int f = 0; f < sc->n_faults; f++) {
 		const struct fault_cfg *fc = &sc->faults[f];
 		int64_t at = (int64_t)llround(fc->at_s * 1e9);
-		if (!evq_push_tag(&s->q, at, EV_FAULT, FAULT_START, f, NULL))
+		if (!evq_push_tag(&s->q, at, s->flt.ev_fault, FAULT_START, f, NULL))
 			return -1;
 		if (fc->duration_s >= 0 &&
-		    !evq_push_tag(&s->q, at + (int64_t)llround(fc->duration_s * 1e9), EV_FAULT,
+		    !evq_push_tag(&s->q, at + (int64_t)llround(fc->duration_s * 1e9), s->flt.ev_fault,
 				  FAULT_END, f, NULL))
 			return -1;
 	}
@@ -54,18 +58,18 @@ int faults_schedule(struct sim *s)
 static int32_t in_force(struct sim *s, int32_t f, int end)
 {
 	const struct fault_cfg *fc = &s->sc->faults[f];
-	int32_t *head = &s->fault_head[(size_t)fc->kind * s->n_nodes + (uint32_t)fc->target];
+	int32_t *head = &s->flt.fault_head[(size_t)fc->kind * s->n_nodes + (uint32_t)fc->target];
 	if (!end) {
-		s->fault_next[f] = *head;
+		s->flt.fault_next[f] = *head;
 		*head = f;
 		return *head;
 	}
 	int32_t *p = head;
 	while (*p != f) {
 		assert(*p >= 0);
-		p = &s->fault_next[*p];
+		p = &s->flt.fault_next[*p];
 	}
-	*p = s->fault_next[f];
+	*p = s->flt.fault_next[f];
 	return *head;
 }
 
@@ -73,7 +77,7 @@ static int32_t in_force(struct sim *s, int32_t f, int end)
 static double factor_product(const struct sim *s, int32_t head)
 {
 	double x = 1.0;
-	for (int32_t f = head; f >= 0; f = s->fault_next[f])
+	for (int32_t f = head; f >= 0; f = s->flt.fault_next[f])
 		x *= s->sc->faults[f].factor;
 	return x;
 }
@@ -87,7 +91,7 @@ void faults_ev_fault(struct sim *s, const struct event *ev)
 	const struct fault_cfg *f = &s->sc->faults[ev->id];
 	int end = ev->tag == FAULT_END;
 	uint32_t t = (uint32_t)f->target;
-	if (s->te) {
+	if (s->log.te) {
 		static const char *const names[] = {"crash", "slow", "link", "cooling"};
 		char args[120];
 		snprintf(args, sizeof args, "\"target\":%u,\"phase\":\"%s\"", t, end ? "end" : "start");
@@ -98,7 +102,7 @@ void faults_ev_fault(struct sim *s, const struct event *ev)
 	case FAULT_CRASH:
 		if (!end)
 			crash(s, t); /* nothing if already down */
-		else if (head < 0 && !s->alive[t] && s->nstate[t] == NS_UP) {
+		else if (head < 0 && !s->alive[t] && s->sl.nstate[t] == NS_UP) {
 			views_set_up(s, t, 1);
 			views_refresh(s, t);
 		}
@@ -114,7 +118,7 @@ void faults_ev_fault(struct sim *s, const struct event *ev)
 		double ambient = s->sc->cluster.thermal.ambient_c;
 		if (head >= 0)
 			ambient = s->sc->faults[head].ambient_c;
-		for (int32_t k = head; k >= 0; k = s->fault_next[k])
+		for (int32_t k = head; k >= 0; k = s->flt.fault_next[k])
 			ambient = fmax(ambient, s->sc->faults[k].ambient_c);
 		for (uint32_t i = 0; i < s->n_nodes; i++) {
 			if ((uint32_t)s->nodes[i].server != t)
@@ -125,4 +129,11 @@ void faults_ev_fault(struct sim *s, const struct event *ev)
 		break;
 	}
 	}
+}
+
+void faults_free(struct sim *s)
+{
+	free(s->flt.fault_head);
+	free(s->flt.fault_next);
+	free(s->flt.crashes);
 }

@@ -7,36 +7,82 @@
 #include "sim/audit.h"
 #include "sim/sim_int.h"
 
+/* The computed-before tree of one epoch (a content namespace,
+ * wl_ops.epochs), and its requests in the system. */
+struct ever_epoch {
+	struct ctree tree;
+	uint32_t epoch;
+	uint64_t live;
+};
+
+/* The shared block hashes computed somewhere before. While every block
+ * recorded had its chain parent recorded first (ever_closed), they are a
+ * tree of chains, kept as such (ever_tree: adds are appends, not random
+ * inserts), and "computed before" falls from true to false once along a
+ * prompt, at the end of its longest prefix in the tree (cached here for
+ * the request being admitted: bs_*). The first block recorded without its
+ * parent moves them into the flat set `ever`, which --audit also keeps all
+ * along, to check the tree's answers. With wl_ops.epochs, one tree per
+ * epoch (eps, oldest first), each forgotten once a later epoch has come
+ * from the source and its own last request has ended (nothing can ask it
+ * again); else one. */
+struct ledger {
+	struct ever_epoch *eps;
+	uint32_t n_eps, eps_cap;
+	int per_epoch;      /* one tree per epoch (wl_ops.epochs, and not opts->keep_epochs) */
+	uint32_t src_epoch; /* the latest epoch the source delivered */
+	uint64_t eps_forgotten;
+	size_t ever_blocks, ever_peak; /* blocks in the trees, and the most at once */
+	struct hset ever;
+	int ever_closed;
+	const struct request *bs_req;
+	uint64_t bs_id;
+	size_t bs_count;
+	uint32_t bs_lo, bs_hi, bs_first_not;
+};
+
 int ledger_init(struct sim *s)
 {
-	hset_init(&s->ever);
-	s->eps = malloc(4 * sizeof *s->eps);
-	if (!s->eps)
+	s->led = calloc(1, sizeof *s->led);
+	if (!s->led)
 		return -1;
-	s->eps_cap = 4;
-	s->n_eps = 1;
-	ctree_init(&s->eps[0].tree);
-	s->eps[0].epoch = 0;
-	s->eps[0].live = 0;
-	s->ever_closed = 1;
+	s->led->per_epoch = s->wl->epochs && !s->opts->keep_epochs;
+	hset_init(&s->led->ever);
+	s->led->eps = malloc(4 * sizeof *s->led->eps);
+	if (!s->led->eps)
+		return -1;
+	s->led->eps_cap = 4;
+	s->led->n_eps = 1;
+	ctree_init(&s->led->eps[0].tree);
+	s->led->eps[0].epoch = 0;
+	s->led->eps[0].live = 0;
+	s->led->ever_closed = 1;
 	return 0;
 }
 
 void ledger_free(struct sim *s)
 {
-	hset_free(&s->ever);
-	for (uint32_t i = 0; i < s->n_eps; i++)
-		ctree_free(&s->eps[i].tree);
-	free(s->eps);
-	s->eps = NULL;
-	s->n_eps = 0;
+	if (!s->led)
+		return;
+	hset_free(&s->led->ever);
+	for (uint32_t i = 0; i < s->led->n_eps; i++)
+		ctree_free(&s->led->eps[i].tree);
+	free(s->led->eps);
+	free(s->led);
+	s->led = NULL;
+}
+
+void ledger_stats(const struct sim *s, uint64_t *epochs_forgotten, size_t *blocks_peak)
+{
+	*epochs_forgotten = s->led->eps_forgotten;
+	*blocks_peak = s->led->ever_peak;
 }
 
 /* Epoch e's entry (newest first: the likely one), or UINT32_MAX. */
 static uint32_t ever_epoch_find(const struct sim *s, uint32_t e)
 {
-	for (uint32_t i = s->n_eps; i-- > 0;)
-		if (s->eps[i].epoch == e)
+	for (uint32_t i = s->led->n_eps; i-- > 0;)
+		if (s->led->eps[i].epoch == e)
 			return i;
 	return UINT32_MAX;
 }
@@ -45,51 +91,51 @@ static uint32_t ever_epoch_find(const struct sim *s, uint32_t e)
  * only tree when epochs are not in use. */
 static struct ctree *ever_tree(struct sim *s, const struct request *r)
 {
-	return &s->eps[s->per_epoch ? ever_epoch_find(s, r->epoch) : 0].tree;
+	return &s->led->eps[s->led->per_epoch ? ever_epoch_find(s, r->epoch) : 0].tree;
 }
 
 static void ever_epoch_forget(struct sim *s, uint32_t i)
 {
-	s->ever_blocks -= s->eps[i].tree.count;
-	ctree_free(&s->eps[i].tree);
-	memmove(&s->eps[i], &s->eps[i + 1], (s->n_eps - i - 1) * sizeof *s->eps);
-	s->n_eps--;
-	s->eps_forgotten++;
+	s->led->ever_blocks -= s->led->eps[i].tree.count;
+	ctree_free(&s->led->eps[i].tree);
+	memmove(&s->led->eps[i], &s->led->eps[i + 1], (s->led->n_eps - i - 1) * sizeof *s->led->eps);
+	s->led->n_eps--;
+	s->led->eps_forgotten++;
 }
 
 /* r enters the system, from the source (from_source) or as a follow-up. */
 void ledger_arrive(struct sim *s, const struct request *r, int from_source)
 {
-	if (!s->per_epoch)
+	if (!s->led->per_epoch)
 		return;
 	uint32_t e = r->epoch;
-	if (from_source && e != s->src_epoch) {
-		if (e < s->src_epoch) {
+	if (from_source && e != s->led->src_epoch) {
+		if (e < s->led->src_epoch) {
 			sim_fail(s, "internal error: the workload's epochs went back");
 			return;
 		}
-		s->src_epoch = e;
+		s->led->src_epoch = e;
 		/* no more of the earlier ones will come from the source */
-		for (uint32_t i = s->n_eps; i-- > 0;)
-			if (s->eps[i].live == 0 && s->eps[i].epoch < e)
+		for (uint32_t i = s->led->n_eps; i-- > 0;)
+			if (s->led->eps[i].live == 0 && s->led->eps[i].epoch < e)
 				ever_epoch_forget(s, i);
 	}
 	uint32_t i = ever_epoch_find(s, e);
 	if (i != UINT32_MAX) {
-		s->eps[i].live++;
+		s->led->eps[i].live++;
 		return;
 	}
-	if (s->n_eps == s->eps_cap) {
-		uint32_t cap = 2 * s->eps_cap;
-		struct ever_epoch *ne = realloc(s->eps, cap * sizeof *ne);
+	if (s->led->n_eps == s->led->eps_cap) {
+		uint32_t cap = 2 * s->led->eps_cap;
+		struct ever_epoch *ne = realloc(s->led->eps, cap * sizeof *ne);
 		if (!ne) {
 			sim_fail(s, "out of memory");
 			return;
 		}
-		s->eps = ne;
-		s->eps_cap = cap;
+		s->led->eps = ne;
+		s->led->eps_cap = cap;
 	}
-	struct ever_epoch *ep = &s->eps[s->n_eps++];
+	struct ever_epoch *ep = &s->led->eps[s->led->n_eps++];
 	ctree_init(&ep->tree);
 	ep->epoch = e;
 	ep->live = 1;
@@ -99,10 +145,10 @@ void ledger_arrive(struct sim *s, const struct request *r, int from_source)
  * request and the source has moved past it. */
 void ledger_leave(struct sim *s, const struct request *r)
 {
-	if (!s->per_epoch)
+	if (!s->led->per_epoch)
 		return;
 	uint32_t i = ever_epoch_find(s, r->epoch);
-	if (i != UINT32_MAX && --s->eps[i].live == 0 && r->epoch < s->src_epoch)
+	if (i != UINT32_MAX && --s->led->eps[i].live == 0 && r->epoch < s->led->src_epoch)
 		ever_epoch_forget(s, i);
 }
 
@@ -112,26 +158,26 @@ static int block_before(void *ctx, const struct request *r, uint32_t idx)
 	struct sim *s = ctx;
 	if (idx >= r->n_shared)
 		return session_computed_before(r->session_rec, r, idx);
-	if (!s->ever_closed)
-		return hset_has(&s->ever, r->hashes[idx]);
+	if (!s->led->ever_closed)
+		return hset_has(&s->led->ever, r->hashes[idx]);
 	/* The same request, the same set (its epoch's; it only grows: the
 	 * same count is the same contents), inside the searched range: the
 	 * cached answer. */
 	const struct ctree *t = ever_tree(s, r);
-	if (s->bs_req != r || s->bs_id != r->id || s->bs_count != t->count || idx < s->bs_lo ||
-	    idx >= s->bs_hi) {
+	if (s->led->bs_req != r || s->led->bs_id != r->id || s->led->bs_count != t->count || idx < s->led->bs_lo ||
+	    idx >= s->led->bs_hi) {
 		uint32_t hi = r->n_shared < r->n_hashes ? r->n_shared : r->n_hashes;
 		struct ctree_pos end;
 		uint32_t p = ctree_prefix(t, r->hashes, hi, &end);
-		s->bs_req = r;
-		s->bs_id = r->id;
-		s->bs_count = t->count;
-		s->bs_lo = idx;
-		s->bs_hi = hi;
-		s->bs_first_not = idx > p ? idx : p; /* the first block from idx not in it */
+		s->led->bs_req = r;
+		s->led->bs_id = r->id;
+		s->led->bs_count = t->count;
+		s->led->bs_lo = idx;
+		s->led->bs_hi = hi;
+		s->led->bs_first_not = idx > p ? idx : p; /* the first block from idx not in it */
 	}
-	int before = idx < s->bs_first_not;
-	if (s->opts->audit && before != hset_has(&s->ever, r->hashes[idx]))
+	int before = idx < s->led->bs_first_not;
+	if (s->opts->audit && before != hset_has(&s->led->ever, r->hashes[idx]))
 		audit_fail(s, "computed-before search disagrees with the set at block %u of request %llu",
 			   idx, (unsigned long long)r->id);
 	return before;
@@ -145,11 +191,11 @@ uint32_t ledger_computed_before(void *ctx, const struct request *r, uint32_t idx
 {
 	struct sim *s = ctx;
 	uint32_t k = idx, lim = end < r->n_shared ? end : r->n_shared;
-	if (s->ever_closed) {
+	if (s->led->ever_closed) {
 		/* one search answers the whole shared part: blocks before its
 		 * first block not in the set are in it, the rest are not */
 		if (k < lim && block_before(ctx, r, k))
-			k = s->bs_first_not < lim ? s->bs_first_not : lim;
+			k = s->led->bs_first_not < lim ? s->led->bs_first_not : lim;
 	} else {
 		while (k < lim && block_before(ctx, r, k))
 			k++;
@@ -179,7 +225,7 @@ uint32_t ledger_computed_never(void *ctx, const struct request *r, uint32_t idx,
 {
 	struct sim *s = ctx;
 	uint32_t k = idx, lim = end < r->n_shared ? end : r->n_shared;
-	if (s->ever_closed) {
+	if (s->led->ever_closed) {
 		if (k < lim && !block_before(ctx, r, k))
 			k = lim; /* at or past the search's first block not in the set */
 	} else {
@@ -220,16 +266,16 @@ static int ever_tree_add(struct sim *s, struct request *r, uint32_t idx, uint32_
 		if (ctree_prefix(t, r->hashes, idx, &at) < idx) {
 			/* its parent is not recorded: not a tree any more (every
 			 * epoch's blocks go to the flat set, kept from then on) */
-			s->ever_closed = 0;
-			for (uint32_t i = 0; i < s->n_eps; i++) {
+			s->led->ever_closed = 0;
+			for (uint32_t i = 0; i < s->led->n_eps; i++) {
 				if (!s->opts->audit &&
-				    ctree_each(&s->eps[i].tree, ever_flat_add, &s->ever))
+				    ctree_each(&s->led->eps[i].tree, ever_flat_add, &s->led->ever))
 					sim_fail(s, "out of memory");
-				ctree_free(&s->eps[i].tree);
+				ctree_free(&s->led->eps[i].tree);
 			}
-			s->per_epoch = 0;
-			s->n_eps = 1;
-			s->ever_blocks = 0;
+			s->led->per_epoch = 0;
+			s->led->n_eps = 1;
+			s->led->ever_blocks = 0;
 			return 0;
 		}
 	}
@@ -237,10 +283,10 @@ static int ever_tree_add(struct sim *s, struct request *r, uint32_t idx, uint32_
 	int added = ctree_add_chain(t, &at, r->hashes + idx, end - idx, r->n_shared - idx);
 	if (added < 0)
 		sim_fail(s, "out of memory");
-	else if ((s->ever_blocks += (size_t)added) > s->ever_peak)
-		s->ever_peak = s->ever_blocks;
+	else if ((s->led->ever_blocks += (size_t)added) > s->led->ever_peak)
+		s->led->ever_peak = s->led->ever_blocks;
 	for (uint32_t b = idx; s->opts->audit && b < end; b++)
-		if (hset_add(&s->ever, r->hashes[b]) < 0)
+		if (hset_add(&s->led->ever, r->hashes[b]) < 0)
 			sim_fail(s, "out of memory");
 	r->ever_run = at.run;
 	r->ever_off = at.off;
@@ -264,7 +310,7 @@ void ledger_on_blocks_computed(void *ctx, struct request *r, uint32_t from, uint
 			r->ever_run = CTREE_NONE; /* its place in the tree not looked up */
 			continue;
 		}
-		if (s->ever_closed) {
+		if (s->led->ever_closed) {
 			/* up to the range's end or the before range, at once */
 			uint32_t end = to < r->n_shared ? to : r->n_shared;
 			if (idx < r->before_lo && r->before_lo < end)
@@ -274,7 +320,7 @@ void ledger_on_blocks_computed(void *ctx, struct request *r, uint32_t from, uint
 				continue;
 			}
 		}
-		if (hset_add(&s->ever, r->hashes[idx]) < 0)
+		if (hset_add(&s->led->ever, r->hashes[idx]) < 0)
 			sim_fail(s, "out of memory");
 		r->ever_next = idx + 1;
 	}

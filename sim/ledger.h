@@ -2,14 +2,18 @@
 #ifndef KVSIM_LEDGER_H
 #define KVSIM_LEDGER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct sim;
 struct request;
 
-/* One empty tree (epoch 0). 0, or -1 when memory runs out. */
+/* The ledger's state (s->led), one empty tree (epoch 0); after the
+ * workload is made (its epochs). 0, or -1 when memory runs out. */
 int ledger_init(struct sim *s);
 void ledger_free(struct sim *s);
+/* Epochs forgotten, and the most blocks held at once. */
+void ledger_stats(const struct sim *s, uint64_t *epochs_forgotten, size_t *blocks_peak);
 /* r enters the system, from the source (from_source) or as a follow-up;
  * ledger_leave: it has left. */
 void ledger_arrive(struct sim *s, const struct request *r, int from_source);

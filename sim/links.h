@@ -15,6 +15,12 @@ static inline uint32_t links_port_nic(uint32_t i) { return 2 * i + 1; }
 static inline uint32_t links_port_host(const struct sim *s, uint32_t k) { return 2 * s->n_nodes + 2 * k; }
 static inline uint32_t links_port_nvme(const struct sim *s, uint32_t k) { return 2 * s->n_nodes + 2 * k + 1; }
 
+/* The links' state (s->lk): the ports' flows, the servers' tiers, their
+ * write-downs (a chore after each event); the nodes' evict hooks. After
+ * the nodes; 0, or -1 when memory runs out. links_free hands back the
+ * requests flows still name (after an error) and frees. */
+int links_init(struct sim *s);
+void links_free(struct sim *s);
 /* Reschedules the end events of flows whose rates changed. */
 void links_flows_changed(struct sim *s);
 /* Node i's pool's configuration: its GPU's links and its server's. */

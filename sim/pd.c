@@ -10,6 +10,7 @@
 
 #include "sim/engine.h"
 #include "sim/links.h"
+#include "sim/pool.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
 #include "sim/views.h"
@@ -31,34 +32,58 @@
 int pd_init(struct sim *s, char *err, size_t errlen)
 {
 	const struct scenario *sc = s->sc;
+	uint32_t N = s->n_nodes;
+	s->pd.own = calloc(N, sizeof *s->pd.own);
+	if (!s->pd.own) {
+		snprintf(err, errlen, "out of memory for %u nodes", N);
+		return 3;
+	}
 	if (!sc->disaggregated)
 		return 0;
+	s->pd.wait_head = calloc(N, sizeof *s->pd.wait_head);
+	s->pd.wait_tail = calloc(N, sizeof *s->pd.wait_tail);
+	if (!s->pd.wait_head || !s->pd.wait_tail) {
+		snprintf(err, errlen, "out of memory for %u nodes", N);
+		return 3;
+	}
 	if (sc->cluster.kv_transfer == KVX_NONE) {
 		snprintf(err, errlen, "cluster.kv_transfer: a prefill pool sends its KV to a decode "
 				      "pool; expected \"nixl\" or \"lmcache\", got \"none\"");
 		return 2;
 	}
-	s->dpol = pol_find_at(sc->router.decode_policy, "router.decode_policy", err, errlen);
-	if (!s->dpol)
+	s->pd.pol = pol_find_at(sc->router.decode_policy, "router.decode_policy", err, errlen);
+	if (!s->pd.pol)
 		return 2;
 	struct pol_env penv = {(uint32_t)sc->cluster.nodes,
-			       (uint32_t)sc->cluster.engine.kv_block_tokens, s->r_route,
+			       (uint32_t)sc->cluster.engine.kv_block_tokens, s->rt.r_route,
 			       (uint32_t)sc->cluster.engine.max_num_seqs};
-	s->dpol_st = s->dpol->create(sc->router.decode_params, sc->router.decode_params_path, &penv,
+	s->pd.pol_st = s->pd.pol->create(sc->router.decode_params, sc->router.decode_params_path, &penv,
 				     err, errlen);
-	if (!s->dpol_st)
+	if (!s->pd.pol_st)
 		return 2;
-	s->dpol_reads_kv = s->dpol->reads_kv_util ? s->dpol->reads_kv_util(s->dpol_st) : 0;
+	s->pd.pol_reads_kv = s->pd.pol->reads_kv_util ? s->pd.pol->reads_kv_util(s->pd.pol_st) : 0;
 	return 0;
 }
 
 void pd_free(struct sim *s)
 {
-	if (s->dpol_st)
-		s->dpol->destroy(s->dpol_st);
-	s->dpol_st = NULL;
-	free(s->pd_fail);
-	s->pd_fail = NULL;
+	/* hand-overs still waiting for room (only after an error) */
+	for (uint32_t i = 0; s->pd.wait_head && i < s->n_nodes; i++)
+		for (struct request *r = s->pd.wait_head[i], *next; r; r = next) {
+			next = r->qnext;
+			r->pending = UINT32_MAX;
+			pool_req_put(s, r);
+		}
+	free(s->pd.wait_head);
+	free(s->pd.wait_tail);
+	free(s->pd.own);
+	s->pd.wait_head = s->pd.wait_tail = NULL;
+	s->pd.own = NULL;
+	if (s->pd.pol_st)
+		s->pd.pol->destroy(s->pd.pol_st);
+	s->pd.pol_st = NULL;
+	free(s->pd.fail);
+	s->pd.fail = NULL;
 }
 
 static const struct pool_cfg *pool_of(const struct sim *s, uint32_t i)
@@ -80,20 +105,20 @@ static int fits(const struct sim *s, uint32_t i, const struct request *r)
  * can. */
 static int32_t pick(struct sim *s, const struct request *r)
 {
-	if (s->dpol_reads_kv == POL_READS_KV_ALL && s->report_ns == 0)
+	if (s->pd.pol_reads_kv == POL_READS_KV_ALL && s->vw.report_ns == 0)
 		views_sync_all(s);
 	struct pol_view v;
 	views_for_decode(s, r, &v);
 	struct pol_decision d = {POL_SHED, -1, MIG_DEFAULT, "no_decision", 0, 0, 0};
-	s->routing = r;
-	s->dpol->route(s->dpol_st, &v, r, &d);
-	s->routing = NULL;
+	s->rt.routing = r;
+	s->pd.pol->route(s->pd.pol_st, &v, r, &d);
+	s->rt.routing = NULL;
 	views_end_decode(s, r);
 	if (d.action == POL_ROUTE && d.node >= 0 && (uint32_t)d.node < s->n_nodes &&
 	    s->alive[d.node] && s->can_decode[d.node] && fits(s, (uint32_t)d.node, r))
 		return d.node;
 	/* the fewest blocks over capacity (least_loaded's kv_blocks) */
-	const struct pol_node_view *nv = s->views[r->replica];
+	const struct pol_node_view *nv = s->vw.views[r->replica];
 	int32_t best = -1;
 	double best_load = 0;
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
@@ -164,10 +189,10 @@ static void release_src(struct sim *s, struct request *r)
 	if (r->pd_src_tail == KV_NONE && r->pd_src_own == 0)
 		return;
 	uint32_t p = (uint32_t)r->prefill_node;
-	if (s->crashes[p] == r->pd_src_crashes) {
+	if (s->flt.crashes[p] == r->pd_src_crashes) {
 		node_sync(&s->nodes[p], s->now);
 		engine_cut_span(s, p);
-		s->pd_own[p] -= r->pd_src_own;
+		s->pd.own[p] -= r->pd_src_own;
 		node_release_held(&s->nodes[p], r);
 		engine_kick(s, p); /* the room may let its queue's head in */
 	}
@@ -181,11 +206,11 @@ static void send(struct sim *s, struct request *r, uint32_t d, uint32_t hit)
 {
 	uint32_t p = (uint32_t)r->prefill_node;
 	struct node *dn = &s->nodes[d];
-	r->pin_crashes = s->crashes[d];
-	s->pd_own[d] += r->n_own;
+	r->pin_crashes = s->flt.crashes[d];
+	s->pd.own[d] += r->n_own;
 	engine_cut_span(s, d); /* the reservation changed its KV from outside */
 	r->pd_xfer_ns = s->now;
-	s->pd.wait_s += (double)(s->now - r->pd_wait_ns) * 1e-9;
+	s->pd.stats.wait_s += (double)(s->now - r->pd_wait_ns) * 1e-9;
 	/* the session's blocks will be on d: its next turn's migration rule
 	 * and the policies' private-node bounds look there */
 	struct session_rec *rec = r->session_rec;
@@ -198,7 +223,7 @@ static void send(struct sim *s, struct request *r, uint32_t d, uint32_t hit)
 	blocks = blocks > hit ? blocks - hit : 0;
 	r->pd_blocks = blocks;
 	double bytes = blocks * s->block_bytes;
-	s->pd.bytes += bytes;
+	s->pd.stats.bytes += bytes;
 	if (blocks == 0) {
 		/* the decode node had it all cached: nothing crosses a link */
 		r->pending++;
@@ -224,7 +249,7 @@ static void send(struct sim *s, struct request *r, uint32_t d, uint32_t hit)
 		if (flow_bytes < last)
 			flow_bytes = last;
 	}
-	if (s->te) {
+	if (s->log.te) {
 		char args[200];
 		snprintf(args, sizeof args,
 			 "\"request\":%llu,\"from\":%u,\"to\":%u,\"bytes\":%.0f,\"link\":\"%s\"",
@@ -241,11 +266,11 @@ static void send(struct sim *s, struct request *r, uint32_t d, uint32_t hit)
 static void wait_for_room(struct sim *s, struct request *r, uint32_t d)
 {
 	r->qnext = NULL;
-	if (s->pdw_tail[d])
-		s->pdw_tail[d]->qnext = r;
+	if (s->pd.wait_tail[d])
+		s->pd.wait_tail[d]->qnext = r;
 	else
-		s->pdw_head[d] = r;
-	s->pdw_tail[d] = r;
+		s->pd.wait_head[d] = r;
+	s->pd.wait_tail[d] = r;
 }
 
 /* Picks r's decode node and reserves room there (or waits for it).
@@ -260,12 +285,12 @@ static int place(struct sim *s, struct request *r)
 	r->node = d;
 	r->state = REQ_TRANSFER;
 	views_count_dispatch_decode(s, r, (uint32_t)d);
-	if (s->dpol->on_dispatch)
-		s->dpol->on_dispatch(s->dpol_st, r, d);
+	if (s->pd.pol->on_dispatch)
+		s->pd.pol->on_dispatch(s->pd.pol_st, r, d);
 	struct node *dn = &s->nodes[d];
 	uint32_t hit;
 	node_sync(dn, s->now);
-	if (!s->pdw_head[d] && node_reserve(dn, r, &hit) == 0)
+	if (!s->pd.wait_head[d] && node_reserve(dn, r, &hit) == 0)
 		send(s, r, (uint32_t)d, hit);
 	else
 		wait_for_room(s, r, (uint32_t)d);
@@ -276,8 +301,8 @@ int pd_handoff(struct sim *s, struct request *r)
 {
 	uint32_t p = (uint32_t)r->node;
 	r->prefill_node = (int32_t)p;
-	r->pd_src_crashes = s->crashes[p];
-	s->pd_own[p] += r->pd_src_own;
+	r->pd_src_crashes = s->flt.crashes[p];
+	s->pd.own[p] += r->pd_src_own;
 	r->pd_sched_ns = r->sched_ns;
 	r->pd_done_ns = r->pd_wait_ns = s->now;
 	r->output_tokens = r->pd_output;
@@ -295,11 +320,11 @@ int pd_delivered(struct sim *s, struct request *r, uint32_t d)
 {
 	r->pending--;
 	uint32_t p = (uint32_t)r->prefill_node;
-	int src_ok = s->crashes[p] == r->pd_src_crashes;
-	int dst_ok = s->crashes[d] == r->pin_crashes;
+	int src_ok = s->flt.crashes[p] == r->pd_src_crashes;
+	int dst_ok = s->flt.crashes[d] == r->pin_crashes;
 	struct node *dn = &s->nodes[d];
 	if (dst_ok) {
-		s->pd_own[d] -= r->n_own;
+		s->pd.own[d] -= r->n_own;
 	} else { /* the reservation went with the decode node's cache */
 		r->kv_tail = KV_NONE;
 		r->n_blocks = r->n_own = 0;
@@ -314,7 +339,7 @@ int pd_delivered(struct sim *s, struct request *r, uint32_t d)
 			engine_kick(s, d);
 			/* the room may let those waiting for it go (an idle
 			 * node has no step end to do it) */
-			if (s->pdw_head[d])
+			if (s->pd.wait_head[d])
 				pd_try_waiting(s, d);
 		}
 		r->pd_src_tail = KV_NONE;
@@ -324,11 +349,11 @@ int pd_delivered(struct sim *s, struct request *r, uint32_t d)
 	if (!dst_ok) {
 		/* the decode node failed: the prefill node still holds the KV
 		 * and sends it to another */
-		s->pd.failovers++;
+		s->pd.stats.failovers++;
 		views_count_done(s, r, d);
 		r->node = -1;
 		r->pd_wait_ns = s->now;
-		if (s->te) {
+		if (s->log.te) {
 			char args[120];
 			snprintf(args, sizeof args,
 				 "\"request\":%llu,\"from\":%u,\"to\":%u,\"reason\":\"decode_node_failure\"",
@@ -338,8 +363,8 @@ int pd_delivered(struct sim *s, struct request *r, uint32_t d)
 		return place(s, r);
 	}
 	release_src(s, r);
-	s->pd.count++;
-	s->pd.seconds += (double)(s->now - r->pd_xfer_ns) * 1e-9;
+	s->pd.stats.count++;
+	s->pd.stats.seconds += (double)(s->now - r->pd_xfer_ns) * 1e-9;
 	r->pd_arrive_ns = s->now;
 	node_sync(dn, s->now);
 	if (node_admit_reserved(dn, r, s->now))
@@ -352,14 +377,14 @@ void pd_try_waiting(struct sim *s, uint32_t i)
 {
 	struct node *n = &s->nodes[i];
 	node_sync(n, s->now);
-	while (s->pdw_head[i] && !s->error) {
-		struct request *r = s->pdw_head[i];
+	while (s->pd.wait_head[i] && !s->error) {
+		struct request *r = s->pd.wait_head[i];
 		uint32_t hit;
 		if (node_reserve(n, r, &hit))
 			break;
-		s->pdw_head[i] = r->qnext;
-		if (!s->pdw_head[i])
-			s->pdw_tail[i] = NULL;
+		s->pd.wait_head[i] = r->qnext;
+		if (!s->pd.wait_head[i])
+			s->pd.wait_tail[i] = NULL;
 		r->qnext = NULL;
 		send(s, r, i, hit);
 	}
@@ -368,30 +393,30 @@ void pd_try_waiting(struct sim *s, uint32_t i)
 uint32_t pd_node_down(struct sim *s, uint32_t i)
 {
 	uint32_t n_fail = 0;
-	s->pd_own[i] = 0;
-	struct request *r = s->pdw_head[i];
-	s->pdw_head[i] = s->pdw_tail[i] = NULL;
+	s->pd.own[i] = 0;
+	struct request *r = s->pd.wait_head[i];
+	s->pd.wait_head[i] = s->pd.wait_tail[i] = NULL;
 	while (r && !s->error) {
 		struct request *next = r->qnext;
 		r->qnext = NULL;
 		views_count_done(s, r, i);
 		r->node = -1;
-		s->pd.wait_s += (double)(s->now - r->pd_wait_ns) * 1e-9; /* its wait so far */
+		s->pd.stats.wait_s += (double)(s->now - r->pd_wait_ns) * 1e-9; /* its wait so far */
 		r->pd_wait_ns = s->now;
 		if (place(s, r) == 0) {
-			s->pd.failovers++;
+			s->pd.stats.failovers++;
 		} else {
-			if (n_fail == s->pd_fail_cap) {
-				uint32_t cap = s->pd_fail_cap ? 2 * s->pd_fail_cap : 8;
-				struct request **f = realloc(s->pd_fail, cap * sizeof *f);
+			if (n_fail == s->pd.fail_cap) {
+				uint32_t cap = s->pd.fail_cap ? 2 * s->pd.fail_cap : 8;
+				struct request **f = realloc(s->pd.fail, cap * sizeof *f);
 				if (!f) {
 					sim_fail(s, "out of memory");
 					break;
 				}
-				s->pd_fail = f;
-				s->pd_fail_cap = cap;
+				s->pd.fail = f;
+				s->pd.fail_cap = cap;
 			}
-			s->pd_fail[n_fail++] = r;
+			s->pd.fail[n_fail++] = r;
 		}
 		r = next;
 	}
@@ -425,9 +450,9 @@ void pd_record(struct sim *s, const struct request *r)
 		q = (double)r->sched_ns - arrive;
 		pf = first - (double)r->sched_ns;
 	}
-	s->pd.local += r->pd_local;
-	s->ttft_split[0] += q * 1e-9;
-	s->ttft_split[1] += pf * 1e-9;
-	s->ttft_split[2] += tx * 1e-9;
-	s->ttft_split[3] += qd * 1e-9;
+	s->pd.stats.local += r->pd_local;
+	s->pd.ttft_split[0] += q * 1e-9;
+	s->pd.ttft_split[1] += pf * 1e-9;
+	s->pd.ttft_split[2] += tx * 1e-9;
+	s->pd.ttft_split[3] += qd * 1e-9;
 }

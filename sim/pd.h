@@ -9,8 +9,11 @@
 struct sim;
 struct request;
 
-/* Sets up the decode policy (router.decode_policy) when the cluster has a
- * prefill pool: 0, or 2 with err naming the JSON path, 3 out of memory. */
+/* The disaggregation state (s->pd): per node, the blocks held for
+ * hand-overs; when the cluster has a prefill pool, the decode policy
+ * (router.decode_policy) and the queues of hand-overs waiting for room.
+ * 0, or 2 with err naming the JSON path, 3 out of memory. pd_free hands
+ * back the waiting requests (after an error) and frees. */
 int pd_init(struct sim *s, char *err, size_t errlen);
 void pd_free(struct sim *s);
 
@@ -38,7 +41,7 @@ void pd_try_waiting(struct sim *s, uint32_t i);
 /* Node i crashed (after its views went down): hand-overs waiting for room
  * on it choose another decode node; what it held for others is gone
  * (their owners find out by its crash count). Returns how many could not
- * go on, left in s->pd_fail for the caller to route again. */
+ * go on, left in s->pd.fail for the caller to route again. */
 uint32_t pd_node_down(struct sim *s, uint32_t i);
 
 /* r is routed again from scratch (its node failed): KV it held as a

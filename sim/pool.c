@@ -8,9 +8,9 @@
 
 struct request *pool_req_get(struct sim *s)
 {
-	struct request *r = s->free_reqs;
+	struct request *r = s->pool.free_reqs;
 	if (r) {
-		s->free_reqs = r->pool_next;
+		s->pool.free_reqs = r->pool_next;
 	} else {
 		void *p = NULL;
 		if (posix_memalign(&p, 64, sizeof *r) != 0) {
@@ -40,18 +40,18 @@ struct request *pool_req_get(struct sim *s)
 
 void pool_req_put(struct sim *s, struct request *r)
 {
-	r->pool_next = s->free_reqs;
-	s->free_reqs = r;
+	r->pool_next = s->pool.free_reqs;
+	s->pool.free_reqs = r;
 }
 
 struct session_rec *pool_session_get(struct sim *s, uint64_t id)
 {
-	uint64_t *v = hmap_get(&s->sessions, id);
+	uint64_t *v = hmap_get(&s->pool.sessions, id);
 	if (v)
 		return (struct session_rec *)(uintptr_t)*v;
-	struct session_rec *rec = s->free_sessions;
+	struct session_rec *rec = s->pool.free_sessions;
 	if (rec) {
-		s->free_sessions = rec->free_next;
+		s->pool.free_sessions = rec->free_next;
 	} else {
 		rec = calloc(1, sizeof *rec);
 		if (!rec) {
@@ -68,7 +68,7 @@ struct session_rec *pool_session_get(struct sim *s, uint64_t id)
 	rec->frontier_hash = 0;
 	rec->idle_req = NULL;
 	rec->idle_seq = 0;
-	if (hmap_put(&s->sessions, id, (uint64_t)(uintptr_t)rec) < 0) {
+	if (hmap_put(&s->pool.sessions, id, (uint64_t)(uintptr_t)rec) < 0) {
 		sim_fail(s, "out of memory");
 		return NULL;
 	}
@@ -77,8 +77,34 @@ struct session_rec *pool_session_get(struct sim *s, uint64_t id)
 
 void pool_session_end(struct sim *s, struct session_rec *rec)
 {
-	hmap_del(&s->sessions, rec->id);
+	hmap_del(&s->pool.sessions, rec->id);
 	rec->id = 0; /* a request still carrying it finds it ended */
-	rec->free_next = s->free_sessions;
-	s->free_sessions = rec;
+	rec->free_next = s->pool.free_sessions;
+	s->pool.free_sessions = rec;
+}
+
+void pool_init(struct sim *s)
+{
+	hmap_init(&s->pool.sessions);
+}
+
+void pool_free(struct sim *s)
+{
+	while (s->pool.free_reqs) {
+		struct request *r = s->pool.free_reqs;
+		s->pool.free_reqs = r->pool_next;
+		free(r->hashes);
+		free(r);
+	}
+	for (size_t i = 0; i < s->pool.sessions.cap; i++) {
+		if (s->pool.sessions.slots[i].key) {
+			free((struct session_rec *)(uintptr_t)s->pool.sessions.slots[i].val);
+		}
+	}
+	while (s->pool.free_sessions) {
+		struct session_rec *rec = s->pool.free_sessions;
+		s->pool.free_sessions = rec->free_next;
+		free(rec);
+	}
+	hmap_free(&s->pool.sessions);
 }

@@ -8,6 +8,10 @@ struct sim;
 struct request;
 struct session_rec;
 
+/* The pool's state (s->pool): the session map; pool_free frees every
+ * record handed back, and the live sessions' records. */
+void pool_init(struct sim *s);
+void pool_free(struct sim *s);
 /* A cleared request from the pool (NULL after sim_fail); pool_req_put
  * hands it back. */
 struct request *pool_req_get(struct sim *s);

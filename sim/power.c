@@ -12,7 +12,7 @@ double power_now_w(const struct sim *s, uint32_t i)
 {
 	const struct cat_gpu *g = cluster_of(s, i)->gpu;
 	const struct node *n = &s->nodes[i];
-	if (s->nstate[i] == NS_OFF)
+	if (s->sl.nstate[i] == NS_OFF)
 		return 0;
 	if (!n->busy)
 		return catalog_gpu_idle_w(g);

@@ -75,12 +75,13 @@ struct premig {
 	uint64_t seq, entries;
 	int64_t tick_ns;
 	int ticking; /* a check is scheduled */
+	int ev_tick; /* its event kind */
 };
 
 int premig_init(struct sim *s)
 {
 	const struct scenario *sc = s->sc;
-	if (s->mech.watermark_action != WM_MIGRATE || sc->cluster.kv_transfer == KVX_NONE ||
+	if (s->rt.mech.watermark_action != WM_MIGRATE || sc->cluster.kv_transfer == KVX_NONE ||
 	    !sc->cluster.engine.prefix_caching || s->n_nodes < 2 || sc->router.kv_watermark >= 1)
 		return 0;
 	struct premig *pm = calloc(1, sizeof *pm);
@@ -95,7 +96,10 @@ int premig_init(struct sim *s)
 	if (!pm->rings || !pm->out || !pm->in || !pm->src || !pm->dst)
 		return -1;
 	pm->free_mv = UINT32_MAX;
-	pm->tick_ns = s->report_ns > 0 ? s->report_ns : PREMIG_CHECK_NS;
+	pm->ev_tick = sim_add_event_kind(s, premig_ev_tick, NULL, 0);
+	if (pm->ev_tick < 0)
+		return -1;
+	pm->tick_ns = s->vw.report_ns > 0 ? s->vw.report_ns : PREMIG_CHECK_NS;
 	return 0;
 }
 
@@ -150,7 +154,7 @@ static void schedule_tick(struct sim *s)
 {
 	struct premig *pm = s->pm;
 	int64_t at = (s->now / pm->tick_ns + 1) * pm->tick_ns;
-	if (!evq_push(&s->q, at, EV_WATERMARK, -1, NULL))
+	if (!evq_push(&s->q, at, pm->ev_tick, -1, NULL))
 		sim_fail(s, "out of memory");
 	pm->ticking = 1;
 }
@@ -263,11 +267,11 @@ static void land(struct sim *s, uint32_t k)
 	assert(pm->out[mv.src] >= mv.drop && pm->in[mv.dst] >= mv.there - mv.have);
 	pm->out[mv.src] -= mv.drop;
 	pm->in[mv.dst] -= mv.there - mv.have;
-	s->migration_s += (double)(s->now - mv.start_ns) * 1e-9; /* as a migration's, landed or not */
+	s->rt.migration_s += (double)(s->now - mv.start_ns) * 1e-9; /* as a migration's, landed or not */
 	struct session_rec *rec = mv.rec;
 	if (rec->idle_seq != mv.seq || rec->id == 0 || rec->live != 0)
 		return; /* its next turn came: it found its KV on the source */
-	if (!s->alive[mv.dst] || s->crashes[mv.dst] != mv.crash_dst)
+	if (!s->alive[mv.dst] || s->flt.crashes[mv.dst] != mv.crash_dst)
 		return; /* the copy went with the destination's HBM */
 	const struct request *next = rec->idle_req;
 	struct node *dn = &s->nodes[mv.dst], *sn = &s->nodes[mv.src];
@@ -281,7 +285,7 @@ static void land(struct sim *s, uint32_t k)
 	engine_kick(s, mv.dst);
 	if (upto < mv.there)
 		return; /* no room for all of it after all: the session stays */
-	if (s->crashes[mv.src] == mv.crash_src) { /* (else its HBM went with the crash) */
+	if (s->flt.crashes[mv.src] == mv.crash_src) { /* (else its HBM went with the crash) */
 		node_sync(sn, s->now);
 		engine_cut_span(s, mv.src);
 		node_lookup(sn, next->hashes, mv.there, &m);
@@ -290,8 +294,8 @@ static void land(struct sim *s, uint32_t k)
 	}
 	rec->last_node = (int32_t)mv.dst;
 	rec->hint_node = -1; /* its admission hint named a run on the source */
-	for (uint32_t j = 0; s->pol->on_move && j < s->n_pol_st; j++)
-		s->pol->on_move(s->pol_sts[j], next, (int32_t)mv.dst);
+	for (uint32_t j = 0; s->rt.pol->on_move && j < s->rt.n_pol_st; j++)
+		s->rt.pol->on_move(s->rt.pol_sts[j], next, (int32_t)mv.dst);
 }
 
 void premig_delivered(struct sim *s, uint32_t slot)
@@ -307,14 +311,14 @@ static void start_move(struct sim *s, struct session_rec *rec, uint64_t seq, uin
 	uint32_t k = move_slot(s);
 	if (k == UINT32_MAX)
 		return;
-	pm->mv[k] = (struct pm_move){rec, seq, src, dst, have, there, drop, s->crashes[src],
-				     s->crashes[dst], UINT32_MAX, s->now};
+	pm->mv[k] = (struct pm_move){rec, seq, src, dst, have, there, drop, s->flt.crashes[src],
+				     s->flt.crashes[dst], UINT32_MAX, s->now};
 	pm->out[src] += drop;
 	pm->in[dst] += there - have;
 	double bytes = (double)(there - have) * s->block_bytes;
-	s->migrations++;
-	s->mig_why[MR_WATERMARK]++;
-	s->migration_bytes += bytes;
+	s->rt.migrations++;
+	s->rt.mig_why[MR_WATERMARK]++;
+	s->rt.migration_bytes += bytes;
 	if (there == have) {
 		land(s, k); /* the destination holds it all already */
 		return;
@@ -322,7 +326,7 @@ static void start_move(struct sim *s, struct session_rec *rec, uint64_t seq, uin
 	uint32_t ports[4], n_ports;
 	double latency_s;
 	const struct cat_link *link = links_kv_path(s, src, dst, ports, &n_ports, &latency_s);
-	if (s->te) {
+	if (s->log.te) {
 		char args[160];
 		snprintf(args, sizeof args,
 			 "\"session\":%llu,\"from\":%u,\"to\":%u,\"bytes\":%.0f,\"link\":\"%s\"",
@@ -381,7 +385,7 @@ void premig_ev_tick(struct sim *s, const struct event *ev)
 	 * then brought up to now, and decide on exact figures. */
 	uint32_t n_src = 0, n_dst = 0;
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
-		if (!s->views[0][i].up)
+		if (!s->vw.views[0][i].up)
 			continue;
 		uint32_t lo, hi;
 		held_bounds(s, i, &lo, &hi);
@@ -402,9 +406,9 @@ void premig_ev_tick(struct sim *s, const struct event *ev)
 	for (uint32_t k = 0; k < n_dst; k++) {
 		uint32_t d = pm->dst[k];
 		node_sync(&s->nodes[d], s->now);
-		if (s->mech.health) {
-			struct pol_node_view v = s->views[0][d];
-			if (s->report_ns == 0) /* exact reports: its KV figure now */
+		if (s->rt.mech.health) {
+			struct pol_node_view v = s->vw.views[0][d];
+			if (s->vw.report_ns == 0) /* exact reports: its KV figure now */
 				v.kv_util = (double)s->nodes[d].kv.n_used / s->nodes[d].kv.n_blocks;
 			if (views_unhealthy(s, &v, 0))
 				continue;

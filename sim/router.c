@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rng.h"
 #include "sim/engine.h"
 #include "sim/ledger.h"
 #include "sim/links.h"
@@ -30,7 +31,7 @@ void router_workload_failed(struct sim *s)
 static void schedule_arrival(struct sim *s, struct request *r, int from_source)
 {
 	ledger_arrive(s, r, from_source);
-	s->pending_arrivals++;
+	s->rt.pending_arrivals++;
 	if (!evq_push_tag(&s->q, r->arrival_ns, EV_ARRIVAL, (uint16_t)from_source, -1, r))
 		sim_fail(s, "out of memory");
 }
@@ -65,9 +66,9 @@ static void *pol_state(const struct sim *s, const struct request *r)
 {
 	/* one state: r->replica is not read (from the arrival prefetch, its
 	 * line may still be on its way) */
-	if (s->n_pol_st == 1)
-		return s->pol_sts[0];
-	return s->pol_sts[r->replica < s->n_pol_st ? r->replica : 0];
+	if (s->rt.n_pol_st == 1)
+		return s->rt.pol_sts[0];
+	return s->rt.pol_sts[r->replica < s->rt.n_pol_st ? r->replica : 0];
 }
 
 /* A request has ended: record it, let the policy and the workload know, and
@@ -113,14 +114,14 @@ static void finish(struct sim *s, struct request *r)
 			pool_req_put(s, next);
 		}
 	}
-	if (s->pol->on_complete)
-		s->pol->on_complete(pol_state(s, r), r,
+	if (s->rt.pol->on_complete)
+		s->rt.pol->on_complete(pol_state(s, r), r,
 				    completed && r->prefill_node < 0 ? r->node
 				    : completed			  ? r->prefill_node
 								  : -1,
 				    session_done);
-	if (s->dpol && s->dpol->on_complete)
-		s->dpol->on_complete(s->dpol_st, r, completed && r->prefill_node >= 0 ? r->node : -1,
+	if (s->pd.pol && s->pd.pol->on_complete)
+		s->pd.pol->on_complete(s->pd.pol_st, r, completed && r->prefill_node >= 0 ? r->node : -1,
 				     session_done);
 	/* A session ends with its last request: a trace may give one session
 	 * two requests at once, and the other still uses the record. */
@@ -157,7 +158,7 @@ void router_retry(struct sim *s, struct request *r)
 		views_count_done(s, r, (uint32_t)r->node);
 	pd_drop(s, r);
 	r->retries++;
-	s->retries++;
+	s->rt.retries++;
 	if (r->retries > (uint32_t)s->sc->router.max_retries) {
 		reject(s, r, REQ_FAILED, "node_failure");
 		return;
@@ -188,7 +189,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	 * from a crashed node does) */
 	if (!rec || rec->last_node < 0 || (uint32_t)rec->last_node == dst ||
 	    !sc->cluster.engine.prefix_caching ||
-	    (!s->alive[rec->last_node] && s->nstate[rec->last_node] != NS_DRAINING))
+	    (!s->alive[rec->last_node] && s->sl.nstate[rec->last_node] != NS_DRAINING))
 		return 0;
 	uint32_t B = (uint32_t)sc->cluster.engine.kv_block_tokens;
 	uint32_t full = r->prompt_tokens / B;
@@ -232,7 +233,7 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	const struct cat_link *link = links_kv_path(s, src_i, dst, ports, &n_ports, &latency_s);
 	double t_xfer = links_estimate_s(s, ports, n_ports, bytes, latency_s);
 	double t_recompute = cost_prefill_s(dn->cost, tokens, (double)have * B);
-	enum migration_mode mode = kv == MIG_DEFAULT ? s->mech.migration : kv;
+	enum migration_mode mode = kv == MIG_DEFAULT ? s->rt.mech.migration : kv;
 	if (sc->cluster.kv_transfer == KVX_NONE || mode == MIG_RECOMPUTE ||
 	    (mode == MIG_AUTO && t_xfer >= t_recompute))
 		return 0;
@@ -242,10 +243,10 @@ static int maybe_migrate(struct sim *s, struct request *r, uint32_t dst, enum mi
 	r->node = (int32_t)dst;
 	r->xfer_start_ns = s->now;
 	engine_pin(s, r, dst, &m_dst);
-	s->migrations++;
-	s->mig_why[r->mig_why < MR_N ? r->mig_why : MR_POLICY]++;
-	s->migration_bytes += bytes;
-	if (s->te) {
+	s->rt.migrations++;
+	s->rt.mig_why[r->mig_why < MR_N ? r->mig_why : MR_POLICY]++;
+	s->rt.migration_bytes += bytes;
+	if (s->log.te) {
 		char args[160];
 		snprintf(args, sizeof args,
 			 "\"request\":%llu,\"from\":%d,\"to\":%u,\"bytes\":%.0f,\"link\":\"%s\"",
@@ -304,7 +305,7 @@ static int32_t least_outstanding_healthy(const struct sim *s, const struct pol_n
 static int32_t least_queued(struct sim *s, const struct pol_node_view *v, uint32_t limit,
 			    int need_open)
 {
-	if (s->mech.health) {
+	if (s->rt.mech.health) {
 		int32_t best = -1;
 		for (uint32_t i = 0; i < s->n_nodes; i++) {
 			if (!v[i].up || unhealthy(s, v, i) || s->nodes[i].n_waiting >= limit ||
@@ -346,7 +347,7 @@ static int32_t least_predicted(struct sim *s, const struct pol_node_view *v, int
 			any = (int32_t)i;
 			any_q = q;
 		}
-		if (s->mech.health && unhealthy(s, v, i))
+		if (s->rt.mech.health && unhealthy(s, v, i))
 			continue;
 		if (best < 0 || q < best_q) {
 			best = (int32_t)i;
@@ -359,16 +360,16 @@ static int32_t least_predicted(struct sim *s, const struct pol_node_view *v, int
 /* The router's mechanisms around the policy's choice, then dispatch. */
 static void route(struct sim *s, struct request *r)
 {
-	struct pol_node_view *view = s->views[r->replica];
-	if (s->pol_reads_kv_util == POL_READS_KV_ALL && s->report_ns == 0)
+	struct pol_node_view *view = s->vw.views[r->replica];
+	if (s->rt.pol_reads_kv_util == POL_READS_KV_ALL && s->vw.report_ns == 0)
 		views_sync_all(s);
 	struct pol_view v;
 	views_for_policy(s, r, &v);
 	struct pol_decision d = {POL_SHED, -1, MIG_DEFAULT, "no_decision", 0, 0, 0};
-	s->routing = r;
-	s->pol->route(pol_state(s, r), &v, r, &d);
-	s->routing = NULL;
-	if (s->te) {
+	s->rt.routing = r;
+	s->rt.pol->route(pol_state(s, r), &v, r, &d);
+	s->rt.routing = NULL;
+	if (s->log.te) {
 		char args[200];
 		snprintf(args, sizeof args,
 			 "\"request\":%llu,\"session\":%llu,\"turn\":%u,\"node\":%d,\"decision\":\"%s\"",
@@ -383,7 +384,7 @@ static void route(struct sim *s, struct request *r)
 	}
 	uint32_t dst = (uint32_t)d.node;
 	const struct session_rec *rec = r->session_rec;
-	const struct mech *m = &s->mech;
+	const struct mech *m = &s->rt.mech;
 	int new_session = r->turn <= 1 && rec->last_node < 0;
 	enum mig_reason why = d.reason && !strcmp(d.reason, "threshold") ? MR_THRESHOLD : MR_POLICY;
 	/* Health: an unhealthy node gets no work while a healthy one can
@@ -465,8 +466,8 @@ static void route(struct sim *s, struct request *r)
 		return;
 	}
 	r->num_tokens = r->prompt_tokens;
-	if (s->pol->on_dispatch)
-		s->pol->on_dispatch(pol_state(s, r), r, (int32_t)dst);
+	if (s->rt.pol->on_dispatch)
+		s->rt.pol->on_dispatch(pol_state(s, r), r, (int32_t)dst);
 	views_count_dispatch(s, r, dst);
 	/* The decision's own latency: hashing the prompt, the affinity store. */
 	const struct router_cfg *rc = &s->sc->router;
@@ -479,10 +480,10 @@ static void route(struct sim *s, struct request *r)
 			sim_fail(s, "out of memory");
 		return;
 	}
-	if (s->timing) {
+	if (s->rt.timing) {
 		double t0 = runlog_wall_now();
 		arrive_at_node(s, r, dst, d.kv);
-		s->arrive_ns += (runlog_wall_now() - t0) * 1e9;
+		s->rt.arrive_ns += (runlog_wall_now() - t0) * 1e9;
 		return;
 	}
 	arrive_at_node(s, r, dst, d.kv);
@@ -527,24 +528,24 @@ static void prefetch_prompt_hashes(const struct sim *s, const struct request *r)
  * (sim_int.h) calls it for each event while a stage is left. */
 void router_prefetch_request(struct sim *s, const struct request *r)
 {
-	if (r != s->pf_arrival) {
+	if (r != s->rt.pf_arrival) {
 		/* all its lines: the arrival reads or writes each (its id and
 		 * session, arrival time and node, replica and queue times, the
 		 * prompt's split, the queue links) */
 		for (size_t b = 0; b < sizeof *r; b += 64)
 			__builtin_prefetch((const char *)r + b, 1);
 		__builtin_prefetch((const char *)r + sizeof *r - 1, 1);
-		s->pf_arrival = r;
-		s->pf_second = NULL;
-	} else if (r != s->pf_second) {
+		s->rt.pf_arrival = r;
+		s->rt.pf_second = NULL;
+	} else if (r != s->rt.pf_second) {
 		/* once: the line fetched meanwhile names the session */
-		s->pf_second = r;
+		s->rt.pf_second = r;
 		if (r->session_rec)
 			__builtin_prefetch(r->session_rec, 1);
 		else /* a first turn: pool_session_get inserts it */
-			hmap_prefetch(&s->sessions, r->session);
-		if (s->pol->prefetch)
-			s->pol->prefetch(pol_state(s, r), r);
+			hmap_prefetch(&s->pool.sessions, r->session);
+		if (s->rt.pol->prefetch)
+			s->rt.pol->prefetch(pol_state(s, r), r);
 		prefetch_prompt_hashes(s, r);
 	}
 }
@@ -553,9 +554,9 @@ void router_ev_arrival(struct sim *s, const struct event *ev)
 {
 	struct request *r = ev->ptr;
 	int from_source = ev->tag;
-	r->id = ++s->next_id;
+	r->id = ++s->rt.next_id;
 	s->met.arrived++;
-	s->pending_arrivals--;
+	s->rt.pending_arrivals--;
 	if (from_source)
 		router_pull_source(s);
 	/* a later turn carries its session's record from the turn before
@@ -586,24 +587,24 @@ void router_ev_arrival(struct sim *s, const struct event *ev)
 			node_commit_held(&s->nodes[i]);
 		}
 	}
-	if (rec->live > 1 && s->lazy_views) {
+	if (rec->live > 1 && s->vw.lazy_views) {
 		/* Two requests of one session at once: one may read the
 		 * session's frontier while the other's decode span, counted
 		 * but not applied, would have moved it. From here on every
 		 * node read is brought up to date first (sync_view,
 		 * cached_prefix), this arrival's routing included. */
-		s->lazy_views = 0;
+		s->vw.lazy_views = 0;
 		for (uint32_t i = 0; i < s->n_nodes; i++)
 			s->nodes[i].lazy_kv = 0;
 	}
-	r->replica = (uint32_t)(s->replica_next++ % s->n_replicas);
-	if (s->opts->time_routing && s->routed++ % TIME_EVERY == 0) {
-		s->timing = 1;
+	r->replica = (uint32_t)(s->rt.replica_next++ % s->vw.n_replicas);
+	if (s->opts->time_routing && s->rt.routed++ % TIME_EVERY == 0) {
+		s->rt.timing = 1;
 		double t0 = runlog_wall_now();
 		route(s, r);
-		s->route_ns += (runlog_wall_now() - t0) * 1e9;
-		s->timed_routes++;
-		s->timing = 0;
+		s->rt.route_ns += (runlog_wall_now() - t0) * 1e9;
+		s->rt.timed_routes++;
+		s->rt.timing = 0;
 		return;
 	}
 	route(s, r);
@@ -617,11 +618,11 @@ void router_ev_dispatch(struct sim *s, const struct event *ev)
 	uint32_t dst = (uint32_t)ev->node;
 	enum migration_mode kv = (enum migration_mode)ev->tag;
 	r->state = REQ_NEW;
-	if (s->opts->time_routing && s->dispatches++ % TIME_EVERY == 0) {
+	if (s->opts->time_routing && s->rt.dispatches++ % TIME_EVERY == 0) {
 		double t0 = runlog_wall_now();
 		arrive_at_node(s, r, dst, kv);
-		s->dispatch_ns += (runlog_wall_now() - t0) * 1e9;
-		s->timed_dispatches++;
+		s->rt.dispatch_ns += (runlog_wall_now() - t0) * 1e9;
+		s->rt.timed_dispatches++;
 		return;
 	}
 	arrive_at_node(s, r, dst, kv);
@@ -654,18 +655,18 @@ void router_transfer_done(struct sim *s, struct request *r, uint32_t dst)
 	/* a draining node takes back its own swapped-out requests, nothing
 	 * new */
 	if (engine_unpin(s, r, dst) ||
-	    !(s->alive[dst] || (r->swapped && s->nstate[dst] == NS_DRAINING))) {
+	    !(s->alive[dst] || (r->swapped && s->sl.nstate[dst] == NS_DRAINING))) {
 		router_retry(s, r);
 		return;
 	}
 	if (r->mig_hi > r->mig_lo)
-		s->migration_s += (double)(s->now - r->xfer_start_ns) * 1e-9;
+		s->rt.migration_s += (double)(s->now - r->xfer_start_ns) * 1e-9;
 	install_arrived(n, r, r->mig_lo, &r->mig_hi);
 	install_arrived(n, r, r->rel_lo, &r->rel_hi);
 	if (r->swapped) {
 		r->rel_lo = r->rel_hi = 0; /* a swap-in is no prompt reload */
-		s->swapping_in[dst]--;
-		n->hold_admissions = s->swq_head[dst] != NULL || s->swapping_in[dst] > 0;
+		s->eng.swapping_in[dst]--;
+		n->hold_admissions = s->eng.swq_head[dst] != NULL || s->eng.swapping_in[dst] > 0;
 	}
 	engine_enqueue(s, dst, r);
 }
@@ -691,17 +692,17 @@ static void on_swap_out_done(struct sim *s, struct request *r, uint32_t node)
 {
 	if (--r->pending > 0)
 		return;
-	if ((!s->alive[node] && s->nstate[node] != NS_DRAINING) ||
-	    r->pin_crashes != s->crashes[node]) {
+	if ((!s->alive[node] && s->sl.nstate[node] != NS_DRAINING) ||
+	    r->pin_crashes != s->flt.crashes[node]) {
 		router_retry(s, r);
 		return;
 	}
 	r->qnext = NULL;
-	if (s->swq_tail[node])
-		s->swq_tail[node]->qnext = r;
+	if (s->eng.swq_tail[node])
+		s->eng.swq_tail[node]->qnext = r;
 	else
-		s->swq_head[node] = r;
-	s->swq_tail[node] = r;
+		s->eng.swq_head[node] = r;
+	s->eng.swq_tail[node] = r;
 	s->nodes[node].hold_admissions = 1;
 	engine_try_swap_in(s, node);
 }
@@ -740,36 +741,89 @@ void router_empty_node(struct sim *s, uint32_t i)
 	/* Queues may exceed their bound by requests that were in transfer
 	 * when it was checked: size the scratch by what is there. */
 	size_t need = (size_t)n->n_waiting + n->n_running + 1;
-	if (need > s->evac_cap) {
-		struct request **e = realloc(s->evac, need * sizeof *e);
+	if (need > s->rt.evac_cap) {
+		struct request **e = realloc(s->rt.evac, need * sizeof *e);
 		if (!e) {
 			sim_fail(s, "out of memory");
 			return;
 		}
-		s->evac = e;
-		s->evac_cap = need;
+		s->rt.evac = e;
+		s->rt.evac_cap = need;
 	}
-	uint32_t k = node_evacuate(n, s->evac);
-	s->crashes[i]++;
-	s->swapping_in[i] = 0;
+	uint32_t k = node_evacuate(n, s->rt.evac);
+	s->flt.crashes[i]++;
+	s->eng.swapping_in[i] = 0;
 	if (s->alive[i])
 		views_set_up(s, i, 0);
 	views_refresh(s, i);
 	for (uint32_t j = 0; j < k && !s->error; j++)
-		router_retry(s, s->evac[j]);
-	if (s->pdw_head) {
+		router_retry(s, s->rt.evac[j]);
+	if (s->pd.wait_head) {
 		/* hand-overs waiting for room on it go to another decode node */
 		uint32_t nf = pd_node_down(s, i);
 		for (uint32_t j = 0; j < nf && !s->error; j++)
-			router_retry(s, s->pd_fail[j]);
+			router_retry(s, s->pd.fail[j]);
 	} else {
-		s->pd_own[i] = 0;
+		s->pd.own[i] = 0;
 	}
-	while (s->swq_head[i] && !s->error) {
-		struct request *r = s->swq_head[i];
-		s->swq_head[i] = r->qnext;
+	while (s->eng.swq_head[i] && !s->error) {
+		struct request *r = s->eng.swq_head[i];
+		s->eng.swq_head[i] = r->qnext;
 		r->qnext = NULL;
 		router_retry(s, r);
 	}
-	s->swq_tail[i] = NULL;
+	s->eng.swq_tail[i] = NULL;
+}
+
+int router_init(struct sim *s, char *err, size_t errlen)
+{
+	const struct scenario *sc = s->sc;
+	s->rt.pol = pol_find_at(sc->router.policy, "router.policy", err, errlen);
+	if (!s->rt.pol)
+		return 2;
+	if (mech_resolve(s->rt.pol->family, s->rt.pol->report_interval_ms, &sc->router.mech_all,
+			 &sc->router.mech_own, sc->router.params_path, sc->cluster.kv_transfer,
+			 sc->cluster.thermal.resume_c, &s->rt.mech, err, errlen))
+		return 2;
+	s->rt.r_route = rng_stream(sc->seed, STREAM_ROUTING);
+	if (!s->rt.r_route) {
+		snprintf(err, errlen, "out of memory");
+		return 3;
+	}
+	struct pol_env penv = {(uint32_t)sc->cluster.nodes,
+			       (uint32_t)sc->cluster.engine.kv_block_tokens, s->rt.r_route,
+			       (uint32_t)sc->cluster.engine.max_num_seqs};
+	/* Router replicas with a local store each keep their own state; a
+	 * shared store (redis, etcd) means one map for all. */
+	s->rt.n_pol_st = sc->router.store == STORE_LOCAL ? (uint32_t)sc->router.replicas : 1;
+	s->rt.pol_sts = calloc(s->rt.n_pol_st, sizeof *s->rt.pol_sts);
+	if (!s->rt.pol_sts) {
+		snprintf(err, errlen, "out of memory");
+		return 3;
+	}
+	if (pol_check_params(sc->router.policy_params, &penv, err, errlen))
+		return 2;
+	for (uint32_t k = 0; k < s->rt.n_pol_st; k++) {
+		s->rt.pol_sts[k] =
+		    s->rt.pol->create(sc->router.params, sc->router.params_path, &penv, err, errlen);
+		if (!s->rt.pol_sts[k])
+			return 2;
+	}
+	s->rt.pol_reads_kv_util =
+	    s->rt.pol->reads_kv_util ? s->rt.pol->reads_kv_util(s->rt.pol_sts[0]) : 0;
+	return 0;
+}
+
+void router_free(struct sim *s)
+{
+	for (uint32_t k = 0; s->rt.pol_sts && k < s->rt.n_pol_st; k++)
+		if (s->rt.pol_sts[k])
+			s->rt.pol->destroy(s->rt.pol_sts[k]);
+	free(s->rt.pol_sts);
+	s->rt.pol_sts = NULL;
+	if (s->rt.r_route)
+		gsl_rng_free(s->rt.r_route);
+	s->rt.r_route = NULL;
+	free(s->rt.evac);
+	s->rt.evac = NULL;
 }

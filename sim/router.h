@@ -6,6 +6,11 @@
 
 #include "sim/sim_int.h"
 
+/* The routers' state (s->rt): the policy and its states, the column's
+ * mechanisms, the routing stream. 0, or 2 with err naming the JSON path
+ * (3: out of memory); router_free frees what was made. */
+int router_init(struct sim *s, char *err, size_t errlen);
+void router_free(struct sim *s);
 /* Pulls the source's next open-loop arrival, unless past the horizon. */
 void router_pull_source(struct sim *s);
 void router_ev_arrival(struct sim *s, const struct event *ev);
@@ -19,7 +24,7 @@ static inline void router_prefetch_arrival(struct sim *s)
 {
 	const struct event *nx = evq_heap_top(&s->q);
 	if (nx && nx->kind == EV_ARRIVAL && nx->ptr &&
-	    (nx->ptr != s->pf_arrival || nx->ptr != s->pf_second))
+	    (nx->ptr != s->rt.pf_arrival || nx->ptr != s->rt.pf_second))
 		router_prefetch_request(s, nx->ptr);
 }
 /* r's node failed: route it again from scratch, or fail it. */

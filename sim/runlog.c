@@ -37,15 +37,15 @@ void runlog_progress(const struct sim *s, double started)
 void runlog_trace_event(struct sim *s, const char *name, char ph, int pid, int tid, int64_t t_ns,
 			int64_t dur_ns, const char *args)
 {
-	if (!s->te || s->te_count >= TE_MAX)
+	if (!s->log.te || s->log.te_count >= TE_MAX)
 		return;
-	fprintf(s->te, "%s{\"name\":\"%s\",\"ph\":\"%c\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f",
-		s->te_count++ ? ",\n" : "", name, ph, pid, tid, (double)t_ns * 1e-3);
+	fprintf(s->log.te, "%s{\"name\":\"%s\",\"ph\":\"%c\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f",
+		s->log.te_count++ ? ",\n" : "", name, ph, pid, tid, (double)t_ns * 1e-3);
 	if (ph == 'X')
-		fprintf(s->te, ",\"dur\":%.3f", (double)dur_ns * 1e-3);
+		fprintf(s->log.te, ",\"dur\":%.3f", (double)dur_ns * 1e-3);
 	else
-		fputs(",\"s\":\"t\"", s->te);
-	fprintf(s->te, ",\"args\":{%s}}", args);
+		fputs(",\"s\":\"t\"", s->log.te);
+	fprintf(s->log.te, ",\"args\":{%s}}", args);
 }
 
 /* The iterations of node i's step that is ending now. */
@@ -70,10 +70,10 @@ void runlog_trace_step(struct sim *s, uint32_t i)
 
 int runlog_trace_open(struct sim *s, char *err, size_t errlen)
 {
-	if (afile_open(&s->te_file, s->opts->trace_events, err, errlen))
+	if (afile_open(&s->log.te_file, s->opts->trace_events, err, errlen))
 		return -1;
-	s->te = s->te_file.f;
-	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", s->te);
+	s->log.te = s->log.te_file.f;
+	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", s->log.te);
 	static const char *const tracks[] = {"router", "nodes (iterations)", "KV transfers"};
 	for (int k = 0; k < 3; k++) {
 		char args[64];
@@ -85,26 +85,26 @@ int runlog_trace_open(struct sim *s, char *err, size_t errlen)
 
 void runlog_trace_end(struct sim *s)
 {
-	fprintf(s->te, "\n],\"otherData\":{\"kvsim_version\":\"%s\",\"events\":%llu,"
+	fprintf(s->log.te, "\n],\"otherData\":{\"kvsim_version\":\"%s\",\"events\":%llu,"
 		       "\"truncated\":%s}}\n",
-		kvsim_version(), (unsigned long long)s->te_count,
-		s->te_count >= TE_MAX ? "true" : "false");
-	s->te = NULL;
+		kvsim_version(), (unsigned long long)s->log.te_count,
+		s->log.te_count >= TE_MAX ? "true" : "false");
+	s->log.te = NULL;
 }
 
 /* --- timeseries.csv --------------------------------------------------------- */
 
 int runlog_timeseries_open(struct sim *s, const char *path, char *err, size_t errlen)
 {
-	if (afile_open(&s->ts_file, path, err, errlen))
+	if (afile_open(&s->log.ts_file, path, err, errlen))
 		return -1;
-	s->ts = s->ts_file.f;
+	s->log.ts = s->log.ts_file.f;
 	fputs("time_s,node,kv_util,running,queued,temperature_c,throttled,nodes_up,power_w\n",
-	      s->ts);
-	s->sample_ns = (int64_t)llround(s->sc->timeseries_interval_s * 1e9);
-	if (s->sample_ns < 1)
-		s->sample_ns = 1;
-	if (!evq_push(&s->q, s->sample_ns, EV_SAMPLE, -1, NULL))
+	      s->log.ts);
+	s->log.sample_ns = (int64_t)llround(s->sc->timeseries_interval_s * 1e9);
+	if (s->log.sample_ns < 1)
+		s->log.sample_ns = 1;
+	if (!evq_push(&s->q, s->log.sample_ns, s->log.ev_sample, -1, NULL))
 		sim_fail(s, "out of memory");
 	return 0;
 }
@@ -127,7 +127,7 @@ void runlog_ev_sample(struct sim *s, const struct event *ev)
 		return;
 	}
 	for (uint32_t i = 0; i < s->n_nodes; i++)
-		up[s->pool_of[i]] += s->nstate[i] == NS_UP && s->alive[i];
+		up[s->pool_of[i]] += s->sl.nstate[i] == NS_UP && s->alive[i];
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
 		struct node *n = &s->nodes[i];
 		node_sync(n, s->now);
@@ -153,19 +153,19 @@ void runlog_ev_sample(struct sim *s, const struct event *ev)
 		*p++ = ',';
 		p = fmt_put_fixed(p, s->sc->pools[s->pool_of[i]].cl.tp * power_now_w(s, i), 3);
 		*p++ = '\n';
-		fwrite(line, 1, (size_t)(p - line), s->ts);
+		fwrite(line, 1, (size_t)(p - line), s->log.ts);
 	}
 	free(up);
 	/* Keep sampling until the run is over; an idle cluster gets
 	 * RUNLOG_IDLE_SAMPLES rows in a row, then sampling waits for work, so
 	 * that the file grows with the work done, not with the horizon (one
 	 * request a year over ten years). */
-	s->idle_samples = runlog_idle(s) ? s->idle_samples + 1 : 0;
-	if (s->idle_samples >= RUNLOG_IDLE_SAMPLES) {
-		s->sample_paused = 1;
+	s->log.idle_samples = runlog_idle(s) ? s->log.idle_samples + 1 : 0;
+	if (s->log.idle_samples >= RUNLOG_IDLE_SAMPLES) {
+		s->log.sample_paused = 1;
 		return;
 	}
-	if (!evq_push(&s->q, s->now + s->sample_ns, EV_SAMPLE, -1, NULL))
+	if (!evq_push(&s->q, s->now + s->log.sample_ns, s->log.ev_sample, -1, NULL))
 		sim_fail(s, "out of memory");
 }
 
@@ -174,9 +174,23 @@ void runlog_sample_resume(struct sim *s)
 	if (runlog_idle(s))
 		return;
 	/* The next point of the sampling grid, as if it had gone on. */
-	int64_t next = (s->now / s->sample_ns + 1) * s->sample_ns;
-	s->sample_paused = 0;
-	s->idle_samples = 0;
-	if (!evq_push(&s->q, next, EV_SAMPLE, -1, NULL))
+	int64_t next = (s->now / s->log.sample_ns + 1) * s->log.sample_ns;
+	s->log.sample_paused = 0;
+	s->log.idle_samples = 0;
+	if (!evq_push(&s->q, next, s->log.ev_sample, -1, NULL))
 		sim_fail(s, "out of memory");
+}
+
+int runlog_init(struct sim *s)
+{
+	s->log.ev_sample = sim_add_event_kind(s, runlog_ev_sample, NULL, EVK_READS_ONLY);
+	if (s->log.ev_sample < 0)
+		return -1;
+	return sim_add_chore(s, 20, &s->log.sample_paused, runlog_sample_resume);
+}
+
+void runlog_discard(struct sim *s)
+{
+	afile_discard(&s->log.ts_file);
+	afile_discard(&s->log.te_file);
 }

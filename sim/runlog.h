@@ -19,6 +19,11 @@ void runlog_trace_step(struct sim *s, uint32_t i);
  * err. runlog_trace_end writes its trailer; sim_run then adds the file to
  * the run's result set. */
 int runlog_trace_open(struct sim *s, char *err, size_t errlen);
+/* Registers the samples' event kind and the chore that resumes sampling
+ * when work comes back. 0, or -1 when the tables are full. */
+int runlog_init(struct sim *s);
+/* Drops the timeseries and trace files unless they were committed. */
+void runlog_discard(struct sim *s);
 void runlog_trace_end(struct sim *s);
 /* Opens path as timeseries.csv and schedules the first sample. 0, or -1
  * with err. */

@@ -53,13 +53,14 @@
 #include "sim/request.h"
 #include "workloads/workload.h"
 
-/* Event kinds: the index of each one's handler in sim.c's table
- * (sim_ev_kinds), and what its event carries (struct event). A new
- * mechanism adds a kind here and its handler to the table. */
+/* Event kinds: the index of each one's handler in struct sim's table
+ * (ev_kinds), and what its event carries (struct event). The core's own
+ * kinds are fixed; a layer with a timed mechanism of its own (samples,
+ * load reports, faults, the watermark check, autoscalers) registers its
+ * kind in its _init (sim_add_event_kind) and keeps the number. */
 enum ev_kind {
 	EV_ARRIVAL,  /* a request arrives: ptr the request; tag 1 from the source, 0 a follow-up */
 	EV_STEP,     /* a node's step ends: node (the node's timer) */
-	EV_SAMPLE,   /* timeseries rows are due */
 	EV_DISPATCH, /* the routing decision's latency has passed: the dispatch
 		      * record, ptr the request, node the decision's node, tag its
 		      * enum migration_mode */
@@ -67,16 +68,14 @@ enum ev_kind {
 	EV_DELIVER,  /* a flow's data arrived: tag its enum flow_kind, node the node
 		      * it went to (a server, for write-downs; the move's slot in
 		      * premig.c, for FLOW_PREMIG), ptr its request or NULL */
-	EV_REPORT,   /* nodes send their load reports */
-	EV_FAULT,    /* a fault starts or ends: id its index in the scenario's
-		      * faults, tag FAULT_START or FAULT_END */
-	EV_WATERMARK, /* the router checks the nodes' KV against the watermark
-		       * (watermark_action "migrate", premig.c) */
-	EV_SCALE,     /* autoscale.c: tag AS_EV_TICK, id the autoscaler (its place
-		       * in autoscale.c's list) decides; or tag AS_EV_READY, node a
-		       * slot whose start-up may have ended (stale unless it is
-		       * starting and due now) */
-	EV_KINDS
+	EV_CORE_KINDS,
+	EV_KINDS_MAX = 16
+};
+/* What an event kind's events may change, for --audit's checks after
+ * them: a registered kind says so when it registers. */
+enum {
+	EVK_READS_ONLY = 1, /* changes no node's work (a sample, a load report) */
+	EVK_SLOTS = 2,      /* may change node slots (crashes, autoscalers) */
 };
 enum { FAULT_START, FAULT_END };
 /* A node slot's state under autoscaling (autoscale.c): not held; held and
@@ -165,19 +164,6 @@ struct evict_ctx {
 	uint32_t server;
 };
 
-/* The computed-before tree of one epoch (a content namespace,
- * wl_ops.epochs), and its requests in the system. */
-struct ever_epoch {
-	struct ctree tree;
-	uint32_t epoch;
-	uint64_t live;
-};
-
-/* One run's whole state, shared by the core's files (each reads and writes
- * its own layer's fields; grouped below by layer). */
-struct premig;
-struct autoscale;
-
 /* Disaggregated prefill/decode (pd.c): what the run counts. */
 struct pd_stats {
 	uint64_t count;     /* hand-overs delivered */
@@ -187,147 +173,26 @@ struct pd_stats {
 	double wait_s;      /* waiting for room on the decode node, summed */
 };
 
-struct sim {
-	const struct request *routing; /* the request the policy is routing, or NULL */
+/* Each layer's state. A layer's own file reads and writes it; the layers
+ * named beside a field also read it. Layers whose state no other file
+ * reads keep it opaque (the ledger, preemptive migration, the
+ * autoscalers): a pointer made by their _init and freed by their _free. */
+struct ledger;
+struct premig;
+struct autoscale;
+
+/* router.c: the request's path, the policy and the router's counters. */
+struct router_state {
+	const struct request *routing; /* the request the policy is routing, or NULL (views, pd) */
 	const struct request *pf_arrival; /* the next arrival, prefetched (router_prefetch_arrival) */
 	const struct request *pf_second;  /* ... and its session's lines */
-	const struct scenario *sc;
-	const struct sim_opts *opts;
-	struct evq q;
-	int64_t now, end_arrivals_ns;
-	struct cost_model *costs; /* per pool (scenario.pools) */
-	uint16_t *pool_of;        /* per node: its pool */
-	uint8_t *alive;           /* per node: takes new work (up, not crashed, not draining) */
-	/* Per node: its slot's state (enum node_scale; NS_UP in a pool
-	 * without an autoscaler), and the time its GPUs were held (allocated:
-	 * starting, up or draining): held_ns before held_from, and since
-	 * held_from while held (-1: not held). */
-	uint8_t *nstate;
-	int64_t *held_from, *held_ns;
-	uint32_t n_held, n_held_max; /* nodes held now, and the most at once */
-	uint32_t n_draining;         /* nodes draining now (autoscale.c) */
-	uint64_t scale_up, scale_down; /* nodes requested and released by autoscalers */
-	uint8_t *can_decode;      /* per node: in a decode or mixed pool */
-	uint8_t *routable;        /* per node: in a prefill or mixed pool (the routers' policy's) */
-	/* Per node: its routing load is divided by this (its pool's prefill
-	 * throughput over the fastest pool's; 1 in a one-pool cluster) */
-	double *speed;
-	int mixed_speeds;         /* some speed is not 1 */
-	struct node *nodes;
-	uint32_t n_nodes;
-	/* Disaggregation (pd.c): the decode policy, its state and the view
-	 * it routes with (the routers' record, up only on decode-capable
-	 * nodes while it routes); per node, hand-overs waiting for room on it. */
-	const struct pol_ops *dpol;
-	void *dpol_st;
-	int dpol_reads_kv;
-	struct request **pdw_head, **pdw_tail;
-	uint64_t *pd_own; /* per node: blocks held by hand-overs outside its queues */
-	struct request **pd_fail; /* scratch: hand-overs a crash left without a decode node */
-	uint32_t pd_fail_cap;
-	struct pd_stats pd;
-	/* TTFT split over completed requests (seconds, summed): queue before
-	 * prefill, prefill, transfer, queue before decode (pd.c) */
-	double ttft_split[4];
-	struct kv_spares kv_spares; /* the nodes' KV pools share their spare arrays */
-	struct pol_node_view *view; /* replica 0's view; views[k] for replica k */
-	struct pol_node_view **views;
-	uint64_t *total_out;        /* per replica: outstanding over nodes up */
-	struct loadheap *lheap;     /* per replica: nodes up by outstanding */
-	/* The routers' own record (views.c). pf_group: per node, the serial
-	 * of the prefill group its iteration in progress ends (the requests
-	 * whose first token it gives); pf_unmarked: per node, requests routed
-	 * there whose first token is not yet due. hit_blocks[i]: the blocks
-	 * of the request being routed found cached on node i, valid where
-	 * hit_stamp[i] == route_stamp (one stamp per routing). */
-	uint32_t *pf_group, *pf_unmarked, *hit_blocks;
-	uint64_t *hit_stamp, route_stamp;
-	uint32_t n_replicas, n_pol_st, n_up;
-	uint64_t replica_next;
 	const struct pol_ops *pol;
 	struct mech mech; /* the router's mechanisms for this policy */
-	struct premig *pm; /* preemptive migration's state, or NULL when off */
-	struct autoscale *as; /* the pools' autoscalers, or NULL when none */
-	int64_t *ready_at;    /* per node: when its start-up ends (autoscale.c) */
 	void **pol_sts; /* n_pol_st states: one per replica with a local store */
+	uint32_t n_pol_st;
 	int pol_reads_kv_util;
-	/* For policies that read KV figures or look caches up: nodes' KV use
-	 * inside decode spans is counted from the span's plan where it allows,
-	 * not applied (node_kv_used), and lookups skip applying it where that
-	 * changes nothing (node_cache_settled), until a session has two
-	 * requests at once. */
-	int lazy_views;
-	/* Prefill iterations may open decode spans (node.fold_ok): until a
-	 * session has two requests at once. */
-	int fold;
-	/* Requests may hold back their private blocks' commits
-	 * (node.defer_commits): until a session has two requests at once. */
-	int defer;
-	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
-	uint64_t kv_synced;  /* views brought up to date for the policy */
-	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
-	uint64_t kv_evicting;  /* ... not, because that part evicts */
-	uint64_t kv_locked;    /* ... answered though it evicts: the match is all locked runs */
-	uint64_t kv_spared;    /* ... or its evictions take a run off the match's path */
-	uint64_t kv_lookups;   /* cached_prefix calls */
-	int64_t report_ns; /* load report interval; 0 = exact views */
-	/* links and tiers */
-	struct flownet net;
-	uint32_t n_servers;
-	double block_bytes;
-	int has_dram, has_nvme;
-	/* DRAM holds swapped-out requests' KV (swap preemption), whether or not
-	 * the column offloads (has_dram) */
-	int swap_dram;
-	struct pidx dram, nvme;   /* owners: servers */
-	double *wd_host, *wd_nvme; /* per server: write-down bytes not yet sent */
-	uint32_t *dirty, n_dirty;
-	uint8_t *is_dirty;
-	struct evict_ctx *ectx;
-	uint32_t *changed; /* scratch for flow_update */
-	uint32_t changed_cap;
-	double offload_out, offload_in;
-	struct health *hl;
-	struct request **evac; /* scratch for a crash */
-	size_t evac_cap;
-	struct request **swq_head, **swq_tail; /* per node: swapped out, waiting for room */
-	uint32_t *crashes; /* per node: crashes so far (a pin holds while it stays) */
-	/* Faults in force, so that overlapping ones compose: per (kind,
-	 * target), at fault_head[kind * n_nodes + target], a list of the
-	 * faults started and not ended, linked through fault_next (-1 ends). */
-	int32_t *fault_head, *fault_next;
-	uint32_t *swapping_in; /* per node: swap-in reloads in flight */
-	int in_swap_in;
+	uint64_t replica_next;
 	gsl_rng *r_route;
-	const struct wl_ops *wl;
-	void *wl_st;
-	/* The shared block hashes computed somewhere before. While every
-	 * block recorded had its chain parent recorded first (ever_closed),
-	 * they are a tree of chains, kept as such (ever_tree: adds are appends,
-	 * not random inserts), and "computed before" falls from true to false
-	 * once along a prompt, at the end of its longest prefix in the tree
-	 * (cached here for the request being admitted). The first block
-	 * recorded without its parent moves them into the flat set `ever`,
-	 * which --audit also keeps all along, to check the tree's answers.
-	 * With wl_ops.epochs, one tree per epoch (eps, oldest first), each
-	 * forgotten once a later epoch has come from the source and its own
-	 * last request has ended (nothing can ask it again); else one. */
-	struct ever_epoch *eps;
-	uint32_t n_eps, eps_cap;
-	int per_epoch;      /* one tree per epoch (wl_ops.epochs, and not opts->keep_epochs) */
-	uint32_t src_epoch; /* the latest epoch the source delivered */
-	uint64_t eps_forgotten;
-	size_t ever_blocks, ever_peak; /* blocks in the trees, and the most at once */
-	struct hset ever;
-	int ever_closed;
-	const struct request *bs_req;
-	uint64_t bs_id;
-	size_t bs_count;
-	uint32_t bs_lo, bs_hi, bs_first_not;
-	struct hmap sessions; /* session id -> struct session_rec * */
-	struct session_rec *free_sessions;
-	struct request *free_reqs;
-	struct metrics met;
 	uint64_t next_id, migrations, retries;
 	uint64_t mig_why[MR_N]; /* migrations by enum mig_reason */
 	uint64_t pending_arrivals; /* arrival events in the queue */
@@ -341,13 +206,191 @@ struct sim {
 	double sync_ns;            /* of route_ns: nodes brought up to date */
 	uint64_t routed, timed_routes, dispatches, timed_dispatches;
 	double migration_bytes, migration_s;
+	struct request **evac; /* scratch for a crash */
+	size_t evac_cap;
+};
+
+/* views.c: the routers' per-replica views of the nodes. */
+struct views_state {
+	struct pol_node_view *view; /* replica 0's view; views[k] for replica k */
+	struct pol_node_view **views;
+	uint64_t *total_out;        /* per replica: outstanding over nodes up */
+	struct loadheap *lheap;     /* per replica: nodes up by outstanding */
+	/* The routers' own record. pf_group: per node, the serial of the
+	 * prefill group its iteration in progress ends (the requests whose
+	 * first token it gives); pf_unmarked: per node, requests routed there
+	 * whose first token is not yet due. hit_blocks[i]: the blocks of the
+	 * request being routed found cached on node i, valid where
+	 * hit_stamp[i] == route_stamp (one stamp per routing). */
+	uint32_t *pf_group, *pf_unmarked, *hit_blocks;
+	uint64_t *hit_stamp, route_stamp;
+	uint32_t n_replicas, n_up;
+	/* For policies that read KV figures or look caches up: nodes' KV use
+	 * inside decode spans is counted from the span's plan where it allows,
+	 * not applied (node_kv_used), and lookups skip applying it where that
+	 * changes nothing (node_cache_settled), until a session has two
+	 * requests at once. */
+	int lazy_views;
+	uint64_t kv_counted; /* views whose KV use differed from the node's applied state */
+	uint64_t kv_synced;  /* views brought up to date for the policy */
+	uint64_t kv_unapplied; /* cache lookups answered before a span's part was applied */
+	uint64_t kv_evicting;  /* ... not, because that part evicts */
+	uint64_t kv_locked;    /* ... answered though it evicts: the match is all locked runs */
+	uint64_t kv_spared;    /* ... or its evictions take a run off the match's path */
+	uint64_t kv_lookups;   /* cached_prefix calls */
+	int64_t report_ns; /* load report interval; 0 = exact views */
+	int ev_report;     /* the load reports' event kind */
+};
+
+/* links.c: ports, flows and the servers' tiers. */
+struct links_state {
+	struct flownet net;
+	uint32_t n_servers;
+	int has_dram, has_nvme;
+	/* DRAM holds swapped-out requests' KV (swap preemption), whether or not
+	 * the column offloads (has_dram) */
+	int swap_dram;
+	struct pidx dram, nvme;   /* owners: servers */
+	double *wd_host, *wd_nvme; /* per server: write-down bytes not yet sent */
+	uint32_t *dirty, n_dirty;
+	uint8_t *is_dirty;
+	struct evict_ctx *ectx;
+	uint32_t *changed; /* scratch for flow_update */
+	uint32_t changed_cap;
+	double offload_out, offload_in;
+};
+
+/* engine.c: requests swapped out and coming back. */
+struct engine_state {
+	struct request **swq_head, **swq_tail; /* per node: swapped out, waiting for room */
+	uint32_t *swapping_in; /* per node: swap-in reloads in flight */
+	int in_swap_in;
+};
+
+/* faults.c: faults in force, so that overlapping ones compose: per (kind,
+ * target), at fault_head[kind * n_nodes + target], a list of the faults
+ * started and not ended, linked through fault_next (-1 ends). */
+struct faults_state {
+	int32_t *fault_head, *fault_next;
+	uint32_t *crashes; /* per node: crashes so far (a pin holds while it stays) */
+	int ev_fault;      /* the faults' event kind */
+};
+
+/* pd.c: disaggregated prefill/decode. The decode policy, its state and
+ * the view it routes with (the routers' record, up only on decode-capable
+ * nodes while it routes); per node, hand-overs waiting for room on it. */
+struct pd_state {
+	const struct pol_ops *pol;
+	void *pol_st;
+	int pol_reads_kv;
+	struct request **wait_head, **wait_tail;
+	uint64_t *own; /* per node: blocks held by hand-overs outside its queues */
+	struct request **fail; /* scratch: hand-overs a crash left without a decode node */
+	uint32_t fail_cap;
+	struct pd_stats stats;
+	/* TTFT split over completed requests (seconds, summed): queue before
+	 * prefill, prefill, transfer, queue before decode */
+	double ttft_split[4];
+};
+
+/* autoscale.c: per node, its slot's state (enum node_scale; NS_UP in a
+ * pool without an autoscaler), and the time its GPUs were held
+ * (allocated: starting, up or draining): held_ns before held_from, and
+ * since held_from while held (-1: not held). */
+struct slots_state {
+	uint8_t *nstate;
+	int64_t *held_from, *held_ns;
+	uint32_t n_held, n_held_max; /* nodes held now, and the most at once */
+	uint32_t n_draining;         /* nodes draining now */
+	uint64_t scale_up, scale_down; /* nodes requested and released by autoscalers */
+	int64_t *ready_at;    /* per node: when its start-up ends */
+};
+
+/* pool.c: request and session records, reused. */
+struct pool_state {
+	struct hmap sessions; /* session id -> struct session_rec * */
+	struct session_rec *free_sessions;
+	struct request *free_reqs;
+};
+
+/* runlog.c: timeseries.csv, trace events, the progress line. */
+struct runlog_state {
 	struct afile ts_file, te_file; /* timeseries.csv, trace events */
 	FILE *ts;               /* ts_file's stream while open, or NULL */
-	FILE *te;               /* te_file's stream while open, or NULL */
+	FILE *te;               /* te_file's stream while open, or NULL (every layer
+				 * that traces tests it) */
 	uint64_t te_count;      /* events written; capped at TE_MAX */
 	int64_t sample_ns;      /* its interval */
 	uint32_t idle_samples;  /* samples in a row that found no request in the system */
-	int sample_paused;      /* sampling waits for work (runlog_sample_resume) */
+	uint32_t sample_paused; /* sampling waits for work (runlog_sample_resume) */
+	int ev_sample;          /* the samples' event kind */
+};
+
+/* A chore run after every event while *due is not 0 (sim_add_chore). */
+struct sim_chore {
+	int order;
+	const uint32_t *due;
+	void (*run)(struct sim *s);
+};
+enum { SIM_CHORES = 8 };
+
+/* An event kind's handler, and when a popped event of it is stale
+ * (superseded by a later one: skipped, not delivered); NULL: never. */
+struct sim_ev_kind {
+	void (*handle)(struct sim *s, const struct event *ev);
+	int (*stale)(const struct sim *s, const struct event *ev);
+	unsigned flags; /* EVK_* */
+};
+
+/* One run's whole state: what every layer shares (the scenario, the
+ * clock, the event queue, the nodes and their health, the workload, the
+ * metrics), and each layer's own. */
+struct sim {
+	const struct scenario *sc;
+	const struct sim_opts *opts;
+	struct evq q;
+	int64_t now, end_arrivals_ns;
+	struct cost_model *costs; /* per pool (scenario.pools) */
+	uint16_t *pool_of;        /* per node: its pool */
+	uint8_t *alive;           /* per node: takes new work (up, not crashed, not draining) */
+	uint8_t *can_decode;      /* per node: in a decode or mixed pool */
+	uint8_t *routable;        /* per node: in a prefill or mixed pool (the routers' policy's) */
+	/* Per node: its routing load is divided by this (its pool's prefill
+	 * throughput over the fastest pool's; 1 in a one-pool cluster) */
+	double *speed;
+	int mixed_speeds;         /* some speed is not 1 */
+	struct node *nodes;
+	uint32_t n_nodes;
+	struct kv_spares kv_spares; /* the nodes' KV pools share their spare arrays */
+	struct health *hl;
+	double block_bytes;       /* one KV block's bytes */
+	/* Prefill iterations may open decode spans (node.fold_ok): until a
+	 * session has two requests at once. */
+	int fold;
+	/* Requests may hold back their private blocks' commits
+	 * (node.defer_commits): until a session has two requests at once. */
+	int defer;
+	const struct wl_ops *wl;
+	void *wl_st;
+	struct metrics met;
+	/* the layers */
+	struct router_state rt;
+	struct views_state vw;
+	struct links_state lk;
+	struct engine_state eng;
+	struct faults_state flt;
+	struct pd_state pd;
+	struct slots_state sl;
+	struct pool_state pool;
+	struct runlog_state log;
+	struct ledger *led;   /* ledger.c */
+	struct premig *pm;    /* preemptive migration's state, or NULL when off */
+	struct autoscale *as; /* the pools' autoscalers, or NULL when none */
+	/* registered by the layers' _init */
+	struct sim_ev_kind ev_kinds[EV_KINDS_MAX];
+	uint32_t n_ev_kinds;
+	struct sim_chore chores[SIM_CHORES];
+	uint32_t n_chores;
 	int error; /* 3 after an internal failure */
 	char *err;
 	size_t errlen;
@@ -360,7 +403,7 @@ struct sim {
 /* Whether a crash of node i is in force (it stays down while one is). */
 static inline int sim_crash_in_force(const struct sim *s, uint32_t i)
 {
-	return s->fault_head && s->fault_head[(size_t)FAULT_CRASH * s->n_nodes + i] >= 0;
+	return s->flt.fault_head && s->flt.fault_head[(size_t)FAULT_CRASH * s->n_nodes + i] >= 0;
 }
 
 /* Whether draining node i holds nothing any more, so is due for release:
@@ -369,15 +412,15 @@ static inline int sim_crash_in_force(const struct sim *s, uint32_t i)
 static inline int sim_drained(const struct sim *s, uint32_t i)
 {
 	const struct node *n = &s->nodes[i];
-	return s->nstate[i] == NS_DRAINING && !n->busy && !n->n_running && !n->n_waiting &&
-	       !s->swq_head[i] && !s->pd_own[i] && !s->swapping_in[i] &&
-	       !(s->pdw_head && s->pdw_head[i]);
+	return s->sl.nstate[i] == NS_DRAINING && !n->busy && !n->n_running && !n->n_waiting &&
+	       !s->eng.swq_head[i] && !s->pd.own[i] && !s->eng.swapping_in[i] &&
+	       !(s->pd.wait_head && s->pd.wait_head[i]);
 }
 
 /* Node i's GPUs held so far (ns): allocated, start-up included. */
 static inline int64_t sim_held_ns(const struct sim *s, uint32_t i)
 {
-	return s->held_ns[i] + (s->held_from[i] >= 0 ? s->now - s->held_from[i] : 0);
+	return s->sl.held_ns[i] + (s->sl.held_from[i] >= 0 ? s->now - s->sl.held_from[i] : 0);
 }
 
 static inline void sim_fail_with(struct sim *s, int code, const char *what)
@@ -392,6 +435,38 @@ static inline void sim_fail_with(struct sim *s, int code, const char *what)
 static inline void sim_fail(struct sim *s, const char *what)
 {
 	sim_fail_with(s, 3, what);
+}
+
+/* Registers an event kind's handler (stale: NULL, never; flags: EVK_*):
+ * its number, or -1 when the table is full. Called by the layers' _init,
+ * in a fixed order, so numbers repeat from run to run. */
+static inline int sim_add_event_kind(struct sim *s,
+				     void (*handle)(struct sim *s, const struct event *ev),
+				     int (*stale)(const struct sim *s, const struct event *ev),
+				     unsigned flags)
+{
+	if (s->n_ev_kinds >= EV_KINDS_MAX)
+		return -1;
+	s->ev_kinds[s->n_ev_kinds] = (struct sim_ev_kind){handle, stale, flags};
+	return (int)s->n_ev_kinds++;
+}
+
+/* Registers a chore: run(s) after every event while *due is not 0.
+ * Chores run by ascending order (the layers' numbers: the autoscalers'
+ * releases 10, sampling resumed 20, tier write-downs flushed 30), so a
+ * run repeats whichever layer set up first. 0, or -1 when full. */
+static inline int sim_add_chore(struct sim *s, int order, const uint32_t *due,
+				void (*run)(struct sim *s))
+{
+	if (s->n_chores >= SIM_CHORES)
+		return -1;
+	uint32_t k = s->n_chores++;
+	while (k > 0 && s->chores[k - 1].order > order) {
+		s->chores[k] = s->chores[k - 1];
+		k--;
+	}
+	s->chores[k] = (struct sim_chore){order, due, run};
+	return 0;
 }
 
 /* Sets node i's step-end timer (replacing the one it had, if any). */

@@ -11,7 +11,7 @@
  * idle floor: the power the energy figures count (power.h). */
 static double power_w(const struct sim *s, uint32_t i, const struct health *h)
 {
-	if (s->nstate[i] == NS_OFF)
+	if (s->sl.nstate[i] == NS_OFF)
 		return 0;
 	return h->busy ? h->busy_w : catalog_gpu_idle_w(s->sc->pools[s->pool_of[i]].cl.gpu);
 }

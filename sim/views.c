@@ -1,6 +1,7 @@
 /* views: the routers' views of the nodes, the KV watermark, the policies' callbacks. */
 #include "sim/views.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "sim/audit.h"
@@ -16,43 +17,84 @@ void views_set_up(struct sim *s, uint32_t i, int up)
 	 * a decode pool is never up in its view (pd.c routes to it) */
 	if (!s->routable[i])
 		return;
-	for (uint32_t k = 0; k < s->n_replicas; k++) {
-		struct pol_node_view *v = &s->views[k][i];
+	for (uint32_t k = 0; k < s->vw.n_replicas; k++) {
+		struct pol_node_view *v = &s->vw.views[k][i];
 		if (v->up && !up)
-			s->total_out[k] -= v->outstanding;
+			s->vw.total_out[k] -= v->outstanding;
 		else if (!v->up && up)
-			s->total_out[k] += v->outstanding;
+			s->vw.total_out[k] += v->outstanding;
 		v->up = up;
 		if (up)
-			lh_insert(&s->lheap[k], i);
+			lh_insert(&s->vw.lheap[k], i);
 		else
-			lh_remove(&s->lheap[k], i);
+			lh_remove(&s->vw.lheap[k], i);
 	}
-	s->n_up += up ? 1 : -1;
+	s->vw.n_up += up ? 1 : -1;
 }
 
 int views_init(struct sim *s)
 {
 	uint32_t N = s->n_nodes;
-	s->pf_group = malloc(N * sizeof *s->pf_group);
-	s->pf_unmarked = calloc(N, sizeof *s->pf_unmarked);
-	s->hit_blocks = calloc(N, sizeof *s->hit_blocks);
-	s->hit_stamp = calloc(N, sizeof *s->hit_stamp);
-	if (!s->pf_group || !s->pf_unmarked || !s->hit_blocks || !s->hit_stamp)
+	s->vw.n_replicas = (uint32_t)s->sc->router.replicas;
+	s->vw.report_ns = (int64_t)llround(s->rt.mech.report_s * 1e9);
+	s->vw.ev_report = sim_add_event_kind(s, views_ev_report, NULL, EVK_READS_ONLY);
+	s->vw.views = calloc(s->vw.n_replicas, sizeof *s->vw.views);
+	s->vw.total_out = calloc(s->vw.n_replicas, sizeof *s->vw.total_out);
+	s->vw.lheap = calloc(s->vw.n_replicas, sizeof *s->vw.lheap);
+	s->vw.pf_group = malloc(N * sizeof *s->vw.pf_group);
+	s->vw.pf_unmarked = calloc(N, sizeof *s->vw.pf_unmarked);
+	s->vw.hit_blocks = calloc(N, sizeof *s->vw.hit_blocks);
+	s->vw.hit_stamp = calloc(N, sizeof *s->vw.hit_stamp);
+	if (s->vw.ev_report < 0 || !s->vw.views || !s->vw.total_out || !s->vw.lheap ||
+	    !s->vw.pf_group || !s->vw.pf_unmarked || !s->vw.hit_blocks || !s->vw.hit_stamp)
 		return -1;
+	for (uint32_t k = 0; k < s->vw.n_replicas; k++)
+		if (!(s->vw.views[k] = calloc(N, sizeof **s->vw.views)))
+			return -1;
+	s->vw.view = s->vw.views[0];
 	/* serials from 1: a request's rt_mark 0 means "no first token due" */
 	for (uint32_t i = 0; i < N; i++)
-		s->pf_group[i] = 1;
-	s->route_stamp = 1;
+		s->vw.pf_group[i] = 1;
+	s->vw.route_stamp = 1;
+	for (uint32_t i = 0; i < N; i++) {
+		/* the routers' policy routes to prefill and mixed pools (a
+		 * decode pool's nodes are reached through pd.c) */
+		int routable = s->routable[i];
+		s->vw.n_up += (uint32_t)routable;
+		for (uint32_t k = 0; k < s->vw.n_replicas; k++) {
+			s->vw.views[k][i].server = s->nodes[i].server;
+			s->vw.views[k][i].up = routable;
+			s->vw.views[k][i].kv_blocks = s->nodes[i].kv.n_blocks;
+			s->vw.views[k][i].speed = s->speed[i];
+		}
+		views_refresh(s, i);
+	}
+	for (uint32_t k = 0; k < s->vw.n_replicas; k++)
+		if (lh_init(&s->vw.lheap[k], s->vw.views[k], N))
+			return -1;
+	return 0;
+}
+
+int views_start(struct sim *s)
+{
+	if (s->vw.report_ns > 0 && !evq_push(&s->q, s->vw.report_ns, s->vw.ev_report, -1, NULL))
+		return -1;
 	return 0;
 }
 
 void views_free(struct sim *s)
 {
-	free(s->pf_group);
-	free(s->pf_unmarked);
-	free(s->hit_blocks);
-	free(s->hit_stamp);
+	for (uint32_t k = 0; s->vw.views && k < s->vw.n_replicas; k++)
+		free(s->vw.views[k]);
+	free(s->vw.views);
+	free(s->vw.total_out);
+	for (uint32_t k = 0; s->vw.lheap && k < s->vw.n_replicas; k++)
+		lh_free(&s->vw.lheap[k]);
+	free(s->vw.lheap);
+	free(s->vw.pf_group);
+	free(s->vw.pf_unmarked);
+	free(s->vw.hit_blocks);
+	free(s->vw.hit_stamp);
 }
 
 /* What r adds to node's figures: its prompt blocks, and its prompt less
@@ -64,7 +106,7 @@ void views_free(struct sim *s)
 static inline void count_dispatch(struct sim *s, struct request *r, uint32_t node,
 				  uint32_t prefill)
 {
-	struct pol_node_view *v = &s->views[r->replica][node];
+	struct pol_node_view *v = &s->vw.views[r->replica][node];
 	const struct node *n0 = &s->nodes[0]; /* every node has the engine's block size */
 	r->rt_prefill = prefill;
 	r->rt_blocks = node_full_blocks(n0, r->prompt_tokens);
@@ -74,15 +116,15 @@ static inline void count_dispatch(struct sim *s, struct request *r, uint32_t nod
 	v->routed_tokens_since += r->prompt_tokens;
 	v->prefill_tokens += r->rt_prefill;
 	v->active_blocks += r->rt_blocks;
-	s->pf_unmarked[node]++;
+	s->vw.pf_unmarked[node]++;
 	if (v->up)
-		s->total_out[r->replica]++;
-	lh_fix(&s->lheap[r->replica], node);
+		s->vw.total_out[r->replica]++;
+	lh_fix(&s->vw.lheap[r->replica], node);
 }
 
 void views_count_dispatch(struct sim *s, struct request *r, uint32_t node)
 {
-	uint32_t hit = s->hit_stamp[node] == s->route_stamp ? s->hit_blocks[node] : 0;
+	uint32_t hit = s->vw.hit_stamp[node] == s->vw.route_stamp ? s->vw.hit_blocks[node] : 0;
 	uint64_t cached = (uint64_t)hit * s->nodes[0].block_tokens;
 	count_dispatch(s, r, node,
 		       cached >= r->prompt_tokens ? 0 : r->prompt_tokens - (uint32_t)cached);
@@ -99,20 +141,20 @@ void views_count_dispatch_decode(struct sim *s, struct request *r, uint32_t node
  * come (its group folded, see views_prefill_step), its blocks. */
 void views_count_done(struct sim *s, struct request *r, uint32_t node)
 {
-	struct pol_node_view *v = &s->views[r->replica][node];
+	struct pol_node_view *v = &s->vw.views[r->replica][node];
 	v->outstanding--;
 	if (r->rt_mark == 0) {
 		v->prefill_tokens -= r->rt_prefill;
-		s->pf_unmarked[node]--;
-	} else if (r->rt_mark == s->pf_group[node]) {
+		s->vw.pf_unmarked[node]--;
+	} else if (r->rt_mark == s->vw.pf_group[node]) {
 		v->prefill_tokens -= r->rt_prefill;
 		v->prefill_done_tokens -= r->rt_prefill;
 	}
 	v->active_blocks -= r->rt_blocks;
 	r->rt_prefill = r->rt_blocks = r->rt_mark = 0;
 	if (v->up)
-		s->total_out[r->replica]--;
-	lh_fix(&s->lheap[r->replica], node);
+		s->vw.total_out[r->replica]--;
+	lh_fix(&s->vw.lheap[r->replica], node);
 }
 
 /* Node i's step has started; its last step has ended, so the group due
@@ -126,16 +168,16 @@ void views_count_done(struct sim *s, struct request *r, uint32_t node)
  * event per first token. */
 void views_prefill_step(struct sim *s, uint32_t i)
 {
-	for (uint32_t k = 0; k < s->n_replicas; k++) {
-		struct pol_node_view *v = &s->views[k][i];
+	for (uint32_t k = 0; k < s->vw.n_replicas; k++) {
+		struct pol_node_view *v = &s->vw.views[k][i];
 		v->prefill_tokens -= v->prefill_done_tokens;
 		v->prefill_done_tokens = 0;
 	}
-	if (++s->pf_group[i] == 0)
-		s->pf_group[i] = 1;
+	if (++s->vw.pf_group[i] == 0)
+		s->vw.pf_group[i] = 1;
 	const struct node *n = &s->nodes[i];
 	/* an all-decode span completes no prompt */
-	if (s->pf_unmarked[i] == 0 || (n->span_len > 1 && n->span_off == 0))
+	if (s->vw.pf_unmarked[i] == 0 || (n->span_len > 1 && n->span_off == 0))
 		return;
 	int64_t due = n->span_end[0];
 	for (uint32_t j = 0; j < n->n_batch; j++) {
@@ -143,29 +185,29 @@ void views_prefill_step(struct sim *s, uint32_t i)
 		struct request *r = e->r;
 		if (r->rt_mark || r->generated || r->num_computed + e->n != r->num_tokens)
 			continue;
-		r->rt_mark = s->pf_group[i];
-		struct pol_node_view *v = &s->views[r->replica][i];
+		r->rt_mark = s->vw.pf_group[i];
+		struct pol_node_view *v = &s->vw.views[r->replica][i];
 		v->prefill_done_tokens += r->rt_prefill;
 		v->prefill_done_ns = due;
-		if (--s->pf_unmarked[i] == 0)
+		if (--s->vw.pf_unmarked[i] == 0)
 			break;
 	}
 }
 
 int views_audit_drained(struct sim *s)
 {
-	for (uint32_t k = 0; k < s->n_replicas; k++)
+	for (uint32_t k = 0; k < s->vw.n_replicas; k++)
 		for (uint32_t i = 0; i < s->n_nodes; i++) {
-			const struct pol_node_view *v = &s->views[k][i];
+			const struct pol_node_view *v = &s->vw.views[k][i];
 			if (v->outstanding || v->active_blocks || v->prefill_tokens ||
-			    v->prefill_done_tokens || s->pf_unmarked[i]) {
+			    v->prefill_done_tokens || s->vw.pf_unmarked[i]) {
 				audit_fail(s,
 					   "after the drain router %u still counts on node %u %u "
 					   "requests, %llu blocks, %llu prefill tokens (%llu due), "
 					   "%u without a first token due",
 					   k, i, v->outstanding, (unsigned long long)v->active_blocks,
 					   (unsigned long long)v->prefill_tokens,
-					   (unsigned long long)v->prefill_done_tokens, s->pf_unmarked[i]);
+					   (unsigned long long)v->prefill_done_tokens, s->vw.pf_unmarked[i]);
 				return -1;
 			}
 		}
@@ -176,7 +218,7 @@ int views_audit_drained(struct sim *s)
  * of the last load report, or exactly now with exact views. */
 int views_closed(struct sim *s, const struct pol_node_view *v, uint32_t i)
 {
-	if (s->report_ns > 0)
+	if (s->vw.report_ns > 0)
 		return v[i].closed;
 	struct node *n = &s->nodes[i];
 	node_sync(n, s->now);
@@ -216,9 +258,9 @@ int views_private_nodes(void *ctx, const struct request *r, const int32_t **node
 static inline uint32_t note_hit(struct sim *s, uint32_t node, const struct request *r,
 				uint32_t blocks)
 {
-	if (r == s->routing) {
-		s->hit_blocks[node] = blocks;
-		s->hit_stamp[node] = s->route_stamp;
+	if (r == s->rt.routing) {
+		s->vw.hit_blocks[node] = blocks;
+		s->vw.hit_stamp[node] = s->vw.route_stamp;
 	}
 	return blocks;
 }
@@ -229,13 +271,13 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 	struct node *n = &s->nodes[node];
 	if (!n->prefix_caching)
 		return 0;
-	s->kv_lookups++;
+	s->vw.kv_lookups++;
 	uint32_t full = node_full_blocks(n, r->prompt_tokens);
 	if (full > r->n_hashes)
 		full = r->n_hashes;
 	struct kv_match m;
 	uint32_t evicts = 0;
-	int settled = s->lazy_views ? node_cache_settled(n, s->now, &evicts) : 0;
+	int settled = s->vw.lazy_views ? node_cache_settled(n, s->now, &evicts) : 0;
 	if (settled != 0) {
 		/* Where the part of the span not applied would evict, it can
 		 * only evict unlocked runs (nothing is released inside a span):
@@ -244,14 +286,14 @@ static uint32_t cached_prefix(void *ctx, uint32_t node, const struct request *r)
 		node_lookup(n, r->hashes, full, &m);
 		int spared = settled < 0 && m.unlocked > 0 && kv_evict_spares(&n->kv, evicts, &m);
 		if (settled == 1 || m.unlocked == 0 || spared) {
-			s->kv_unapplied += s->now >= n->sync_due_ns;
-			s->kv_locked += settled < 0 && !spared;
-			s->kv_spared += spared;
+			s->vw.kv_unapplied += s->now >= n->sync_due_ns;
+			s->vw.kv_locked += settled < 0 && !spared;
+			s->vw.kv_spared += spared;
 			if (s->opts->audit)
 				audit_private(s, node, r, m.blocks);
 			return note_hit(s, node, r, m.blocks);
 		}
-		s->kv_evicting++;
+		s->vw.kv_evicting++;
 	}
 	node_sync(n, s->now);
 	node_lookup(n, r->hashes, full, &m);
@@ -272,9 +314,9 @@ static void cached_tiers(void *ctx, uint32_t node, const struct request *r, uint
 		full = r->n_hashes;
 	*host = *disk = 0;
 	for (uint32_t j = from; j < full; j++) {
-		if (s->has_dram && pidx_has(&s->dram, server, r->hashes[j]))
+		if (s->lk.has_dram && pidx_has(&s->lk.dram, server, r->hashes[j]))
 			(*host)++;
-		else if (s->has_nvme && pidx_has(&s->nvme, server, r->hashes[j]))
+		else if (s->lk.has_nvme && pidx_has(&s->lk.nvme, server, r->hashes[j]))
 			(*disk)++;
 		else
 			break;
@@ -286,8 +328,8 @@ static void cached_tiers(void *ctx, uint32_t node, const struct request *r, uint
 static void sync_view(struct sim *s, uint32_t i)
 {
 	uint32_t used;
-	if (s->lazy_views && node_kv_used(&s->nodes[i], s->now, &used)) {
-		s->kv_counted += used != s->nodes[i].kv.n_used;
+	if (s->vw.lazy_views && node_kv_used(&s->nodes[i], s->now, &used)) {
+		s->vw.kv_counted += used != s->nodes[i].kv.n_used;
 		views_refresh_used(s, i, used);
 		return;
 	}
@@ -303,10 +345,10 @@ static void sync_view(struct sim *s, uint32_t i)
 static void prefetch_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 {
 	struct sim *s = ctx;
-	if (s->report_ns != 0)
+	if (s->vw.report_ns != 0)
 		return;
-	double t0 = s->timing ? runlog_wall_now() : 0;
-	const struct request *r = s->routing;
+	double t0 = s->rt.timing ? runlog_wall_now() : 0;
+	const struct request *r = s->rt.routing;
 	/* the node where the session's turn before ended: its lookup there
 	 * likely reaches that turn's tail run (node_hint_admission) */
 	const struct session_rec *rec = r ? r->session_rec : NULL;
@@ -339,8 +381,8 @@ static void prefetch_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 			if ((int32_t)nodes[x] != hint && n->prefix_caching)
 				kv_prefetch_first(&n->kv, r->hashes, r->n_hashes, stage);
 		}
-	if (s->timing)
-		s->sync_ns += (runlog_wall_now() - t0) * 1e9;
+	if (s->rt.timing)
+		s->rt.sync_ns += (runlog_wall_now() - t0) * 1e9;
 }
 
 /* pol_view.sync_kv: the policy names all the nodes it will read at once,
@@ -349,15 +391,15 @@ static void prefetch_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 static void sync_kv(void *ctx, const uint32_t *nodes, uint32_t m)
 {
 	struct sim *s = ctx;
-	if (s->report_ns != 0)
+	if (s->vw.report_ns != 0)
 		return;
 	prefetch_kv(ctx, nodes, m);
-	double t0 = s->timing ? runlog_wall_now() : 0;
+	double t0 = s->rt.timing ? runlog_wall_now() : 0;
 	for (uint32_t x = 0; x < m; x++)
 		sync_view(s, nodes[x]);
-	s->kv_synced += m;
-	if (s->timing)
-		s->sync_ns += (runlog_wall_now() - t0) * 1e9;
+	s->vw.kv_synced += m;
+	if (s->rt.timing)
+		s->rt.sync_ns += (runlog_wall_now() - t0) * 1e9;
 }
 
 /* pol_view.kv_used_floor (exact reports): the blocks in use as last
@@ -382,34 +424,34 @@ void views_sync_all(struct sim *s)
 	 * reads only the counts; a node whose cache it looks up is brought
 	 * up to date then, in cached_prefix, unless that would change
 	 * nothing the lookup sees). */
-	double t0 = s->timing ? runlog_wall_now() : 0;
+	double t0 = s->rt.timing ? runlog_wall_now() : 0;
 	for (uint32_t i = 0; i < s->n_nodes; i++)
 		sync_view(s, i);
-	s->kv_synced += s->n_nodes;
-	if (s->timing)
-		s->sync_ns += (runlog_wall_now() - t0) * 1e9;
+	s->vw.kv_synced += s->n_nodes;
+	if (s->rt.timing)
+		s->rt.sync_ns += (runlog_wall_now() - t0) * 1e9;
 }
 
 void views_for_policy(struct sim *s, const struct request *r, struct pol_view *v)
 {
-	s->route_stamp++;
+	s->vw.route_stamp++;
 	*v = (struct pol_view){
 		.n_nodes = s->n_nodes,
-		.nodes = s->views[r->replica],
+		.nodes = s->vw.views[r->replica],
 		.now_ns = s->now,
-		.n_up = s->n_up,
-		.total_outstanding = s->total_out[r->replica],
+		.n_up = s->vw.n_up,
+		.total_outstanding = s->vw.total_out[r->replica],
 		.cached_prefix = cached_prefix,
 		.ctx = s,
 		/* the heap orders raw counts: with nodes of different speeds
 		 * the policies scan (pol_metric_of divides by speed) */
 		.least_outstanding = s->mixed_speeds ? NULL : least_outstanding,
-		.lctx = s->mixed_speeds ? NULL : &s->lheap[r->replica],
+		.lctx = s->mixed_speeds ? NULL : &s->vw.lheap[r->replica],
 		.sync_kv = sync_kv,
 		.private_nodes = s->opts->no_private_nodes ? NULL : views_private_nodes,
-		.kv_used_floor = s->report_ns == 0 && !s->opts->no_kv_floor ? kv_used_floor : NULL,
+		.kv_used_floor = s->vw.report_ns == 0 && !s->opts->no_kv_floor ? kv_used_floor : NULL,
 		.prefetch_kv = prefetch_kv,
-		.cached_tiers = (s->has_dram || s->has_nvme) && s->sc->cluster.engine.prefix_caching
+		.cached_tiers = (s->lk.has_dram || s->lk.has_nvme) && s->sc->cluster.engine.prefix_caching
 					? cached_tiers
 					: NULL,
 	};
@@ -422,10 +464,10 @@ void views_for_decode(struct sim *s, const struct request *r, struct pol_view *v
 	 * (min_prefill_tokens) must leave the router policy's lookups for
 	 * r's prefill node valid (views_count_dispatch); one made later
 	 * writes under a stamp whose routing has been counted already */
-	s->route_stamp--;
+	s->vw.route_stamp--;
 	/* up turned to the decode side's in place (not a copy of every
 	 * node's view per choice); views_end_decode turns it back */
-	struct pol_node_view *nv = s->views[r->replica];
+	struct pol_node_view *nv = s->vw.views[r->replica];
 	uint32_t up = 0;
 	uint64_t out = 0;
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
@@ -444,7 +486,7 @@ void views_for_decode(struct sim *s, const struct request *r, struct pol_view *v
 
 void views_end_decode(struct sim *s, const struct request *r)
 {
-	struct pol_node_view *nv = s->views[r->replica];
+	struct pol_node_view *nv = s->vw.views[r->replica];
 	for (uint32_t i = 0; i < s->n_nodes; i++)
 		nv[i].up = s->alive[i] & s->routable[i];
 }
@@ -459,13 +501,13 @@ void views_ev_report(struct sim *s, const struct event *ev)
 	for (uint32_t i = 0; i < s->n_nodes; i++) {
 		uint32_t used;
 		if (s->nodes[i].lazy_kv && node_kv_used(&s->nodes[i], s->now, &used)) {
-			s->kv_counted += used != s->nodes[i].kv.n_used;
+			s->vw.kv_counted += used != s->nodes[i].kv.n_used;
 			views_refresh_used(s, i, used);
 			continue;
 		}
 		node_sync(&s->nodes[i], s->now);
 		views_refresh(s, i);
 	}
-	if (!evq_push(&s->q, s->now + s->report_ns, EV_REPORT, -1, NULL))
+	if (!evq_push(&s->q, s->now + s->vw.report_ns, s->vw.ev_report, -1, NULL))
 		sim_fail(s, "out of memory");
 }

@@ -26,8 +26,8 @@ static inline void views_refresh_used(struct sim *s, uint32_t i, uint32_t used)
 {
 	const struct node *n = &s->nodes[i];
 	const struct health *h = &s->hl[i];
-	for (uint32_t k = 0; k < s->n_replicas; k++) {
-		struct pol_node_view *v = &s->views[k][i];
+	for (uint32_t k = 0; k < s->vw.n_replicas; k++) {
+		struct pol_node_view *v = &s->vw.views[k][i];
 		v->queued = n->n_waiting;
 		v->running = n->n_running;
 		v->queued_tokens = n->waiting_tokens;
@@ -50,14 +50,17 @@ static inline void views_refresh(struct sim *s, uint32_t i)
  * too much KV in use, as of view v (a replica's, its last report). */
 static inline int views_unhealthy(const struct sim *s, const struct pol_node_view *v, uint32_t i)
 {
-	const struct mech *m = &s->mech;
+	const struct mech *m = &s->rt.mech;
 	return v[i].temperature_c > m->health_max_temp_c || (m->health_throttled && v[i].throttled) ||
 	       v[i].kv_util > m->health_max_kv_util;
 }
 
-/* The routers' own records: 0, or -1 when memory runs out (views_free
- * frees what was made). */
+/* The routers' views and own records (s->vw), each node's view as the
+ * nodes start, the load-heaps; registers the load report's event kind.
+ * After the nodes; 0, or -1 when memory runs out (views_free frees what
+ * was made). views_start schedules the first load report. */
 int views_init(struct sim *s);
+int views_start(struct sim *s);
 void views_free(struct sim *s);
 /* Node i goes up or down in every replica's view. */
 void views_set_up(struct sim *s, uint32_t i, int up);
