@@ -13,6 +13,7 @@
 #include "sim/pd.h"
 #include "sim/pool.h"
 #include "sim/premig.h"
+#include "sim/rules.h"
 #include "sim/runlog.h"
 #include "sim/sim_int.h"
 #include "sim/thermal.h"
@@ -280,84 +281,7 @@ static void arrive_at_node(struct sim *s, struct request *r, uint32_t dst,
 	}
 }
 
-/* The health filter (router.health): too hot, throttled, or too much KV
- * in use, as of the node's last report. */
-static int unhealthy(const struct sim *s, const struct pol_node_view *v, uint32_t i)
-{
-	return views_unhealthy(s, v, i);
-}
-
-/* The healthy node up with the fewest outstanding requests (ties: lowest
- * id), or -1. */
-static int32_t least_outstanding_healthy(const struct sim *s, const struct pol_node_view *v)
-{
-	int32_t best = -1;
-	for (uint32_t i = 0; i < s->n_nodes; i++)
-		if (v[i].up && !unhealthy(s, v, i) &&
-		    (best < 0 || v[i].outstanding < v[best].outstanding))
-			best = (int32_t)i;
-	return best;
-}
-
-/* The up node with the fewest waiting requests under limit (open to new
- * sessions when need_open), healthy ones first when the filter is on; or
- * -1. */
-static int32_t least_queued(struct sim *s, const struct pol_node_view *v, uint32_t limit,
-			    int need_open)
-{
-	if (s->rt.mech.health) {
-		int32_t best = -1;
-		for (uint32_t i = 0; i < s->n_nodes; i++) {
-			if (!v[i].up || unhealthy(s, v, i) || s->nodes[i].n_waiting >= limit ||
-			    (need_open && views_closed(s, v, i)))
-				continue;
-			if (best < 0 || s->nodes[i].n_waiting < s->nodes[best].n_waiting)
-				best = (int32_t)i;
-		}
-		if (best >= 0)
-			return best;
-	}
-	return views_least_queued(s, v, limit, need_open);
-}
-
-/* r's predicted TTFT on node i: the prefill of the prompt tokens queued
- * there and of r's own, at the cost model's speed, the share of them
- * already cached (the run's prefix hit ratio so far) left out. A lower
- * bound: decode iterations between the chunks are not counted. */
-static double predicted_ttft_s(const struct sim *s, uint32_t i, const struct request *r)
-{
-	const struct met_tokens *t = &s->met.tokens;
-	double miss = t->input ? 1.0 - (double)t->cached / (double)t->input : 1.0;
-	double ahead = ((double)s->nodes[i].waiting_tokens + r->prompt_tokens) * miss;
-	return ahead > 0 ? cost_prefill_s(s->nodes[i].cost, ahead, 0) : 0;
-}
-
-/* The up node (open to new sessions when need_open; healthy when the
- * filter is on and one is) with the shortest predicted wait (the fewest
- * queued prompt tokens), or -1. */
-static int32_t least_predicted(struct sim *s, const struct pol_node_view *v, int need_open)
-{
-	int32_t best = -1, any = -1;
-	uint64_t best_q = 0, any_q = 0;
-	for (uint32_t i = 0; i < s->n_nodes; i++) {
-		if (!v[i].up || (need_open && views_closed(s, v, i)))
-			continue;
-		uint64_t q = s->nodes[i].waiting_tokens;
-		if (any < 0 || q < any_q) {
-			any = (int32_t)i;
-			any_q = q;
-		}
-		if (s->rt.mech.health && unhealthy(s, v, i))
-			continue;
-		if (best < 0 || q < best_q) {
-			best = (int32_t)i;
-			best_q = q;
-		}
-	}
-	return best >= 0 ? best : any;
-}
-
-/* The router's mechanisms around the policy's choice, then dispatch. */
+/* The policy's choice, the router's rules around it, then dispatch. */
 static void route(struct sim *s, struct request *r)
 {
 	struct pol_node_view *view = s->vw.views[r->replica];
@@ -382,89 +306,22 @@ static void route(struct sim *s, struct request *r)
 		reject(s, r, REQ_SHED, d.action == POL_SHED && d.reason ? d.reason : "policy");
 		return;
 	}
-	uint32_t dst = (uint32_t)d.node;
+	/* Then the column's mechanisms, rule by rule (rules.c). */
 	const struct session_rec *rec = r->session_rec;
-	const struct mech *m = &s->rt.mech;
-	int new_session = r->turn <= 1 && rec->last_node < 0;
-	enum mig_reason why = d.reason && !strcmp(d.reason, "threshold") ? MR_THRESHOLD : MR_POLICY;
-	/* Health: an unhealthy node gets no work while a healthy one can
-	 * take it; a session on it moves (with its KV where a path exists). */
-	if (m->health && unhealthy(s, view, dst)) {
-		int32_t alt = least_outstanding_healthy(s, view);
-		if (alt >= 0) {
-			dst = (uint32_t)alt;
-			why = MR_HEALTH;
-		}
-	}
-	/* A node above the KV watermark takes no new sessions. */
-	if (new_session && m->watermark_action == WM_CLOSE && views_closed(s, view, dst)) {
-		int32_t alt = least_queued(s, view, UINT32_MAX, 1);
-		if (alt < 0) {
-			reject(s, r, REQ_SHED, "kv_watermark");
-			return;
-		}
-		dst = (uint32_t)alt;
-	}
-	/* Early rejection (Mooncake): past the predicted-TTFT limit, the node
-	 * with the shortest predicted wait; none under it: shed. New sessions
-	 * meet a lower limit, so under overload they go before continuing
-	 * sessions. */
-	if (m->shed == SHED_PREDICTED_WAIT) {
-		double limit = m->shed_wait_x * s->sc->slo_ttft_p99_s;
-		if (new_session)
-			limit *= s->sc->router.new_session_queue_frac;
-		if (predicted_ttft_s(s, dst, r) > limit) {
-			int32_t alt = least_predicted(s, view,
-						      new_session && m->watermark_action == WM_CLOSE);
-			if (alt < 0 || predicted_ttft_s(s, (uint32_t)alt, r) > limit) {
-				reject(s, r, REQ_SHED,
-				       new_session ? "overload_new_session" : "predicted_wait");
-				return;
-			}
-			dst = (uint32_t)alt;
-		}
-	}
-	/* The hard bound on a node's queue, every column's backstop: past it
-	 * a request goes to the node with the shortest queue under it. With
-	 * admission control new sessions meet a lower bound. */
-	uint32_t bound = (uint32_t)s->sc->router.max_queue_per_node;
-	int favour = m->shed != SHED_NONE && new_session;
-	if (favour) {
-		bound = (uint32_t)floor(s->sc->router.new_session_queue_frac * bound);
-		if (bound < 1) /* a bound of 1 still admits new sessions to an empty queue */
-			bound = 1;
-	}
-	if (s->nodes[dst].n_waiting >= bound) {
-		int32_t alt = least_queued(s, view, bound,
-					   new_session && m->watermark_action == WM_CLOSE);
-		if (alt < 0) {
-			reject(s, r, REQ_SHED, favour ? "overload_new_session" : "queue_full");
-			return;
-		}
-		dst = (uint32_t)alt;
-	}
-	r->mig_why = (uint8_t)why;
-	if ((uint64_t)r->prompt_tokens + r->output_tokens > (uint64_t)s->sc->cluster.model->max_context) {
-		reject(s, r, REQ_FAILED, "exceeds_context");
+	struct route_ctx c = {
+	    .r = r,
+	    .view = view,
+	    .dst = (uint32_t)d.node,
+	    .new_session = r->turn <= 1 && rec->last_node < 0,
+	    .why = d.reason && !strcmp(d.reason, "threshold") ? MR_THRESHOLD : MR_POLICY,
+	};
+	if (rules_apply(s, &c) == RULE_REJECT) {
+		reject(s, r, c.state, c.reason);
 		return;
 	}
-	/* Pools: a prefill node's request is disaggregated, or prefills on
-	 * its decode node under router.disagg.min_prefill_tokens (pd.c). */
-	if (s->sc->disaggregated) {
-		int32_t to = pd_route(s, r, dst);
-		if (to < 0) {
-			reject(s, r, REQ_FAILED, "exceeds_kv_capacity");
-			return;
-		}
-		dst = (uint32_t)to;
-	}
+	uint32_t dst = c.dst;
+	r->mig_why = (uint8_t)c.why;
 	r->node = (int32_t)dst;
-	struct node *n = &s->nodes[dst];
-	if (node_blocks_for(n, (uint64_t)r->prompt_tokens + r->output_tokens) > n->kv.n_blocks) {
-		pd_drop(s, r);
-		reject(s, r, REQ_FAILED, "exceeds_kv_capacity");
-		return;
-	}
 	r->num_tokens = r->prompt_tokens;
 	if (s->rt.pol->on_dispatch)
 		s->rt.pol->on_dispatch(pol_state(s, r), r, (int32_t)dst);

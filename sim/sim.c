@@ -27,6 +27,7 @@
 #include "sim/premig.h"
 #include "base/rng.h"
 #include "sim/router.h"
+#include "sim/rules.h"
 #include "sim/runlog.h"
 #include "sim/sim.h"
 #include "sim/sim_int.h"
@@ -258,6 +259,7 @@ static int init_cluster(struct sim *s, char *err, size_t errlen)
 	    autoscale_init(s) || views_start(s))
 		goto oom;
 	modes_init(s);
+	rules_init(s);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory for %u nodes", s->n_nodes);

@@ -22,6 +22,9 @@
  *              the KV watermark for nodes with room (premig_)
  *   pd.c       disaggregated prefill/decode: the decode node's choice,
  *              its reserved KV, the hand-over flow, fail-over (pd_)
+ *   select.c   node-selection helpers for the routing rules (select_)
+ *   rules.c    the router's mechanisms as an ordered list of rules: keep,
+ *              redirect or reject the policy's node (rules_)
  *   router.c   arrival -> route -> retry -> dispatch -> migration ->
  *              transfer done -> finish (router_)
  *   autoscale.c  autoscalers: nodes requested, started, drained and
@@ -90,6 +93,9 @@ enum flow_kind {
 	FLOW_PD      /* a disaggregated request's KV, prefill node to decode node */
 };
 enum { STREAM_ROUTING = 101 };
+/* The most routing rules a column runs (rules.c's list fits). */
+enum { RULES_MAX = 16 };
+struct route_rule;
 
 /* What the simulator remembers of a live session: where it last ran (the
  * source of a migration) and how far its private blocks were ever computed.
@@ -208,6 +214,9 @@ struct router_state {
 	double migration_bytes, migration_s;
 	struct request **evac; /* scratch for a crash */
 	size_t evac_cap;
+	/* the routing rules this column runs, in order (rules.c) */
+	const struct route_rule *rules[RULES_MAX];
+	uint32_t n_rules;
 };
 
 /* views.c: the routers' per-replica views of the nodes. */

@@ -225,21 +225,6 @@ int views_closed(struct sim *s, const struct pol_node_view *v, uint32_t i)
 	return views_above_watermark(s, (double)n->kv.n_used, n->kv.n_blocks);
 }
 
-/* The up node with the fewest waiting requests under limit (open to new
- * sessions when need_open), or -1. */
-int32_t views_least_queued(struct sim *s, const struct pol_node_view *v, uint32_t limit,
-			   int need_open)
-{
-	int32_t best = -1;
-	for (uint32_t i = 0; i < s->n_nodes; i++) {
-		if (!v[i].up || s->nodes[i].n_waiting >= limit || (need_open && views_closed(s, v, i)))
-			continue;
-		if (best < 0 || s->nodes[i].n_waiting < s->nodes[best].n_waiting)
-			best = (int32_t)i;
-	}
-	return best;
-}
-
 /* pol_view.private_nodes: where r's session ran, when its private blocks
  * are its own. */
 int views_private_nodes(void *ctx, const struct request *r, const int32_t **nodes)

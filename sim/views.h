@@ -79,10 +79,6 @@ void views_prefill_step(struct sim *s, uint32_t i);
 int views_audit_drained(struct sim *s);
 /* Whether node i is above the KV watermark (closed to new sessions). */
 int views_closed(struct sim *s, const struct pol_node_view *v, uint32_t i);
-/* The up node with the fewest waiting requests under limit (open to new
- * sessions when need_open), or -1. */
-int32_t views_least_queued(struct sim *s, const struct pol_node_view *v, uint32_t limit,
-			   int need_open);
 /* Every node's KV figures brought up to now (for POL_READS_KV_ALL). */
 void views_sync_all(struct sim *s);
 /* The view a policy routes r with: the replica's figures and callbacks. */
