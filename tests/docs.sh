@@ -81,4 +81,15 @@ for f in "$@"; do
 		echo "docs: $f: $n example(s) up to date"
 	fi
 done
+
+# The routing rules' table (docs/policies.md, "The order of the rules") names
+# sim/rules.c's rules_list, in its order.
+code=$(sed -n '/^const struct route_rule rules_list\[\] = {/,/^};/s/^[[:space:]]*{"\([a-z_]*\)".*/\1/p' sim/rules.c | tr '\n' ' ')
+doc=$(sed -n '/^### The order of the rules/,/^## /s/^| `\([a-z_]*\)` |.*/\1/p' docs/policies.md | tr '\n' ' ')
+if [ -z "$code" ] || [ "$code" != "$doc" ]; then
+	echo "docs: docs/policies.md: the rules' table ($doc) is not sim/rules.c's rules_list ($code)" >&2
+	status=1
+else
+	echo "docs: docs/policies.md: the routing rules' order matches sim/rules.c"
+fi
 exit $status
