@@ -484,7 +484,7 @@ expect 2 "kvsim run: -o needs a value" run -o
 expect 2 "kvsim run: --quiet takes no value" run --quiet=yes
 expect 2 "ambiguous option --p (--policies, --plot)" compare --p x
 expect 2 "--policies belongs to 'kvsim compare'" run --policies all
-expect 2 "kvsim list: expected what to list: policies|gpus|models|links|servers|workloads" list
+expect 2 "kvsim list: expected what to list: policies|mechanisms|gpus|models|links|servers|workloads" list
 grep -q "Try 'kvsim list --help'" "$T/err" && ok || bad "a usage error does not point at --help"
 
 # usage errors, exactly: exit 2, nothing on stdout, and on stderr
@@ -606,8 +606,8 @@ usage help "unexpected argument x" help trace stats x
 usage help "unexpected argument x" help run x
 usage help 'no command "trace x"' help trace x
 usage list "unexpected argument b" list a b
-usage list "expected what to list: policies|gpus|models|links|servers|workloads" list
-usage list 'unknown list "bogus" (expected policies|gpus|models|links|servers|workloads)' list bogus
+usage list "expected what to list: policies|mechanisms|gpus|models|links|servers|workloads" list
+usage list 'unknown list "bogus" (expected policies|mechanisms|gpus|models|links|servers|workloads)' list bogus
 usage version "unexpected argument x" version x
 usage plot "expected DIR, a 'kvsim compare' output folder" plot
 for c in help version; do
