@@ -654,6 +654,7 @@ check_completion "round_robin,session_affinity" kvsim compare -p round_robin,ses
 check_completion "stats" kvsim trace st
 check_completion "mooncake" kvsim trace stats --format moon
 check_completion "gpus" kvsim list gp
+check_completion "mechanisms" kvsim list mec
 check_completion "H100-SXM" kvsim cost --gpu H1
 check_completion "rate" kvsim plan --search = ra   # bash splits --search=ra at =
 check_completion "" kvsim run --seed ""
