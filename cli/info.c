@@ -77,7 +77,7 @@ static void list_servers(const struct catalog *cat)
 	}
 }
 
-#define LIST_TOPICS "policies|gpus|models|links|servers|workloads"
+#define LIST_TOPICS "policies|mechanisms|gpus|models|links|servers|workloads"
 
 static int cmd_list(const struct cli_ctx *cx, int argc, char **argv)
 {
@@ -92,9 +92,12 @@ static int cmd_list(const struct cli_ctx *cx, int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			printf("%-18s %-10s %s\n", all[i]->name, mech_family_name(all[i]->family),
 			       all[i]->description);
-		printf("\nThe family sets the defaults of the router's mechanisms (KV transfer, "
-		       "watermark action,\noffload, shedding, health, load reports): "
-		       "docs/policies.md, \"Mechanisms\".\n");
+		printf("\nThe family sets the defaults of the router's mechanisms: kvsim list "
+		       "mechanisms,\ndocs/policies.md, \"Mechanisms\".\n");
+		return CLI_OK;
+	}
+	if (!strcmp(what, "mechanisms")) {
+		mech_list(stdout);
 		return CLI_OK;
 	}
 	if (!strcmp(what, "workloads")) {
@@ -272,11 +275,12 @@ static int cmd_version(const struct cli_ctx *cx, int argc, char **argv)
 const struct cli_cmd cli_list_cmd = {
     .name = "list",
     .args = "WHAT",
-    .summary = "policies | gpus | models | links | servers | workloads",
+    .summary = "policies | mechanisms | gpus | models | links | servers | workloads",
     .run = cmd_list,
     .about = "Prints what the registry or the built-in catalogs hold: WHAT is policies,\n"
-	     "gpus, models, links, servers or workloads.\n",
-    .pos_complete = "policies gpus models links servers workloads",
+	     "mechanisms (the router's mechanism keys, as a Markdown table), gpus, models,\n"
+	     "links, servers or workloads.\n",
+    .pos_complete = "policies mechanisms gpus models links servers workloads",
 };
 
 const struct cli_cmd cli_diff_cmd = {

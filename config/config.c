@@ -327,16 +327,16 @@ oom:
 
 static int load_router(struct scenario *s, const cJSON *r, char *err, size_t errlen)
 {
-	static const char *const keys[] = {"policy",     "params",
-					   "migration",  "kv_watermark",
-					   "max_queue_per_node", "load_report_interval_ms",
-					   "store",      "replicas",
-					   "max_retries", "policy_params",
-					   "new_session_queue_frac", "store_read_ms",
-					   "store_write_ms", "hash_ns_per_token",
-					   "watermark_action", "offload", "shed",
-					   "shed_wait_slo_multiple", "health",
-					   "decode_policy", "disagg", NULL};
+	/* the router's own keys, then the mechanisms' */
+	static const char *const own[] = {"policy", "params", "kv_watermark", "max_queue_per_node",
+					  "store", "replicas", "max_retries", "policy_params",
+					  "new_session_queue_frac", "store_read_ms", "store_write_ms",
+					  "hash_ns_per_token", "decode_policy", "disagg"};
+	enum { N_OWN = sizeof own / sizeof own[0], N_MAX = N_OWN + MECH_MAX_KEYS };
+	const char *keys[N_MAX + 1];
+	memcpy(keys, own, sizeof own);
+	size_t n = N_OWN + mech_key_names(keys + N_OWN, N_MAX - N_OWN);
+	keys[n < N_MAX ? n : N_MAX] = NULL;
 	struct router_cfg *rc = &s->router;
 	if (cfg_check_keys(r, "router", keys, err, errlen))
 		return -1;

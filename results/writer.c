@@ -60,10 +60,10 @@ static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met
 	}
 }
 
-/* The router's mechanisms the column ran with (docs/policies.md). */
+/* The router's mechanisms the column ran with (docs/policies.md): the
+ * column's family, product and KV path, then each mechanism key. */
 static void add_mechanisms(cJSON *o, const struct met_summary *s)
 {
-	const struct mech *m = &s->mech;
 	cJSON *me = cJSON_AddObjectToObject(o, "mechanisms");
 	if (!me)
 		return;
@@ -71,19 +71,7 @@ static void add_mechanisms(cJSON *o, const struct met_summary *s)
 	if (s->product)
 		cJSON_AddStringToObject(me, "product", s->product);
 	cJSON_AddStringToObject(me, "kv_transfer", mech_path_name(s->kv_transfer));
-	cJSON_AddStringToObject(me, "migration", mech_migration_name(m->migration));
-	cJSON_AddStringToObject(me, "watermark_action", mech_wm_name(m->watermark_action));
-	cJSON_AddBoolToObject(me, "offload", m->offload);
-	cJSON_AddStringToObject(me, "shed", mech_shed_name(m->shed));
-	cJSON_AddNumberToObject(me, "shed_wait_slo_multiple", m->shed_wait_x);
-	cJSON_AddNumberToObject(me, "load_report_interval_ms", m->report_s * 1e3);
-	cJSON *h = cJSON_AddObjectToObject(me, "health");
-	if (!h)
-		return;
-	cJSON_AddBoolToObject(h, "enabled", m->health);
-	cJSON_AddNumberToObject(h, "max_temperature_c", m->health_max_temp_c);
-	cJSON_AddStringToObject(h, "throttled", m->health_throttled ? "avoid" : "ignore");
-	cJSON_AddNumberToObject(h, "max_kv_util", m->health_max_kv_util);
+	mech_json(&s->mech, me);
 }
 
 cJSON *res_summary_json(const struct met_summary *s)

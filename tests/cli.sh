@@ -484,7 +484,7 @@ expect 2 "kvsim run: -o needs a value" run -o
 expect 2 "kvsim run: --quiet takes no value" run --quiet=yes
 expect 2 "ambiguous option --p (--policies, --plot)" compare --p x
 expect 2 "--policies belongs to 'kvsim compare'" run --policies all
-expect 2 "kvsim list: expected what to list: policies|gpus|models|links|servers|workloads" list
+expect 2 "kvsim list: expected what to list: policies|mechanisms|gpus|models|links|servers|workloads" list
 grep -q "Try 'kvsim list --help'" "$T/err" && ok || bad "a usage error does not point at --help"
 
 # usage errors, exactly: exit 2, nothing on stdout, and on stderr
@@ -606,8 +606,8 @@ usage help "unexpected argument x" help trace stats x
 usage help "unexpected argument x" help run x
 usage help 'no command "trace x"' help trace x
 usage list "unexpected argument b" list a b
-usage list "expected what to list: policies|gpus|models|links|servers|workloads" list
-usage list 'unknown list "bogus" (expected policies|gpus|models|links|servers|workloads)' list bogus
+usage list "expected what to list: policies|mechanisms|gpus|models|links|servers|workloads" list
+usage list 'unknown list "bogus" (expected policies|mechanisms|gpus|models|links|servers|workloads)' list bogus
 usage version "unexpected argument x" version x
 usage plot "expected DIR, a 'kvsim compare' output folder" plot
 for c in help version; do
@@ -654,6 +654,7 @@ check_completion "round_robin,session_affinity" kvsim compare -p round_robin,ses
 check_completion "stats" kvsim trace st
 check_completion "mooncake" kvsim trace stats --format moon
 check_completion "gpus" kvsim list gp
+check_completion "mechanisms" kvsim list mec
 check_completion "H100-SXM" kvsim cost --gpu H1
 check_completion "rate" kvsim plan --search = ra   # bash splits --search=ra at =
 check_completion "" kvsim run --seed ""

@@ -22,5 +22,6 @@ Suite *router_suite(void);
 Suite *pd_suite(void);
 Suite *scale_suite(void);
 Suite *energy_suite(void);
+Suite *mech_suite(void);
 
 #endif
