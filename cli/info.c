@@ -141,7 +141,7 @@ static int read_pair(const char *const files[2], cJSON *j[2])
 	for (int i = 0; i < 2; i++) {
 		char *text = cfg_slurp(files[i], NULL, err, sizeof err);
 		if (text) {
-			j[i] = cJSON_Parse(text);
+			j[i] = cJSON_ParseWithOpts(text, NULL, 1);
 			if (!j[i])
 				snprintf(err, sizeof err, "%s: not valid JSON; expected a kvsim "
 							  "summary.json or comparison.json", files[i]);

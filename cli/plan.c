@@ -70,7 +70,10 @@ static int parse_slo(const struct cli_cmd *cmd, struct plan *p, const char *v)
 	double x;
 	int ttft = !strncmp(v, "ttft_p99=", 9), tpot = !strncmp(v, "tpot_p99=", 9);
 	if ((!ttft && !tpot) || cli_parse_num(v + 9, &x) || x <= 0) {
-		cli_bad_value(cmd, "--slo", "ttft_p99=SECONDS or tpot_p99=SECONDS (SECONDS > 0)", v);
+		cli_bad_value(cmd, "--slo",
+			      "ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with "
+			      "no unit (e.g. ttft_p99=1.0)",
+			      v);
 		return -1;
 	}
 	*(ttft ? &p->slo_ttft : &p->slo_tpot) = x;

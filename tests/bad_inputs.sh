@@ -326,5 +326,12 @@ bad day_as_search 'kvsim plan: --autoscaler goes with --search autoscale' $P --s
 bad day_rank_search 'kvsim plan: --rank goes with --search autoscale' $P --search rate --rank cost --out "$T/out_day_rank_search"
 bad day_gpus "kvsim plan: --search autoscale plans the scenario's own GPUs and rate; --gpus does not go with it" $P --search autoscale --gpus H200 --out "$T/out_day_gpus"
 
+# --- r3: command-line values as strict as files; derived dimensions; ranges
+# --set VALUE is JSON only when all of it is: a unit or trailing text makes it
+# the string it reads as, rejected with the message the same string in a file gets
+bad set_unit_duration 'duration_s: expected a number in [1e-06, 1e+09], got a string' run "$T/ok.json" --set duration_s=10m --out "$T/out_set_unit_duration" --quiet
+bad set_unit_slo 'slo.ttft_p99_s: expected a number in [1e-09, 1e+09], got a string' run "$T/ok.json" --set slo.ttft_p99_s=500ms --out "$T/out_set_unit_slo" --quiet
+bad set_trailing_nodes 'cluster.nodes: expected an integer in [1, 1000000], got a string' run "$T/ok.json" --set cluster.nodes=4x --out "$T/out_set_trailing_nodes" --quiet
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

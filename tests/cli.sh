@@ -388,6 +388,10 @@ cmp -s "$T/sw1/sweep.csv" "$T/sw3/sweep.csv" && ok || bad "GNU parallel + merge 
 expect 2 "point 0 (cluster.nodes=0): " sweep "$T/small.json" --vary cluster.nodes=0,2 --out "$T/sw4" --quiet
 [ "$(wc -l <"$T/sw4/sweep.csv")" -eq 2 ] && [ -s "$T/sw4/points/p000000/error.txt" ] && ok || bad "a failing point stopped the sweep"
 expect 2 "--vary" sweep "$T/small.json"
+# a varied value with trailing text is the string it reads as: a failed
+# point with the file's message, never a run of its leading number
+expect 2 'point 1 (cluster.nodes=4x): cluster.nodes: expected an integer in [1, 1000000], got a string' sweep "$T/small.json" --vary cluster.nodes=2,4x --out "$T/sw5" --quiet
+[ "$(wc -l <"$T/sw5/sweep.csv")" -eq 2 ] && ! grep -q '^4x,' "$T/sw5/sweep.csv" && ok || bad "--vary cluster.nodes=4x ran as 4 nodes"
 
 # plan: a fixed-cost single-server queue per node at 350 req/s of 10 ms each
 # needs ceil(350 * 0.01) = 4 nodes (3 are overloaded); the answer meets the SLO
@@ -511,9 +515,13 @@ grep -q '"gpu":	"L40S"' "$T/plan_sp/plan.json" && grep -q '"gpu":	"H100-SXM"' "$
 	bad "plan --gpus ' H100-SXM , L40S' did not search both"
 usage plan "--rate-key: too long (at most 200 characters)" plan --slo ttft_p99=1 --search rate --rate-key "workload.$(printf 'x%.0s' $(seq 200))"
 usage plan '--rate-key: expected a scenario key such as workload.rate_per_s, got an empty value' plan --slo ttft_p99=1 --search rate --rate-key=
-usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS (SECONDS > 0), got "ttft_p99="' plan --slo ttft_p99= --search nodes
+usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with no unit (e.g. ttft_p99=1.0), got "ttft_p99="' plan --slo ttft_p99= --search nodes
 usage plan "--autoscaler #2: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{kind\"" \
 	plan --slo ttft_p99=1 --search autoscale --autoscaler "$AS1" --autoscaler '{kind'
+# command-line values as strict as the same values in a file
+usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with no unit (e.g. ttft_p99=1.0), got "ttft_p99=1000ms"' plan --slo ttft_p99=1000ms --search nodes
+usage plan "--autoscaler #1: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{\"kind\":\"planner\",\"max_nodes\":4}x\"" plan --slo ttft_p99=1 --search autoscale --autoscaler '{"kind":"planner","max_nodes":4}x'
+usage plan '--autoscaler #1: cluster.autoscaler.max_nodes: duplicate key (given more than once; expected once)' plan --slo ttft_p99=1 --search autoscale --autoscaler '{"kind":"planner","max_nodes":4,"max_nodes":5}'
 usage plan '--rank: expected cost, energy or gpu_hours, got "dollars"' plan --slo ttft_p99=1 --search autoscale --rank dollars
 usage diff "--metrics: expected a comma-separated list of metric names" diff --metrics= "$T/base.json" "$T/worse.json"
 usage diff "--metrics: expected a comma-separated list of metric names" diff --metrics=, "$T/base.json" "$T/worse.json"
