@@ -333,5 +333,16 @@ bad set_unit_duration 'duration_s: expected a number in [1e-06, 1e+09], got a st
 bad set_unit_slo 'slo.ttft_p99_s: expected a number in [1e-09, 1e+09], got a string' run "$T/ok.json" --set slo.ttft_p99_s=500ms --out "$T/out_set_unit_slo" --quiet
 bad set_trailing_nodes 'cluster.nodes: expected an integer in [1, 1000000], got a string' run "$T/ok.json" --set cluster.nodes=4x --out "$T/out_set_trailing_nodes" --quiet
 
+# Hugging Face config.json: a key twice (transformers takes the last), a head
+# width that rounds down to 0, dense-layer lists that name no layer
+printf '{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "hidden_size": 8192, "num_attention_heads": 32, "vocab_size": 128256, "max_position_embeddings": 8192, "intermediate_size": 14336}' >"$T/hf/dup.json"
+scen hf_dup_key '{"cluster": {"model": "hf/dup.json"}}' "cluster.model: $T/hf/dup.json: hidden_size: duplicate key (given more than once; expected once)"
+printf '{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 16, "num_attention_heads": 32, "vocab_size": 1000, "max_position_embeddings": 8192, "intermediate_size": 64}' >"$T/hf/narrow.json"
+scen hf_head_dim "{\"cluster\": {\"model\": \"hf/narrow.json\"}}" "cluster.model: $T/hf/narrow.json: head_dim: missing, and hidden_size / num_attention_heads (16 / 32) rounds down to 0"
+for l in -1 1000 '"x"' 1.5; do
+	printf '{"model_type": "qwen2_moe", "num_hidden_layers": 24, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 151936, "max_position_embeddings": 8192, "intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "mlp_only_layers": [%s]}' "$l" >"$T/hf/mlp_only.json"
+	scen hf_mlp_only_$n '{"cluster": {"model": "hf/mlp_only.json"}}' "cluster.model: $T/hf/mlp_only.json: mlp_only_layers[0]: expected a layer index in [0, 23], got $l"
+done
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]
