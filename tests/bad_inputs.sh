@@ -344,5 +344,11 @@ for l in -1 1000 '"x"' 1.5; do
 	scen hf_mlp_only_$n '{"cluster": {"model": "hf/mlp_only.json"}}' "cluster.model: $T/hf/mlp_only.json: mlp_only_layers[0]: expected a layer index in [0, 23], got $l"
 done
 
+# autoscaler ranges: every slot is allocated at the start, so max_nodes is held
+# to a Kubernetes cluster's 5,000 nodes; Holt's alpha 0 never follows the load
+scen as_max_bound '{"cluster": {"nodes": 2, "autoscaler": {"kind": "planner", "max_nodes": 100000}}}' 'cluster.autoscaler.max_nodes: expected at most 40000 (a Kubernetes cluster'"'"'s 5,000 nodes, here DGX-H100 servers of 8 GPUs at tp 1: 8 replicas each), got 100000'
+scen as_max_bound_tp '{"cluster": {"model": "Llama-3-70B", "tp": 4, "pools": [{"nodes": 1, "autoscaler": {"kind": "hpa", "metric": "busy", "target": 0.5, "max_nodes": 1000000}}]}}' 'cluster.pools[0].autoscaler.max_nodes: expected at most 10000'
+scen as_alpha_zero '{"cluster": {"nodes": 2, "autoscaler": {"kind": "planner", "predictor": "holt", "alpha": 0, "max_nodes": 4}}}' 'cluster.autoscaler.alpha: expected a number in (0, 1] (at 0 the forecast never follows the load), got 0'
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]
