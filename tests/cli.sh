@@ -518,6 +518,15 @@ usage plan '--rate-key: expected a scenario key such as workload.rate_per_s, got
 usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with no unit (e.g. ttft_p99=1.0), got "ttft_p99="' plan --slo ttft_p99= --search nodes
 usage plan "--autoscaler #2: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{kind\"" \
 	plan --slo ttft_p99=1 --search autoscale --autoscaler "$AS1" --autoscaler '{kind'
+# pool names are escaped for each output: a newline never splits a row, '|'
+# never adds a Markdown column, '<script>' never lands as markup
+printf '{"duration_s": 5, "cluster": {"pools": [{"name": "a|b\\nc <script>x</script>", "nodes": 1}, {"name": "**z**", "nodes": 1}]}}' >"$T/pn.json"
+"$KVSIM" compare "$T/pn.json" --policies round_robin --out "$T/pn" --report --no-perf >"$T/pn.txt" 2>/dev/null
+grep -qF '  round_robin a|b\nc <script>x</script> mixed' "$T/pn.txt" && [ "$(grep -c '^  round_robin ' "$T/pn.txt")" -eq 3 ] && ok ||
+	bad "a pool name with a newline split the text table: $(grep -A1 'a|b' "$T/pn.txt")"
+grep -qF '| round_robin | a\|b\nc &lt;script&gt;x&lt;/script&gt; | mixed |' "$T/pn/report.md" &&
+	grep -qF '| round_robin | \*\*z\*\* | mixed |' "$T/pn/report.md" && ! grep '^|' "$T/pn/report.md" | grep -q '<script>x' && ok ||
+	bad "report.md holds a pool name unescaped: $(grep -n 'script\|z\*' "$T/pn/report.md" | head -3)"
 # command-line values as strict as the same values in a file
 usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with no unit (e.g. ttft_p99=1.0), got "ttft_p99=1000ms"' plan --slo ttft_p99=1000ms --search nodes
 usage plan "--autoscaler #1: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{\"kind\":\"planner\",\"max_nodes\":4}x\"" plan --slo ttft_p99=1 --search autoscale --autoscaler '{"kind":"planner","max_nodes":4}x'
