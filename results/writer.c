@@ -255,6 +255,8 @@ int res_mkdirs(const char *dir, char *err, size_t errlen)
 double res_shown_value(const struct res_metric *m, const struct met_summary *s)
 {
 	char cell[64];
+	if (isnan(res_metric_value(m, s)))
+		return NAN;
 	res_metric_cell(m, s, cell, sizeof cell);
 	return strtod(cell, NULL);
 }

@@ -350,5 +350,9 @@ scen as_max_bound '{"cluster": {"nodes": 2, "autoscaler": {"kind": "planner", "m
 scen as_max_bound_tp '{"cluster": {"model": "Llama-3-70B", "tp": 4, "pools": [{"nodes": 1, "autoscaler": {"kind": "hpa", "metric": "busy", "target": 0.5, "max_nodes": 1000000}}]}}' 'cluster.pools[0].autoscaler.max_nodes: expected at most 10000'
 scen as_alpha_zero '{"cluster": {"nodes": 2, "autoscaler": {"kind": "planner", "predictor": "holt", "alpha": 0, "max_nodes": 4}}}' 'cluster.autoscaler.alpha: expected a number in (0, 1] (at 0 the forecast never follows the load), got 0'
 
+# an unpriced GPU has no cost: plan will not rank it by cost
+printf '{"gpus": {"X1": {"bf16_flops": 1e15, "hbm_bytes": 100e9, "hbm_bytes_per_s": 4e12, "tdp_w": 800, "link": "nvlink4"}}}' >"$T/cat_x1.json"
+bad plan_unpriced 'kvsim plan: catalog.gpus.X1.price_per_hour: missing; plan ranks the fleets by cost, so every GPU needs a price (USD per GPU-hour)' plan "$T/ok.json" --catalog "$T/cat_x1.json" --slo ttft_p99=1 --search nodes --gpus H100-SXM,X1 --max 2 --out "$T/out_plan_unpriced"
+
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

@@ -527,6 +527,21 @@ grep -qF '  round_robin a|b\nc <script>x</script> mixed' "$T/pn.txt" && [ "$(gre
 grep -qF '| round_robin | a\|b\nc &lt;script&gt;x&lt;/script&gt; | mixed |' "$T/pn/report.md" &&
 	grep -qF '| round_robin | \*\*z\*\* | mixed |' "$T/pn/report.md" && ! grep '^|' "$T/pn/report.md" | grep -q '<script>x' && ok ||
 	bad "report.md holds a pool name unescaped: $(grep -n 'script\|z\*' "$T/pn/report.md" | head -3)"
+# a figure with no sample is n/a in every table, null in JSON, "no data" in
+# the verdict; diff and sweep --merge take it
+printf '{"duration_s": 5, "cluster": {"nodes": 1}, "faults": [{"kind": "crash", "node": 0, "at_s": 0}]}' >"$T/nd.json"
+expect 0 "TTFT p99 (s)                       n/a               n/a" compare "$T/nd.json" --policies round_robin,least_loaded --out "$T/nd" --report --no-perf
+grep -q '"p99":	null' "$T/nd/round_robin/summary.json" && grep -q '^round_robin,12,0,12,0,n/a,n/a,' "$T/nd/comparison.csv" &&
+	grep -qF -- '- TTFT p99: no data' "$T/nd/report.md" && ! grep -q 'TTFT p99: all' "$T/nd/report.md" && ok ||
+	bad "no samples were not n/a, null and no data: $(grep -n 'TTFT p99' "$T/nd/report.md" | head -2)"
+expect 0 "" diff "$T/nd/round_robin/summary.json" "$T/nd/least_loaded/summary.json"
+expect 1 "REGRESSION (no data)" diff "$T/cmp_short/round_robin/summary.json" "$T/nd/round_robin/summary.json"
+expect 0 "" sweep "$T/nd.json" --vary seed=1,2 --out "$T/nd_sw" --quiet
+grep -q '^1,0,[0-9]*,[0-9]*,0,[0-9]*,0,n/a,n/a,' "$T/nd_sw/sweep.csv" && ok || bad "sweep.csv lacks n/a: $(sed -n 2p "$T/nd_sw/sweep.csv")"
+# an unpriced GPU has no cost: n/a and null, never $0
+printf '{"gpus": {"X1": {"bf16_flops": 1e15, "hbm_bytes": 100e9, "hbm_bytes_per_s": 4e12, "tdp_w": 800, "link": "nvlink4"}}}' >"$T/cat_x1.json"
+expect 0 "cost (USD)                         n/a" run "$T/small.json" --catalog "$T/cat_x1.json" --set cluster.gpu=X1 --out "$T/x1"
+grep -q '"cost_usd":	null' "$T/x1/summary.json" && ok || bad "an unpriced GPU's cost is not null: $(grep cost_usd "$T/x1/summary.json")"
 # command-line values as strict as the same values in a file
 usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with no unit (e.g. ttft_p99=1.0), got "ttft_p99=1000ms"' plan --slo ttft_p99=1000ms --search nodes
 usage plan "--autoscaler #1: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{\"kind\":\"planner\",\"max_nodes\":4}x\"" plan --slo ttft_p99=1 --search autoscale --autoscaler '{"kind":"planner","max_nodes":4}x'
