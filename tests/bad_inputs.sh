@@ -209,7 +209,10 @@ scen kv_cost_load '{"router": {"policy": "kv_cost", "params": {"load": "queue"}}
 scen kv_cost_host_credit '{"router": {"policy": "kv_cost", "params": {"host_credit": 2}}}' 'router.params.host_credit: expected a number in [0, 1]'
 scen ws_active_weight '{"router": {"policy": "weighted_scorer", "params": {"active_weight": -1}}}' 'router.params.active_weight: expected a number in [0,'
 scen policy_params_own '{"router": {"policy": "kv_cost", "policy_params": {"kv_cost": {"candidates": -1}}}}' 'router.policy_params.kv_cost.candidates: expected an integer in [0,'
-bad policy_moved_params 'router.policy_params.session_affinity.bogus: unknown key (expected one of: threshold, when_full, max_keys)' run "$T/ok.json" --policy kv_cost --set 'router.params={"bogus":0}' --out "$T/out_policy_moved_params" --quiet
+printf '{"router": {"params": {"bogus": 0}}}' >"$T/moved.json"
+bad policy_moved_params 'router.policy_params.session_affinity.bogus: unknown key (expected one of: threshold, when_full, max_keys)' run "$T/moved.json" --policy kv_cost --out "$T/out_policy_moved_params" --quiet
+# router.params set on the command line for another policy than --policy's: refused
+bad policy_set_params '--set router.params.candidates=4: router.params are the params of router.policy (session_affinity), and --policy runs kv_cost; set router.policy_params.kv_cost.candidates=4 instead' run "$T/ok.json" --policy kv_cost --set router.params.candidates=4 --out "$T/out_policy_set_params" --quiet
 scen no_keys_policy '{"router": {"policy": "round_robin", "params": {"x": 1}}}' 'router.params.x: unknown key (router.params takes no keys)'
 scen cv_poisson '{"workload": {"kind": "open", "cv": 2}}' 'workload.cv: takes "arrival": "gamma" (Poisson arrivals have cv 1)'
 scen attention_backend '{"cluster": {"cost_model": {"attention": "xformers"}}}' 'cluster.cost_model.attention: expected one of flashinfer, flash_attention, got "xformers"'

@@ -542,6 +542,9 @@ grep -q '^1,0,[0-9]*,[0-9]*,0,[0-9]*,0,n/a,n/a,' "$T/nd_sw/sweep.csv" && ok || b
 printf '{"gpus": {"X1": {"bf16_flops": 1e15, "hbm_bytes": 100e9, "hbm_bytes_per_s": 4e12, "tdp_w": 800, "link": "nvlink4"}}}' >"$T/cat_x1.json"
 expect 0 "cost (USD)                         n/a" run "$T/small.json" --catalog "$T/cat_x1.json" --set cluster.gpu=X1 --out "$T/x1"
 grep -q '"cost_usd":	null' "$T/x1/summary.json" && ok || bad "an unpriced GPU's cost is not null: $(grep cost_usd "$T/x1/summary.json")"
+# -q silences every table format
+"$KVSIM" compare "$T/small.json" -p round_robin,least_loaded -q --format md -o "$T/q_md" --no-perf >"$T/q_md.out" 2>&1
+[ ! -s "$T/q_md.out" ] && ok || bad "compare -q --format md printed: $(head -c 200 "$T/q_md.out")"
 # command-line values as strict as the same values in a file
 usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with no unit (e.g. ttft_p99=1.0), got "ttft_p99=1000ms"' plan --slo ttft_p99=1000ms --search nodes
 usage plan "--autoscaler #1: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{\"kind\":\"planner\",\"max_nodes\":4}x\"" plan --slo ttft_p99=1 --search autoscale --autoscaler '{"kind":"planner","max_nodes":4}x'
