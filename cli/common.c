@@ -493,11 +493,38 @@ fail:
 	return -1;
 }
 
+/* A --set of router.params (or a key under it) given with a --policy that
+ * is not router.policy: those params are router.policy's, so the policy
+ * named would never read them. 0, or -1 with err. */
+static int params_for_another_policy(const struct cli_common *o, const cJSON *root, char *err,
+				     size_t errlen)
+{
+	const cJSON *router = cJSON_GetObjectItemCaseSensitive(root, "router");
+	const cJSON *cur = cJSON_IsObject(router) ? cJSON_GetObjectItemCaseSensitive(router, "policy")
+						  : NULL;
+	const char *own = cJSON_IsString(cur) ? cur->valuestring : "session_affinity";
+	if (!o->policy || !strcmp(o->policy, own))
+		return 0;
+	for (int i = 0; i < o->n_sets; i++) {
+		const char *a = o->sets[i];
+		if (strncmp(a, "router.params", 13) || !strchr("=.[", a[13]))
+			continue;
+		const char *key = a[13] == '.' ? a + 14 : "KEY=VALUE";
+		snprintf(err, errlen,
+			 "--set %s: router.params are the params of router.policy (%s), and --policy "
+			 "runs %s; set router.policy_params.%s.%s instead",
+			 a, own, o->policy, o->policy, key);
+		return -1;
+	}
+	return 0;
+}
+
 cJSON *cli_load_tree_with_policy(const struct cli_common *o)
 {
 	cJSON *root = NULL;
 	char err[1024];
 	if (cli_load_tree(o, &root, err, sizeof err) ||
+	    params_for_another_policy(o, root, err, sizeof err) ||
 	    (o->policy && cli_select_policy(root, o->policy, err, sizeof err))) {
 		fprintf(stderr, "kvsim: %s\n", err);
 		cJSON_Delete(root);

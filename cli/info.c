@@ -1,5 +1,6 @@
 /* info: `kvsim list`, `kvsim diff`, `kvsim plot` and `kvsim version`. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +40,12 @@ static void list_gpus(const struct catalog *cat)
 	       "HBM GiB", "HBM TB/s", "TDP W", "$/GPU-h", "idle W", "link");
 	for (size_t i = 0; i < cat->n_gpus; i++) {
 		const struct cat_gpu *g = &cat->gpus[i];
-		printf("%-10s %12.0f %12.0f %9.1f %10.3f %6.0f %8.2f %7.0f  %s\n", g->name,
+		char price[16];
+		snprintf(price, sizeof price, isnan(g->price_per_hour) ? "n/a" : "%.2f",
+			 g->price_per_hour);
+		printf("%-10s %12.0f %12.0f %9.1f %10.3f %6.0f %8s %7.0f  %s\n", g->name,
 		       g->bf16_flops / 1e12, g->fp8_flops / 1e12, g->hbm_bytes / 1073741824.0,
-		       g->hbm_bytes_per_s / 1e12, g->tdp_w, g->price_per_hour,
-		       catalog_gpu_idle_w(g), g->link);
+		       g->hbm_bytes_per_s / 1e12, g->tdp_w, price, catalog_gpu_idle_w(g), g->link);
 	}
 }
 
@@ -144,7 +147,7 @@ static int read_pair(const char *const files[2], cJSON *j[2])
 	for (int i = 0; i < 2; i++) {
 		char *text = cfg_slurp(files[i], NULL, err, sizeof err);
 		if (text) {
-			j[i] = cJSON_Parse(text);
+			j[i] = cJSON_ParseWithOpts(text, NULL, 1);
 			if (!j[i])
 				snprintf(err, sizeof err, "%s: not valid JSON; expected a kvsim "
 							  "summary.json or comparison.json", files[i]);

@@ -1,4 +1,5 @@
 /* plan: `kvsim plan`: the smallest cluster, the highest rate, or the best prefill:decode split, that meets the SLOs. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,10 @@ static int parse_slo(const struct cli_cmd *cmd, struct plan *p, const char *v)
 	double x;
 	int ttft = !strncmp(v, "ttft_p99=", 9), tpot = !strncmp(v, "tpot_p99=", 9);
 	if ((!ttft && !tpot) || cli_parse_num(v + 9, &x) || x <= 0) {
-		cli_bad_value(cmd, "--slo", "ttft_p99=SECONDS or tpot_p99=SECONDS (SECONDS > 0)", v);
+		cli_bad_value(cmd, "--slo",
+			      "ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with "
+			      "no unit (e.g. ttft_p99=1.0)",
+			      v);
 		return -1;
 	}
 	*(ttft ? &p->slo_ttft : &p->slo_tpot) = x;
@@ -324,8 +328,12 @@ static int search_fleet(struct plan *p, const struct scenario *base, const struc
 	res->label = fl->label;
 	res->value = v;
 	res->ok = v > 0;
-	res->tokens_per_dollar = res->f.cost > 0 ? res->f.tokens_per_s * 3600 / res->f.cost : 0;
-	res->good_per_dollar = res->f.cost > 0 ? res->f.goodput * 3600 / res->f.cost : 0;
+	res->tokens_per_dollar = res->f.cost > 0 ? res->f.tokens_per_s * 3600 / res->f.cost
+			       : isnan(res->f.cost) ? NAN
+						    : 0;
+	res->good_per_dollar = res->f.cost > 0 ? res->f.goodput * 3600 / res->f.cost
+			     : isnan(res->f.cost) ? NAN
+						  : 0;
 	cJSON_AddBoolToObject(a, "met", res->ok);
 	if (res->ok) {
 		if (p->pd) {
@@ -345,16 +353,20 @@ static int search_fleet(struct plan *p, const struct scenario *base, const struc
 	cJSON_AddItemToArray(answers, a);
 	if (p->o.quiet)
 		return 0;
+	/* an unpriced GPU (plan alone, so unranked) has no cost: n/a */
+	char cost[32], per[32];
+	snprintf(cost, sizeof cost, isnan(res->f.cost) ? "n/a" : "$%.2f/h", res->f.cost);
+	snprintf(per, sizeof per, isnan(res->f.cost) ? "n/a" : "%.0f", res->tokens_per_dollar);
 	if (res->ok && p->pd)
-		printf("%s: best split %d prefill + %d decode (%.0f GPUs, $%.2f/h, goodput %.2f req/s, "
-		       "SLO attainment %.4f, %.0f output tokens per $)\n\n",
-		       fl->label, res->f.pr, res->f.de, res->f.gpus, res->f.cost, res->f.goodput,
-		       res->f.attain, res->tokens_per_dollar);
+		printf("%s: best split %d prefill + %d decode (%.0f GPUs, %s, goodput %.2f req/s, "
+		       "SLO attainment %.4f, %s output tokens per $)\n\n",
+		       fl->label, res->f.pr, res->f.de, res->f.gpus, cost, res->f.goodput,
+		       res->f.attain, per);
 	else if (res->ok)
-		printf("%s: %s%s %.6g (%.0f GPUs, $%.2f/h, %.0f output tokens per $)\n\n", fl->label,
+		printf("%s: %s%s %.6g (%.0f GPUs, %s, %s output tokens per $)\n\n", fl->label,
 		       p->by_rate ? "highest rate" : p->pool >= 0 ? "smallest pool " : "smallest cluster",
 		       !p->by_rate && p->pool >= 0 ? base->pools[p->pool].name : "", v, res->f.gpus,
-		       res->f.cost, res->tokens_per_dollar);
+		       cost, per);
 	else if (p->pd && p->total)
 		printf("%s: no split of %ld GPUs meets the SLOs\n\n", fl->label, p->total);
 	else
@@ -457,12 +469,45 @@ static int write_plan(struct plan *p, const struct scenario *base, cJSON *answer
 	return rc;
 }
 
+/* A GPU's price, or -1 after naming its missing catalog key: plans that
+ * rank fleets by cost (several GPUs, --search autoscale) cannot rank a
+ * GPU of no price, and an unpriced GPU is never free. */
+static int priced(const struct scenario *base, const char *name)
+{
+	const struct cat_gpu *g = name ? catalog_gpu(&base->cat, name) : NULL;
+	if (!g || !isnan(g->price_per_hour))
+		return 0;
+	fprintf(stderr,
+		"kvsim plan: catalog.gpus.%s.price_per_hour: missing; plan ranks the fleets by "
+		"cost, so every GPU needs a price (USD per GPU-hour)\n",
+		name);
+	return -1;
+}
+
+static int check_prices(const struct plan *p, const struct scenario *base,
+			const struct fleet *fl, int nf)
+{
+	if (nf < 2 && !p->day)
+		return 0;
+	for (int i = 0; i < base->n_pools; i++)
+		if (priced(base, base->pools[i].cl.gpu->name))
+			return -1;
+	for (int f = 0; f < nf; f++) {
+		if (priced(base, fl[f].all))
+			return -1;
+		for (int k = 0; k < MAX_POOL_AXES; k++)
+			if (priced(base, fl[f].gpu[k]))
+				return -1;
+	}
+	return 0;
+}
+
 /* Every fleet's search, the ranking, plan.json. */
 static int plan(struct plan *p, const struct scenario *base, double start)
 {
 	struct fleet fl[MAX_GPUS];
 	int nf = plan_fleets(p, base, fl);
-	if (nf < 0)
+	if (nf < 0 || check_prices(p, base, fl, nf))
 		return CLI_USAGE;
 	struct answer res[MAX_GPUS];
 	cJSON *answers = cJSON_CreateArray();

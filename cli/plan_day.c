@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/plan_pools.h"
+#include "config/cfg.h"
 #include "config/cluster_cfg.h"
 #include "config/config.h"
 #include "config/scale_cfg.h"
@@ -40,8 +41,16 @@ int plan_day_autoscaler_opt(const struct cli_cmd *cmd, struct plan *p, const cha
 		cli_misuse(cmd, "--autoscaler: at most %d", MAX_AUTOSCALERS);
 		return -1;
 	}
-	cJSON *j = cJSON_Parse(v);
+	/* The whole value, as strictly as cluster.autoscaler in a file: no
+	 * text after the object, no key twice. */
+	cJSON *j = cJSON_ParseWithOpts(v, NULL, 1);
 	int ok = cJSON_IsObject(j);
+	char inner[512];
+	if (ok && cfg_check_unique_keys(j, "cluster.autoscaler", inner, sizeof inner)) {
+		cJSON_Delete(j);
+		cli_misuse(cmd, "--autoscaler #%d: %s", p->n_as + 1, inner);
+		return -1;
+	}
 	cJSON_Delete(j);
 	if (!ok) {
 		cli_misuse(cmd, "--autoscaler #%d: expected a JSON object such as '{\"kind\": \"hpa\", "
@@ -146,7 +155,7 @@ static int autoscaler_rows(const struct plan *p, const struct scenario *base, co
 		snprintf(which, sizeof which, "--autoscaler #%d", i + 1);
 		memset(&r[i], 0, sizeof r[i]);
 		r[i].order = i + 1;
-		r[i].as = cJSON_Parse(p->as_arg[i]);
+		r[i].as = cJSON_ParseWithOpts(p->as_arg[i], NULL, 1);
 		if (!r[i].as || check_autoscaler(r[i].as, as_path, pl->nodes0, which, &c, &r[i].start))
 			return -1;
 		snprintf(which, sizeof which, "#%d", i + 1);

@@ -115,7 +115,10 @@ int cfg_apply_set(cJSON *root, const char *assignment, char *err, size_t errlen)
 	}
 	memcpy(path, assignment, plen);
 	path[plen] = 0;
-	cJSON *val = cJSON_Parse(eq + 1);
+	/* JSON only when the whole value is JSON: "10m" and "4x" are the
+	 * strings they read as (and rejected as such, as in a file), never the
+	 * number cJSON would read from their start. */
+	cJSON *val = cJSON_ParseWithOpts(eq + 1, NULL, 1);
 	if (!val)
 		val = cJSON_CreateString(eq + 1);
 	if (!val) {

@@ -152,6 +152,15 @@ static int read_shape(const struct hf_reader *r, enum hf_family f, struct hf_sha
 	    /* every family's config class defaults tie_word_embeddings to false */
 	    hf_bool(r, "tie_word_embeddings", 0, &h->tied))
 		return -1;
+	/* Derived where it is derived: hidden / heads rounds down as
+	 * transformers' does, and a head of no width is no model. */
+	if (h->head_dim < 1) {
+		snprintf(r->err, r->errlen,
+			 "%s: head_dim: missing, and hidden_size / num_attention_heads (%lld / %lld) "
+			 "rounds down to 0; expected hidden_size >= num_attention_heads, or a head_dim",
+			 r->file, (long long)h->hidden, (long long)h->heads);
+		return -1;
+	}
 	if (h->heads % h->kv_heads) {
 		snprintf(r->err, r->errlen,
 			 "%s: num_key_value_heads: expected a divisor of "
@@ -192,6 +201,19 @@ static int read_shape(const struct hf_reader *r, enum hf_family f, struct hf_sha
 			return -1;
 		}
 		h->mlp_only = mo && cJSON_IsArray(mo) ? mo : NULL;
+		int k = 0;
+		for (const cJSON *c = h->mlp_only ? h->mlp_only->child : NULL; c; c = c->next, k++) {
+			if (!cJSON_IsNumber(c) || c->valuedouble != floor(c->valuedouble) ||
+			    c->valuedouble < 0 || c->valuedouble >= (double)h->layers) {
+				char got[64];
+				describe(c, got, sizeof got);
+				snprintf(r->err, r->errlen,
+					 "%s: mlp_only_layers[%d]: expected a layer index in [0, %lld], "
+					 "got %s",
+					 r->file, k, (long long)h->layers - 1, got);
+				return -1;
+			}
+		}
 	} else if (deepseek) {
 		if (hf_int(r, "kv_lora_rank", 1, 0, 1, 1000000, &h->kv_lora) ||
 		    hf_int(r, "qk_rope_head_dim", 1, 0, 0, 100000, &h->rope) ||
@@ -208,6 +230,13 @@ static int read_shape(const struct hf_reader *r, enum hf_family f, struct hf_sha
 		     hf_int(r, "moe_layer_freq", 0, 1, 1, h->layers, &h->freq)))
 			return -1;
 		h->shared_inter = h->shared_experts * h->expert_inter;
+	}
+	if (deepseek && h->nope + h->rope < 1) {
+		snprintf(r->err, r->errlen,
+			 "%s: qk_nope_head_dim + qk_rope_head_dim: expected at least 1 (the width "
+			 "of a query-key head), got 0",
+			 r->file);
+		return -1;
 	}
 	/* The dense MLP's width, where some layer has one. */
 	for (int64_t i = 0; i < h->layers; i++) {
@@ -289,6 +318,15 @@ static cJSON *read_json(const char *path, char *err, size_t errlen)
 			 path);
 		cJSON_Delete(root);
 		root = NULL;
+	} else {
+		/* transformers takes a key's last value, cJSON its first: a key
+		 * given twice is refused, as in a scenario. */
+		char inner[512];
+		if (cfg_check_unique_keys(root, "", inner, sizeof inner)) {
+			snprintf(err, errlen, "%s: %s", path, inner);
+			cJSON_Delete(root);
+			root = NULL;
+		}
 	}
 	free(text);
 	return root;

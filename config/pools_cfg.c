@@ -258,6 +258,26 @@ int cfg_pools_load(struct catalog *cat, const char *base_dir, const cJSON *c,
 				err_for_pool(err, errlen, i);
 			return -1;
 		}
+		/* Every slot is allocated when the run starts (about 16 KB, a
+		 * timeseries column and a summary entry each), so max_nodes is
+		 * held to what one Kubernetes cluster can hold: 5,000 nodes
+		 * (kubernetes.io/docs/setup/best-practices/cluster-large), here
+		 * servers of the pool's GPUs, each holding gpus / tp replicas. */
+		if (pl->as.kind != AS_NONE && pl->cl.server) {
+			int64_t per = pl->cl.server->gpus / pl->cl.tp;
+			int64_t most = 5000 * (per > 0 ? per : 1);
+			if (pl->as.max_nodes > most) {
+				snprintf(err, errlen,
+					 "%s.max_nodes: expected at most %lld (a Kubernetes cluster's "
+					 "5,000 nodes, here %s servers of %d GPUs at tp %d: %lld "
+					 "replicas each), got %d",
+					 path, (long long)most, pl->cl.server->name, pl->cl.server->gpus,
+					 pl->cl.tp, (long long)(per > 0 ? per : 1), pl->as.max_nodes);
+				if (list)
+					err_for_pool(err, errlen, i);
+				return -1;
+			}
+		}
 		if (pl->as.kind != AS_NONE)
 			pl->cl.nodes = pl->as.max_nodes;
 	}

@@ -92,6 +92,15 @@ int cfg_autoscaler_load(const cJSON *a, const char *path, int nodes, struct auto
 	    cfg_int(a, path, "max_nodes", 1, 1000000, &mx, err, errlen) ||
 	    cfg_int(a, path, "max_step", 0, 1000000, &step, err, errlen))
 		return -1;
+	/* Holt's level at alpha 0 never follows the load: the forecast stays
+	 * at its first value. */
+	if (cJSON_GetObjectItemCaseSensitive(a, "alpha") && c.alpha <= 0) {
+		snprintf(err, errlen,
+			 "%s: expected a number in (0, 1] (at 0 the forecast never follows the load), "
+			 "got %g",
+			 cfg_join(kp, sizeof kp, path, "alpha"), c.alpha);
+		return -1;
+	}
 	/* the jitter defaults to BLIS's proportion of the start-up (30 s of 240) */
 	if (!cJSON_GetObjectItemCaseSensitive(a, "startup_jitter_s"))
 		c.startup_jitter_s = c.startup_s / 8;

@@ -490,6 +490,8 @@ static int point_check(const char *pdir, const cJSON *sum, const char *canon, do
 	size_t it = 0;
 	for (const struct res_metric *m; (m = res_metric_next(table, RES_LIST_SWEEP, &it));) {
 		const cJSON *v = res_json_item_at(sum, m->path);
+		if (cJSON_IsNull(v)) /* no sample, no price: "n/a" in sweep.csv */
+			continue;
 		if (!v || !cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
 			snprintf(why, len, "%.600s/summary.json: %s: expected a finite number >= 0%s", pdir,
 				 m->path, v ? "" : ", found none");
@@ -610,7 +612,10 @@ int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, 
 			it = 0;
 			for (const struct res_metric *m;
 			     (m = res_metric_next(table, RES_LIST_SWEEP, &it));)
-				CSV(",%.9g", res_json_at(s, m->path)->valuedouble);
+				if (res_json_at(s, m->path))
+					CSV(",%.9g", res_json_at(s, m->path)->valuedouble);
+				else
+					CSV(",n/a");
 			CSV("\n");
 			cJSON *row = cJSON_CreateObject();
 			cJSON_AddNumberToObject(row, "point", (double)i);

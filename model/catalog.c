@@ -207,8 +207,10 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 			}
 		}
 	}
-	if (is_new)
+	if (is_new) {
 		g->memory_weight = CAT_MEMORY_WEIGHT;
+		g->price_per_hour = NAN; /* unpriced: its cost is n/a, never $0 */
+	}
 	double mib = g->hbm_bytes / 1048576.0;
 	if (cfg_number(e, path, "hbm_mib", 1, 1e9, &mib, err, errlen))
 		return -1;

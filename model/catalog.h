@@ -16,7 +16,7 @@ struct cat_gpu {
 	double hbm_bytes;       /* memory as the GPU reports it (nvidia-smi's total) */
 	double hbm_bytes_per_s;
 	double tdp_w;
-	double price_per_hour; /* USD per GPU-hour, for planning (0: unknown) */
+	double price_per_hour; /* USD per GPU-hour, for planning (NAN: not given, no cost) */
 	/* Power (catalog "power"): the GPU's draw while it holds a loaded model
 	 * and runs nothing (W; has_idle_w 0: not given, CAT_IDLE_TDP_FRAC x
 	 * tdp_w), and the weight of memory traffic against compute in its

@@ -25,13 +25,16 @@ void res_diff_list(FILE *out)
 
 /* The figure at m's path in o (of the file named who): 0 when absent, 1
  * with *v when a finite number >= 0 (every metric is a count, ratio, rate
- * or time), else -1 with err: a corrupted figure must not count as better. */
+ * or time), 2 when null (no sample, no price: "n/a"), else -1 with err: a
+ * corrupted figure must not count as better. */
 static int metric_value(const cJSON *o, const struct res_metric *m, const char *who,
 			const char *label, double *v, char *err, size_t errlen)
 {
 	const cJSON *it = res_json_item_at(o, m->path);
 	if (!it)
 		return 0;
+	if (cJSON_IsNull(it))
+		return 2;
 	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0) {
 		char *text = cJSON_PrintUnformatted(it);
 		snprintf(err, errlen, "%s: %s (policy %s): expected a finite number >= 0, got %.40s",
@@ -61,6 +64,20 @@ static int compare_one(const char *label, const cJSON *b, const cJSON *n,
 		c->regressions++;
 		fprintf(out, "%-18s %-32s %14.6g %14s %9s  REGRESSION (missing)\n", label, m->path,
 			base, "-", "");
+		return 0;
+	}
+	if (has_b == 2 || has_n == 2) {
+		/* n/a on both sides is the same; a figure that became n/a is
+		 * lost, as a missing one is; one that was n/a is no regression */
+		if (has_b == 2 && has_n == 2)
+			return 0;
+		if (has_n == 2)
+			c->regressions++;
+		char bt[24], nt[24];
+		snprintf(bt, sizeof bt, has_b == 2 ? "n/a" : "%.6g", base);
+		snprintf(nt, sizeof nt, has_n == 2 ? "n/a" : "%.6g", now);
+		fprintf(out, "%-18s %-32s %14s %14s %9s  %s\n", label, m->path, bt, nt, "n/a",
+			has_n == 2 ? "REGRESSION (no data)" : "was n/a");
 		return 0;
 	}
 	double tol = o->tolerance_pct, delta = now - base;

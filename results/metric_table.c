@@ -1,6 +1,7 @@
 /* metric_table: the one list of summary figures, and the walks and cells the outputs share. */
 #include "results/metric_table.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -208,15 +209,22 @@ static int put_integer(const struct res_metric *m, const struct met_summary *s, 
 void res_metric_cell(const struct res_metric *m, const struct met_summary *s, char *buf,
 		     size_t len)
 {
-	if (!put_integer(m, s, buf, len))
-		snprintf(buf, len, "%.*f", m->decimals, res_metric_value(m, s) / m->unit);
+	if (put_integer(m, s, buf, len))
+		return;
+	double v = res_metric_value(m, s);
+	if (isnan(v)) /* no sample, no price */
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.*f", m->decimals, v / m->unit);
 }
 
 void res_metric_csv_cell(const struct res_metric *m, const struct met_summary *s, char *buf,
 			 size_t len)
 {
-	if (!put_integer(m, s, buf, len))
-		snprintf(buf, len, "%.9g", res_metric_value(m, s));
+	if (put_integer(m, s, buf, len))
+		return;
+	double v = res_metric_value(m, s);
+	snprintf(buf, len, isnan(v) ? "n/a" : "%.9g", v);
 }
 
 const cJSON *res_json_item_at(const cJSON *o, const char *path)

@@ -294,8 +294,10 @@ void met_stats_of(struct met_sample *s, struct met_stats *out)
 {
 	memset(out, 0, sizeof *out);
 	out->n = s->count;
-	if (s->count == 0)
+	if (s->count == 0) { /* no sample: no figure ("n/a", null in JSON) */
+		out->mean = out->p50 = out->p90 = out->p99 = out->max = NAN;
 		return;
+	}
 	if (s->hist) {
 		out->mean = s->sum / (double)s->count;
 		out->p50 = hist_quantile(s, 0.50);

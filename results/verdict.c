@@ -81,7 +81,7 @@ static void figure_text(const struct res_metric *m, const struct met_summary *s,
 	snprintf(buf, len, "%s%s%s", cell, *unit ? " " : "", unit);
 }
 
-/* One headline row; 0 when no column has a figure for it (nothing said). */
+/* One headline row ("no data" when no column has a figure for it). */
 static int verdict_row(struct line *l, const struct res_metric *m, const struct met_summary *s,
 		       size_t n, int baseline, unsigned char *pick)
 {
@@ -91,8 +91,10 @@ static int verdict_row(struct line *l, const struct res_metric *m, const struct 
 	if (!named) /* nothing beaten: every column with a figure ties (or one has one) */
 		for (size_t j = 0; j < n; j++)
 			named += pick[j] = !isnan(res_shown_value(m, &s[j]));
-	if (!named)
-		return 0;
+	if (!named) { /* no column has a sample (or a price) */
+		put(l, "%s: no data", label);
+		return 1;
+	}
 	size_t first = 0;
 	while (!pick[first])
 		first++;

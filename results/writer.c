@@ -243,6 +243,8 @@ int res_mkdirs(const char *dir, char *err, size_t errlen)
 double res_shown_value(const struct res_metric *m, const struct met_summary *s)
 {
 	char cell[64];
+	if (isnan(res_metric_value(m, s)))
+		return NAN;
 	res_metric_cell(m, s, cell, sizeof cell);
 	return strtod(cell, NULL);
 }
@@ -431,21 +433,47 @@ void res_print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enum r
 		fputs("</ul>\n", f);
 }
 
-/* s with '|' escaped for a Markdown cell, or '<', '>' and '&' for HTML. */
+/* Text the user named (a pool, a GPU) as one cell of style: a control
+ * character as "\n", "\t", "\r" or "\xNN" in every style, so a row never
+ * splits; Markdown's table and inline marks ('|', '\\', '`', '*', '[',
+ * ']') escaped by a backslash and '<', '>', '&' as entities in Markdown
+ * and HTML, so no name adds a column, formats text or lands as markup.
+ * Written into buf (cut to fit); returns buf. */
+static const char *escape_cell(const char *s, enum res_style style, char *buf, size_t len)
+{
+	size_t k = 0;
+	for (; *s && k + 8 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+		const char *rep = NULL;
+		char tmp[8];
+		if (c < 0x20 || c == 0x7f) {
+			if (c == '\n' || c == '\t' || c == '\r')
+				snprintf(tmp, sizeof tmp, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+			else
+				snprintf(tmp, sizeof tmp, "\\x%02x", c);
+			rep = tmp;
+		} else if (style != RES_STYLE_TEXT && (c == '<' || c == '>' || c == '&')) {
+			rep = c == '<' ? "&lt;" : c == '>' ? "&gt;" : "&amp;";
+		} else if (style == RES_STYLE_MD && strchr("|\\`*[]", c)) {
+			snprintf(tmp, sizeof tmp, "\\%c", c);
+			rep = tmp;
+		}
+		if (rep) {
+			size_t r = strlen(rep);
+			memcpy(buf + k, rep, r);
+			k += r;
+		} else {
+			buf[k++] = (char)c;
+		}
+	}
+	buf[k] = 0;
+	return buf;
+}
+
 static void put_cell_text(FILE *f, const char *s, enum res_style style)
 {
-	for (; *s; s++) {
-		if (style == RES_STYLE_MD && *s == '|')
-			fputs("\\|", f);
-		else if (style == RES_STYLE_HTML && *s == '<')
-			fputs("&lt;", f);
-		else if (style == RES_STYLE_HTML && *s == '>')
-			fputs("&gt;", f);
-		else if (style == RES_STYLE_HTML && *s == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*s, f);
-	}
+	char buf[512];
+	fputs(escape_cell(s, style, buf, sizeof buf), f);
 }
 
 void res_print_pools(FILE *f, const struct met_summary *s, size_t n, enum res_style style)
@@ -459,11 +487,14 @@ void res_print_pools(FILE *f, const struct met_summary *s, size_t n, enum res_st
 			wpol = strlen(s[j].policy);
 		for (size_t k = 0; k < s[j].n_pools; k++) {
 			const struct met_pool *p = &s[j].pools[k];
+			char name[512];
 			snprintf(gpu, sizeof gpu, "%s x %d", p->gpu, p->tp);
-			if (strlen(p->name) > wpool)
-				wpool = strlen(p->name);
-			if (strlen(gpu) > wgpu)
-				wgpu = strlen(gpu);
+			escape_cell(p->name, style, name, sizeof name);
+			if (strlen(name) > wpool)
+				wpool = strlen(name);
+			escape_cell(gpu, style, name, sizeof name);
+			if (strlen(name) > wgpu)
+				wgpu = strlen(name);
 		}
 	}
 	if (!several)
@@ -500,9 +531,11 @@ void res_print_pools(FILE *f, const struct met_summary *s, size_t n, enum res_st
 			snprintf(kv, sizeof kv, "%.3f", p->mean_kv_util);
 			snprintf(req, sizeof req, "%llu", (unsigned long long)p->requests);
 			if (style == RES_STYLE_TEXT) {
+				char name[512], g[512];
 				fprintf(f, "  %-*s %-*s %-7s %-*s %5s %10s %11s %9s\n", (int)wpol,
-					s[j].policy, (int)wpool, p->name, p->role, (int)wgpu, gpu,
-					nodes, busy, kv, req);
+					s[j].policy, (int)wpool, escape_cell(p->name, style, name, sizeof name),
+					p->role, (int)wgpu, escape_cell(gpu, style, g, sizeof g), nodes,
+					busy, kv, req);
 				continue;
 			}
 			const char *cells[] = {s[j].policy, p->name, p->role, gpu,

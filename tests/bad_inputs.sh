@@ -209,7 +209,10 @@ scen kv_cost_load '{"router": {"policy": "kv_cost", "params": {"load": "queue"}}
 scen kv_cost_host_credit '{"router": {"policy": "kv_cost", "params": {"host_credit": 2}}}' 'router.params.host_credit: expected a number in [0, 1]'
 scen ws_active_weight '{"router": {"policy": "weighted_scorer", "params": {"active_weight": -1}}}' 'router.params.active_weight: expected a number in [0,'
 scen policy_params_own '{"router": {"policy": "kv_cost", "policy_params": {"kv_cost": {"candidates": -1}}}}' 'router.policy_params.kv_cost.candidates: expected an integer in [0,'
-bad policy_moved_params 'router.policy_params.session_affinity.bogus: unknown key (expected one of: threshold, when_full, max_keys)' run "$T/ok.json" --policy kv_cost --set 'router.params={"bogus":0}' --out "$T/out_policy_moved_params" --quiet
+printf '{"router": {"params": {"bogus": 0}}}' >"$T/moved.json"
+bad policy_moved_params 'router.policy_params.session_affinity.bogus: unknown key (expected one of: threshold, when_full, max_keys)' run "$T/moved.json" --policy kv_cost --out "$T/out_policy_moved_params" --quiet
+# router.params set on the command line for another policy than --policy's: refused
+bad policy_set_params '--set router.params.candidates=4: router.params are the params of router.policy (session_affinity), and --policy runs kv_cost; set router.policy_params.kv_cost.candidates=4 instead' run "$T/ok.json" --policy kv_cost --set router.params.candidates=4 --out "$T/out_policy_set_params" --quiet
 scen no_keys_policy '{"router": {"policy": "round_robin", "params": {"x": 1}}}' 'router.params.x: unknown key (router.params takes no keys)'
 scen cv_poisson '{"workload": {"kind": "open", "cv": 2}}' 'workload.cv: takes "arrival": "gamma" (Poisson arrivals have cv 1)'
 scen attention_backend '{"cluster": {"cost_model": {"attention": "xformers"}}}' 'cluster.cost_model.attention: expected one of flashinfer, flash_attention, got "xformers"'
@@ -325,6 +328,34 @@ bad day_as_minmax '--autoscaler #1: cluster.autoscaler.min_nodes: expected at mo
 bad day_as_search 'kvsim plan: --autoscaler goes with --search autoscale' $P --search nodes --autoscaler "$PL" --out "$T/out_day_as_search"
 bad day_rank_search 'kvsim plan: --rank goes with --search autoscale' $P --search rate --rank cost --out "$T/out_day_rank_search"
 bad day_gpus "kvsim plan: --search autoscale plans the scenario's own GPUs and rate; --gpus does not go with it" $P --search autoscale --gpus H200 --out "$T/out_day_gpus"
+
+# --- r3: command-line values as strict as files; derived dimensions; ranges
+# --set VALUE is JSON only when all of it is: a unit or trailing text makes it
+# the string it reads as, rejected with the message the same string in a file gets
+bad set_unit_duration 'duration_s: expected a number in [1e-06, 1e+09], got a string' run "$T/ok.json" --set duration_s=10m --out "$T/out_set_unit_duration" --quiet
+bad set_unit_slo 'slo.ttft_p99_s: expected a number in [1e-09, 1e+09], got a string' run "$T/ok.json" --set slo.ttft_p99_s=500ms --out "$T/out_set_unit_slo" --quiet
+bad set_trailing_nodes 'cluster.nodes: expected an integer in [1, 1000000], got a string' run "$T/ok.json" --set cluster.nodes=4x --out "$T/out_set_trailing_nodes" --quiet
+
+# Hugging Face config.json: a key twice (transformers takes the last), a head
+# width that rounds down to 0, dense-layer lists that name no layer
+printf '{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "hidden_size": 8192, "num_attention_heads": 32, "vocab_size": 128256, "max_position_embeddings": 8192, "intermediate_size": 14336}' >"$T/hf/dup.json"
+scen hf_dup_key '{"cluster": {"model": "hf/dup.json"}}' "cluster.model: $T/hf/dup.json: hidden_size: duplicate key (given more than once; expected once)"
+printf '{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 16, "num_attention_heads": 32, "vocab_size": 1000, "max_position_embeddings": 8192, "intermediate_size": 64}' >"$T/hf/narrow.json"
+scen hf_head_dim "{\"cluster\": {\"model\": \"hf/narrow.json\"}}" "cluster.model: $T/hf/narrow.json: head_dim: missing, and hidden_size / num_attention_heads (16 / 32) rounds down to 0"
+for l in -1 1000 '"x"' 1.5; do
+	printf '{"model_type": "qwen2_moe", "num_hidden_layers": 24, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 151936, "max_position_embeddings": 8192, "intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "mlp_only_layers": [%s]}' "$l" >"$T/hf/mlp_only.json"
+	scen hf_mlp_only_$n '{"cluster": {"model": "hf/mlp_only.json"}}' "cluster.model: $T/hf/mlp_only.json: mlp_only_layers[0]: expected a layer index in [0, 23], got $l"
+done
+
+# autoscaler ranges: every slot is allocated at the start, so max_nodes is held
+# to a Kubernetes cluster's 5,000 nodes; Holt's alpha 0 never follows the load
+scen as_max_bound '{"cluster": {"nodes": 2, "autoscaler": {"kind": "planner", "max_nodes": 100000}}}' 'cluster.autoscaler.max_nodes: expected at most 40000 (a Kubernetes cluster'"'"'s 5,000 nodes, here DGX-H100 servers of 8 GPUs at tp 1: 8 replicas each), got 100000'
+scen as_max_bound_tp '{"cluster": {"model": "Llama-3-70B", "tp": 4, "pools": [{"nodes": 1, "autoscaler": {"kind": "hpa", "metric": "busy", "target": 0.5, "max_nodes": 1000000}}]}}' 'cluster.pools[0].autoscaler.max_nodes: expected at most 10000'
+scen as_alpha_zero '{"cluster": {"nodes": 2, "autoscaler": {"kind": "planner", "predictor": "holt", "alpha": 0, "max_nodes": 4}}}' 'cluster.autoscaler.alpha: expected a number in (0, 1] (at 0 the forecast never follows the load), got 0'
+
+# an unpriced GPU has no cost: plan will not rank it by cost
+printf '{"gpus": {"X1": {"bf16_flops": 1e15, "hbm_bytes": 100e9, "hbm_bytes_per_s": 4e12, "tdp_w": 800, "link": "nvlink4"}}}' >"$T/cat_x1.json"
+bad plan_unpriced 'kvsim plan: catalog.gpus.X1.price_per_hour: missing; plan ranks the fleets by cost, so every GPU needs a price (USD per GPU-hour)' plan "$T/ok.json" --catalog "$T/cat_x1.json" --slo ttft_p99=1 --search nodes --gpus H100-SXM,X1 --max 2 --out "$T/out_plan_unpriced"
 
 echo "bad inputs: $pass passed, $fail failed ($n cases)"
 [ "$fail" -eq 0 ]

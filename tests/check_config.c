@@ -10,6 +10,7 @@
 
 #include "config/cfg.h"
 #include "config/config.h"
+#include "results/metric_table.h"
 #include "sim/sim.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
@@ -202,6 +203,41 @@ START_TEST(errors_name_the_json_path)
 	expect_error("{\"catalog\": {\"links\": {\"mylink\": {\"bytes_per_s\": 0, \"latency_us\": 1}}}}",
 		     "catalog.links.mylink.bytes_per_s: expected a number in");
 	expect_error("[1, 2]", "expected an object");
+}
+END_TEST
+
+/* A --set value is JSON only when all of it is: "10m", "500ms" and "4x"
+ * are strings (which the scenario then rejects with the message a file's
+ * "10m" gets), never the number at their start. */
+START_TEST(set_values_are_all_json_or_a_string)
+{
+	static const char *const cases[][3] = {
+	    {"duration_s=10m", "duration_s", "{\"duration_s\": \"10m\"}"},
+	    {"slo.ttft_p99_s=500ms", "slo.ttft_p99_s", "{\"slo\": {\"ttft_p99_s\": \"500ms\"}}"},
+	    {"cluster.nodes=4x", "cluster.nodes", "{\"cluster\": {\"nodes\": \"4x\"}}"},
+	    {"cluster.nodes=[2]]", "cluster.nodes", "{\"cluster\": {\"nodes\": \"[2]]\"}}"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char err[1024] = "", file_err[1024] = "";
+		cJSON *root = cJSON_CreateObject();
+		ck_assert_int_eq(cfg_apply_set(root, cases[i][0], err, sizeof err), 0);
+		const cJSON *v = res_json_item_at(root, cases[i][1]);
+		ck_assert_msg(cJSON_IsString(v), "%s: not read as a string", cases[i][0]);
+		ck_assert_str_eq(v->valuestring, strchr(cases[i][0], '=') + 1);
+		struct scenario s;
+		char *text = cJSON_PrintUnformatted(root);
+		ck_assert_int_eq(th_scenario_err(text, &s, err, sizeof err), -1);
+		ck_assert_int_eq(th_scenario_err(cases[i][2], &s, file_err, sizeof file_err), -1);
+		ck_assert_str_eq(err, file_err);
+		free(text);
+		cJSON_Delete(root);
+	}
+	/* whitespace around a whole JSON value is still JSON */
+	cJSON *root = cJSON_CreateObject();
+	char err[256];
+	ck_assert_int_eq(cfg_apply_set(root, "seed= 7 ", err, sizeof err), 0);
+	ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(root, "seed")));
+	cJSON_Delete(root);
 }
 END_TEST
 
@@ -592,6 +628,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, policy_params_apply_and_unread_keys_fail);
 	tcase_add_test(tc, errors_name_the_json_path);
 	tcase_add_test(tc, set_overrides_and_catalog_additions);
+	tcase_add_test(tc, set_values_are_all_json_or_a_string);
 	tcase_add_test(tc, syntax_errors_give_line_and_column);
 	tcase_add_test(tc, int_ranges_are_what_a_double_holds);
 	tcase_add_test(tc, strings_must_be_utf8);

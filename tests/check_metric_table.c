@@ -13,6 +13,7 @@
 #include "results/diff.h"
 #include "results/metric_table.h"
 #include "results/metrics.h"
+#include "results/verdict.h"
 #include "results/writer.h"
 #include "config/config.h"
 #include "sim/sim.h"
@@ -539,7 +540,7 @@ START_TEST(table_marks_best_and_prints_deltas)
 			     "| ttft p99 | **0.050** | **0.050** (0%) | 0.070 (+40%) |\n"
 			     "| done | 10 | **12** (+20%) | **12** (+20%) |\n"
 			     "| shed | 0 | 0 (0%) | 0 (0%) |\n"
-			     "| hit | nan | **0.500** (n/a) | 0.400 (n/a) |\n");
+			     "| hit | n/a | **0.500** (n/a) | 0.400 (n/a) |\n");
 	free(md);
 	/* Text in a terminal's style: the figure alone in bold, the columns
 	 * 28 wide with deltas, padded as if the escapes took no room. */
@@ -797,7 +798,7 @@ START_TEST(pool_table_per_column_and_pool)
 			       "| policy | pool | role | GPU x tp | nodes | busy ratio | mean KV use | "
 			       "requests |\n|---|---|---|---|---:|---:|---:|---:|\n"
 			       "| rr | prefill | prefill | H100-SXM x 1 | 2 | 0.500 | 0.125 | 6 |\n"
-			       "| rr | d\\|<&> | decode | A100-80G x 2 | 1 | 0.750 | 0.625 | 4 |\n");
+			       "| rr | d\\|&lt;&amp;&gt; | decode | A100-80G x 2 | 1 | 0.750 | 0.625 | 4 |\n");
 	free(text);
 	text = pools_printed(s, 1, RES_STYLE_HTML);
 	ck_assert_ptr_nonnull(strstr(text, "<table>\n<tr><th>policy</th><th>pool</th><th>role</th>"
@@ -806,6 +807,14 @@ START_TEST(pool_table_per_column_and_pool)
 	ck_assert_ptr_nonnull(strstr(text, "<tr><td>rr</td><td>d|&lt;&amp;&gt;</td><td>decode</td>"
 					   "<td>A100-80G x 2</td><td>1</td><td>0.750</td>"
 					   "<td>0.625</td><td>4</td></tr>\n</table>\n"));
+	free(text);
+	/* a newline never splits a row; Markdown's marks never format */
+	snprintf(pd_pools[1].name, sizeof pd_pools[1].name, "d\nx*`[");
+	text = pools_printed(s, 1, RES_STYLE_TEXT);
+	ck_assert_ptr_nonnull(strstr(text, "  rr     d\\nx*`[ decode  A100-80G x 2"));
+	free(text);
+	text = pools_printed(s, 1, RES_STYLE_MD);
+	ck_assert_ptr_nonnull(strstr(text, "| rr | d\\nx\\*\\`\\[ | decode |"));
 	free(text);
 	/* printed between the comparison table and the mechanisms */
 	size_t len = 0;
@@ -819,6 +828,56 @@ START_TEST(pool_table_per_column_and_pool)
 }
 END_TEST
 
+/* A figure with no sample (or no price) is "n/a" in every table, null in
+ * summary.json, and "no data" in the verdict. */
+START_TEST(no_sample_is_na_everywhere)
+{
+	struct met_summary s[2];
+	memset(s, 0, sizeof s);
+	for (int j = 0; j < 2; j++) {
+		snprintf(s[j].policy, sizeof s[j].policy, j ? "b" : "a");
+		s[j].ttft.p99 = s[j].tpot.p99 = NAN;
+		s[j].cost_usd = NAN;
+		s[j].arrived = s[j].shed = 3;
+	}
+	const struct res_metric *m = res_metric_find(NULL, RES_LIST_TABLE, "ttft_s.p99");
+	char cell[64];
+	res_metric_cell(m, &s[0], cell, sizeof cell);
+	ck_assert_str_eq(cell, "n/a");
+	res_metric_csv_cell(m, &s[0], cell, sizeof cell);
+	ck_assert_str_eq(cell, "n/a");
+	m = res_metric_find(NULL, RES_LIST_TABLE, "cost_usd");
+	res_metric_cell(m, &s[1], cell, sizeof cell);
+	ck_assert_str_eq(cell, "n/a");
+	cJSON *j = res_summary_json(&s[0]);
+	char *text = cJSON_Print(j);
+	cJSON_Delete(j);
+	j = cJSON_Parse(text); /* summary.json as written */
+	ck_assert(cJSON_IsNull(res_json_item_at(j, "ttft_s.p99")));
+	ck_assert(cJSON_IsNull(res_json_item_at(j, "cost_usd")));
+	ck_assert_ptr_null(strstr(text, "nan"));
+	free(text);
+	cJSON_Delete(j);
+	static const enum res_style styles[] = {RES_STYLE_TEXT, RES_STYLE_MD, RES_STYLE_HTML};
+	for (size_t k = 0; k < 3; k++) {
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		res_print_verdict(f, s, 2, 0, styles[k]);
+		fclose(f);
+		ck_assert_msg(strstr(text, "TTFT p99: no data") && strstr(text, "TPOT p99: no data") &&
+				  !strstr(text, "TTFT p99: all"),
+			      "%s", text);
+		free(text);
+		f = open_memstream(&text, &len);
+		res_print_table(f, NULL, s, 2, styles[k]);
+		fclose(f);
+		ck_assert_ptr_nonnull(strstr(text, "n/a"));
+		ck_assert_ptr_null(strstr(text, "nan"));
+		free(text);
+	}
+}
+END_TEST
+
 Suite *metric_table_suite(void)
 {
 	Suite *s = suite_create("metric_table");
@@ -826,6 +885,7 @@ Suite *metric_table_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, one_row_reaches_every_output);
 	tcase_add_test(tc, one_row_is_diffed);
+	tcase_add_test(tc, no_sample_is_na_everywhere);
 	tcase_add_test(tc, one_row_is_a_sweep_column);
 	tcase_add_test(tc, every_path_resolves_in_a_run);
 	tcase_add_test(tc, rows_are_complete);

@@ -206,6 +206,46 @@ START_TEST(bad_configs_name_file_and_key)
 }
 END_TEST
 
+/* What transformers would read otherwise, and what a file derives: a key
+ * given twice (transformers takes the last), a head width that rounds down
+ * to 0, Qwen MoE dense layers that name no layer. */
+START_TEST(hf_duplicates_derived_widths_and_layer_lists)
+{
+	expect_error("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+		     "\"hidden_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 10, "
+		     "\"max_position_embeddings\": 64, \"intermediate_size\": 8}",
+		     "/tmp/kvsim_check_hf_bad.json: hidden_size: duplicate key (given more than "
+		     "once; expected once)");
+	expect_error("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 16, "
+		     "\"num_attention_heads\": 32, \"vocab_size\": 10, "
+		     "\"max_position_embeddings\": 64, \"intermediate_size\": 8}",
+		     "head_dim: missing, and hidden_size / num_attention_heads (16 / 32) rounds "
+		     "down to 0; expected hidden_size >= num_attention_heads, or a head_dim");
+	static const char *const bad_layers[][2] = {
+	    {"-1", "got -1"}, {"1000", "got 1000"}, {"\"x\"", "got \"x\""}, {"1.5", "got 1.5"}};
+	for (size_t i = 0; i < sizeof bad_layers / sizeof *bad_layers; i++) {
+		char json[1024], want[128];
+		snprintf(json, sizeof json,
+			 "{\"model_type\": \"qwen2_moe\", \"num_hidden_layers\": 4, "
+			 "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10, "
+			 "\"max_position_embeddings\": 64, \"intermediate_size\": 8, "
+			 "\"num_experts\": 4, \"num_experts_per_tok\": 2, "
+			 "\"moe_intermediate_size\": 8, \"shared_expert_intermediate_size\": 8, "
+			 "\"mlp_only_layers\": [0, %s]}",
+			 bad_layers[i][0]);
+		snprintf(want, sizeof want, "mlp_only_layers[1]: expected a layer index in [0, 3], %s",
+			 bad_layers[i][1]);
+		expect_error(json, want);
+	}
+	expect_error("{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 2, "
+		     "\"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10, "
+		     "\"max_position_embeddings\": 64, \"intermediate_size\": 8, "
+		     "\"kv_lora_rank\": 16, \"qk_rope_head_dim\": 0, \"qk_nope_head_dim\": 0, "
+		     "\"v_head_dim\": 1}",
+		     "qk_nope_head_dim + qk_rope_head_dim: expected at least 1");
+}
+END_TEST
+
 /* A relative config.json path starts at the scenario's folder; the model
  * joins the scenario's catalog and drives the memory budget. */
 START_TEST(scenario_model_path_is_relative_to_scenario)
@@ -362,6 +402,7 @@ Suite *models_suite(void)
 	tcase_add_test(tc, qwen_parameters);
 	tcase_add_test(tc, moe_layer_placement_and_tied_embeddings);
 	tcase_add_test(tc, bad_configs_name_file_and_key);
+	tcase_add_test(tc, hf_duplicates_derived_widths_and_layer_lists);
 	tcase_add_test(tc, scenario_model_path_is_relative_to_scenario);
 	tcase_add_test(tc, gpu_memory_in_binary_units);
 	tcase_add_test(tc, moe_reads_the_experts_a_batch_touches);

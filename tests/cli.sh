@@ -388,6 +388,10 @@ cmp -s "$T/sw1/sweep.csv" "$T/sw3/sweep.csv" && ok || bad "GNU parallel + merge 
 expect 2 "point 0 (cluster.nodes=0): " sweep "$T/small.json" --vary cluster.nodes=0,2 --out "$T/sw4" --quiet
 [ "$(wc -l <"$T/sw4/sweep.csv")" -eq 2 ] && [ -s "$T/sw4/points/p000000/error.txt" ] && ok || bad "a failing point stopped the sweep"
 expect 2 "--vary" sweep "$T/small.json"
+# a varied value with trailing text is the string it reads as: a failed
+# point with the file's message, never a run of its leading number
+expect 2 'point 1 (cluster.nodes=4x): cluster.nodes: expected an integer in [1, 1000000], got a string' sweep "$T/small.json" --vary cluster.nodes=2,4x --out "$T/sw5" --quiet
+[ "$(wc -l <"$T/sw5/sweep.csv")" -eq 2 ] && ! grep -q '^4x,' "$T/sw5/sweep.csv" && ok || bad "--vary cluster.nodes=4x ran as 4 nodes"
 
 # plan: a fixed-cost single-server queue per node at 350 req/s of 10 ms each
 # needs ceil(350 * 0.01) = 4 nodes (3 are overloaded); the answer meets the SLO
@@ -511,9 +515,40 @@ grep -q '"gpu":	"L40S"' "$T/plan_sp/plan.json" && grep -q '"gpu":	"H100-SXM"' "$
 	bad "plan --gpus ' H100-SXM , L40S' did not search both"
 usage plan "--rate-key: too long (at most 200 characters)" plan --slo ttft_p99=1 --search rate --rate-key "workload.$(printf 'x%.0s' $(seq 200))"
 usage plan '--rate-key: expected a scenario key such as workload.rate_per_s, got an empty value' plan --slo ttft_p99=1 --search rate --rate-key=
-usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS (SECONDS > 0), got "ttft_p99="' plan --slo ttft_p99= --search nodes
+usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with no unit (e.g. ttft_p99=1.0), got "ttft_p99="' plan --slo ttft_p99= --search nodes
 usage plan "--autoscaler #2: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{kind\"" \
 	plan --slo ttft_p99=1 --search autoscale --autoscaler "$AS1" --autoscaler '{kind'
+# pool names are escaped for each output: a newline never splits a row, '|'
+# never adds a Markdown column, '<script>' never lands as markup
+printf '{"duration_s": 5, "cluster": {"pools": [{"name": "a|b\\nc <script>x</script>", "nodes": 1}, {"name": "**z**", "nodes": 1}]}}' >"$T/pn.json"
+"$KVSIM" compare "$T/pn.json" --policies round_robin --out "$T/pn" --report --no-perf >"$T/pn.txt" 2>/dev/null
+grep -qF '  round_robin a|b\nc <script>x</script> mixed' "$T/pn.txt" && [ "$(grep -c '^  round_robin ' "$T/pn.txt")" -eq 3 ] && ok ||
+	bad "a pool name with a newline split the text table: $(grep -A1 'a|b' "$T/pn.txt")"
+grep -qF '| round_robin | a\|b\nc &lt;script&gt;x&lt;/script&gt; | mixed |' "$T/pn/report.md" &&
+	grep -qF '| round_robin | \*\*z\*\* | mixed |' "$T/pn/report.md" && ! grep '^|' "$T/pn/report.md" | grep -q '<script>x' && ok ||
+	bad "report.md holds a pool name unescaped: $(grep -n 'script\|z\*' "$T/pn/report.md" | head -3)"
+# a figure with no sample is n/a in every table, null in JSON, "no data" in
+# the verdict; diff and sweep --merge take it
+printf '{"duration_s": 5, "cluster": {"nodes": 1}, "faults": [{"kind": "crash", "node": 0, "at_s": 0}]}' >"$T/nd.json"
+expect 0 "TTFT p99 (s)                       n/a               n/a" compare "$T/nd.json" --policies round_robin,least_loaded --out "$T/nd" --report --no-perf
+grep -q '"p99":	null' "$T/nd/round_robin/summary.json" && grep -q '^round_robin,12,0,12,0,n/a,n/a,' "$T/nd/comparison.csv" &&
+	grep -qF -- '- TTFT p99: no data' "$T/nd/report.md" && ! grep -q 'TTFT p99: all' "$T/nd/report.md" && ok ||
+	bad "no samples were not n/a, null and no data: $(grep -n 'TTFT p99' "$T/nd/report.md" | head -2)"
+expect 0 "" diff "$T/nd/round_robin/summary.json" "$T/nd/least_loaded/summary.json"
+expect 1 "REGRESSION (no data)" diff "$T/cmp_short/round_robin/summary.json" "$T/nd/round_robin/summary.json"
+expect 0 "" sweep "$T/nd.json" --vary seed=1,2 --out "$T/nd_sw" --quiet
+grep -q '^1,0,[0-9]*,[0-9]*,0,[0-9]*,0,n/a,n/a,' "$T/nd_sw/sweep.csv" && ok || bad "sweep.csv lacks n/a: $(sed -n 2p "$T/nd_sw/sweep.csv")"
+# an unpriced GPU has no cost: n/a and null, never $0
+printf '{"gpus": {"X1": {"bf16_flops": 1e15, "hbm_bytes": 100e9, "hbm_bytes_per_s": 4e12, "tdp_w": 800, "link": "nvlink4"}}}' >"$T/cat_x1.json"
+expect 0 "cost (USD)                         n/a" run "$T/small.json" --catalog "$T/cat_x1.json" --set cluster.gpu=X1 --out "$T/x1"
+grep -q '"cost_usd":	null' "$T/x1/summary.json" && ok || bad "an unpriced GPU's cost is not null: $(grep cost_usd "$T/x1/summary.json")"
+# -q silences every table format
+"$KVSIM" compare "$T/small.json" -p round_robin,least_loaded -q --format md -o "$T/q_md" --no-perf >"$T/q_md.out" 2>&1
+[ ! -s "$T/q_md.out" ] && ok || bad "compare -q --format md printed: $(head -c 200 "$T/q_md.out")"
+# command-line values as strict as the same values in a file
+usage plan '--slo: expected ttft_p99=SECONDS or tpot_p99=SECONDS, a number of seconds > 0 with no unit (e.g. ttft_p99=1.0), got "ttft_p99=1000ms"' plan --slo ttft_p99=1000ms --search nodes
+usage plan "--autoscaler #1: expected a JSON object such as '{\"kind\": \"hpa\", \"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', got \"{\"kind\":\"planner\",\"max_nodes\":4}x\"" plan --slo ttft_p99=1 --search autoscale --autoscaler '{"kind":"planner","max_nodes":4}x'
+usage plan '--autoscaler #1: cluster.autoscaler.max_nodes: duplicate key (given more than once; expected once)' plan --slo ttft_p99=1 --search autoscale --autoscaler '{"kind":"planner","max_nodes":4,"max_nodes":5}'
 usage plan '--rank: expected cost, energy or gpu_hours, got "dollars"' plan --slo ttft_p99=1 --search autoscale --rank dollars
 usage diff "--metrics: expected a comma-separated list of metric names" diff --metrics= "$T/base.json" "$T/worse.json"
 usage diff "--metrics: expected a comma-separated list of metric names" diff --metrics=, "$T/base.json" "$T/worse.json"
