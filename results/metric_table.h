@@ -6,13 +6,30 @@
 
 struct met_summary;
 struct cJSON;
+struct request;
 
 enum res_better { RES_BETTER_NONE, RES_BETTER_HIGHER, RES_BETTER_LOWER };
 
-/* How a figure is stored in struct met_summary. RES_KIND_PER: a mean
+/* Where a row's figure is: one per run (struct met_summary), one per pool
+ * (struct met_pool, summary.json's pools[]) or one per node (struct
+ * met_node, nodes[]). A pool or node row's path is the array's key, a dot
+ * and the key in each element: "pools.busy_ratio". */
+enum res_scope { RES_SCOPE_RUN, RES_SCOPE_POOL, RES_SCOPE_NODE };
+
+/* How a figure is stored in its scope's struct. RES_KIND_PER: a mean
  * worked out from two fields, the double at offset over the uint64_t at
- * per (0 when that count is 0). */
-enum res_kind { RES_KIND_U64, RES_KIND_F64, RES_KIND_SIZE, RES_KIND_PER };
+ * per (0 when that count is 0). RES_KIND_TEXT (a char array) and
+ * RES_KIND_TEXT_PTR (a const char *) are names, not figures: written as
+ * JSON strings, NaN as a value. */
+enum res_kind {
+	RES_KIND_U64,
+	RES_KIND_F64,
+	RES_KIND_SIZE,
+	RES_KIND_PER,
+	RES_KIND_INT,
+	RES_KIND_TEXT,
+	RES_KIND_TEXT_PTR,
+};
 
 /* Which outputs take a row (res_metric.use). A row in none of them is
  * still written to summary.json. */
@@ -38,6 +55,19 @@ enum {
 	RES_M_IF_SCALED = 1 << 9,
 };
 
+/* A statistics group's sample: one figure per completed request, the time
+ * from one of its times to another (int64_t ns fields of struct request)
+ * in seconds, divided by its output tokens after the first when per_token
+ * (then only for outputs of 2+ tokens). The collector keeps it
+ * (metrics.sample[slot]), requests.csv has a column of it, and the
+ * group's rows (RES_STATS) read its statistics (met_summary.stat[slot]). */
+struct res_stat {
+	const char *key; /* summary.json's object and requests.csv's column: "ttft_s" */
+	unsigned slot;   /* enum met_slot: its place in the collector and the summary */
+	size_t from, to; /* offsetof(struct request, a time) */
+	int per_token;
+};
+
 /* One metric. The summary writer writes rows in table order within each
  * JSON object (paths are "key" or "object.key"); each output takes the
  * rows it is marked for, in table order but for its _LAST rows. */
@@ -45,14 +75,45 @@ struct res_metric {
 	const char *name;  /* label in the comparison table */
 	const char *path;  /* dotted JSON path in summary.json */
 	enum res_better better;
+	enum res_scope scope;
 	enum res_kind kind;
-	size_t offset;     /* of the figure in struct met_summary */
+	size_t offset;     /* of the figure in its scope's struct */
 	size_t per;        /* RES_KIND_PER: of the count it is divided by; else 0 */
 	int decimals;      /* comparison table: digits after the point (RES_KIND_F64) */
 	double unit;       /* comparison table: shows the figure divided by this */
 	const char *csv;   /* column name in comparison.csv and sweep.csv, or NULL */
 	unsigned use;      /* RES_M_* */
+	/* The first row of a statistics group (RES_STATS): the group's
+	 * sample; NULL on every other row. */
+	const struct res_stat *stat;
 };
+
+/* A statistics group, one entry of a table of rows: its mean, the rows
+ * parts (a macro of rows, each with its comma, or RES_NO_PARTS) shown
+ * under the mean, then p50, p90, p99, max and the count, each a row named
+ * "<label> mean (s)" ... "<label> samples" at "<stem>_s.mean" ...
+ * "<stem>_s.count" (comparison.csv "<stem>_mean_s" ...), better lower,
+ * dec digits in the table; u_*: each statistic's RES_M_* (the count's is
+ * 0). span: RES_SPAN(from, to) or RES_PER_TOKEN(from, to), times of
+ * struct request. Needs results/summary.h and sim/request.h. */
+/* clang-format off */
+#define RES_SPAN(from, to) offsetof(struct request, from), offsetof(struct request, to), 0
+#define RES_PER_TOKEN(from, to) offsetof(struct request, from), offsetof(struct request, to), 1
+#define RES_NO_PARTS
+#define RES_STAT_ROW(label, stem, slot, what, dec, use, group)                                   \
+	{label " " #what " (s)", stem "_s." #what, RES_BETTER_LOWER, RES_SCOPE_RUN, RES_KIND_F64, \
+	 offsetof(struct met_summary, stat[slot].what), 0, dec, 1, stem "_" #what "_s", use, group}
+#define RES_STATS(label, stem, slot, span, dec, parts, u_mean, u_p50, u_p90, u_p99, u_max)      \
+	RES_STAT_ROW(label, stem, slot, mean, dec, u_mean,                                       \
+		     (&(const struct res_stat){stem "_s", slot, span})),                         \
+	parts                                                                                    \
+	RES_STAT_ROW(label, stem, slot, p50, dec, u_p50, NULL),                                  \
+	RES_STAT_ROW(label, stem, slot, p90, dec, u_p90, NULL),                                  \
+	RES_STAT_ROW(label, stem, slot, p99, dec, u_p99, NULL),                                  \
+	RES_STAT_ROW(label, stem, slot, max, dec, u_max, NULL),                                  \
+	{label " samples", stem "_s.count", RES_BETTER_NONE, RES_SCOPE_RUN, RES_KIND_SIZE,       \
+	 offsetof(struct met_summary, stat[slot].n), 0, 0, 1, NULL, 0, NULL}
+/* clang-format on */
 
 struct res_metrics {
 	const struct res_metric *row;
@@ -83,8 +144,24 @@ const struct res_metric *res_metric_find(const struct res_metrics *t, enum res_l
  * (RES_M_IF_DISAGG rows only when some column is disaggregated,
  * RES_M_IF_SCALED rows when some column autoscales). */
 int res_metric_shown(const struct res_metric *m, const struct met_summary *s, size_t n);
-/* The figure of s that m names. */
+/* The figure of s that m names (a run row; NaN for a name). */
 double res_metric_value(const struct res_metric *m, const struct met_summary *s);
+/* The figure of element i of m's scope in s (the run for RES_SCOPE_RUN,
+ * pool i, node i); NaN for a name or an element s does not have. */
+double res_metric_value_at(const struct res_metric *m, const struct met_summary *s, size_t i);
+/* The name m reads in element i of its scope (RES_KIND_TEXT, _TEXT_PTR);
+ * NULL for a figure or an element s does not have. */
+const char *res_metric_text_at(const struct res_metric *m, const struct met_summary *s, size_t i);
+/* How many elements scope has in s (1 for the run), and the key of its
+ * array in summary.json ("pools", "nodes"; NULL for the run). */
+size_t res_scope_count(enum res_scope scope, const struct met_summary *s);
+const char *res_scope_key(enum res_scope scope);
+/* The statistics groups of t (NULL: the built-in table), in table order:
+ * start with *cursor = 0 and call until NULL (a whole walk is O(n)). */
+const struct res_stat *res_stat_next(const struct res_metrics *t, size_t *cursor);
+/* The figure of group g for request r, or NaN when r has none (it did not
+ * complete; one output token for a per-token group). */
+double res_stat_of(const struct res_stat *g, const struct request *r);
 /* The comparison table's cell: integers in full, fractions with m->decimals
  * after dividing by m->unit. */
 void res_metric_cell(const struct res_metric *m, const struct met_summary *s, char *buf,

@@ -1,6 +1,7 @@
 /* metrics: request samples, token accounting, GSL statistics. */
 #include "results/metrics.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,22 +11,34 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "results/fmt.h"
+#include "results/metric_table.h"
 #include "sim/request.h"
 
-void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv)
+void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_ttft_s,
+		   double slo_tpot_s, FILE *csv)
 {
 	memset(m, 0, sizeof *m);
 	m->slo_ttft_s = slo_ttft_s;
 	m->slo_tpot_s = slo_tpot_s;
 	m->csv = csv;
+	size_t it = 0;
+	for (const struct res_stat *g; (g = res_stat_next(t, &it));) {
+		/* check_metric_table holds every table to this */
+		assert(m->n_stat < MET_STAT_MAX && g->slot < MET_STAT_MAX);
+		m->stat[m->n_stat++] = g;
+	}
+}
+
+void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv)
+{
+	met_init_with(m, NULL, slo_ttft_s, slo_tpot_s, csv);
 }
 
 void met_free(struct metrics *m)
 {
-	struct met_sample *all[4] = {&m->ttft, &m->tpot, &m->e2e, &m->queue};
-	for (int i = 0; i < 4; i++) {
-		free(all[i]->v);
-		free(all[i]->hist);
+	for (int i = 0; i < MET_STAT_MAX; i++) {
+		free(m->sample[i].v);
+		free(m->sample[i].hist);
 	}
 	memset(m, 0, sizeof *m);
 }
@@ -95,12 +108,20 @@ static double hist_quantile(const struct met_sample *s, double f)
 	return s->max;
 }
 
+void met_csv_header_with(FILE *f, const struct res_metrics *t)
+{
+	fputs("id,session,turn,node,status,reason,arrival_s,prompt_tokens,output_tokens,", f);
+	size_t it = 0;
+	for (const struct res_stat *g; (g = res_stat_next(t, &it));)
+		fprintf(f, "%s,", g->key);
+	fputs("cached,reloaded,migrated,recomputed,fresh,preempt_recomputed,preemptions,"
+	      "prefill_node\n",
+	      f);
+}
+
 void met_csv_header(FILE *f)
 {
-	fputs("id,session,turn,node,status,reason,arrival_s,prompt_tokens,output_tokens,ttft_s,"
-	      "tpot_s,e2e_s,queue_s,cached,reloaded,migrated,recomputed,fresh,preempt_recomputed,"
-	      "preemptions,prefill_node\n",
-	      f);
+	met_csv_header_with(f, NULL);
 }
 
 static void count_reason(struct met_reasons *w, const char *reason)
@@ -132,15 +153,17 @@ static char *put_u(char *p, uint64_t v, char sep)
 	return p;
 }
 
-/* One requests.csv row, as fprintf wrote it, in one fwrite. */
-static void csv_row(FILE *f, const struct request *r, const char *status, double ttft,
-		    double tpot, double e2e, double queue)
+/* One requests.csv row, as fprintf wrote it, in one fwrite: v[slot] is
+ * each statistics group's figure (NaN: an empty cell). */
+static void csv_row(const struct metrics *m, const struct request *r, const char *status,
+		    const double *v)
 {
-	char line[4096], *p = line; /* 5 figures x 400 + 512 + integers */
+	/* (1 + MET_STAT_MAX) figures x 400, 512 of strings, integers */
+	char line[(1 + MET_STAT_MAX) * 400 + 1024], *p = line;
 	const char *reason = r->reason ? r->reason : "";
 	size_t ls = strlen(status), lr = strlen(reason);
 	if (ls + lr > 512) { /* no such strings today; kept correct anyway */
-		fprintf(f, "%llu,%llu,%u,%d,%s,%s,", (unsigned long long)r->id,
+		fprintf(m->csv, "%llu,%llu,%u,%d,%s,%s,", (unsigned long long)r->id,
 			(unsigned long long)r->session, r->turn, r->node, status, reason);
 	} else {
 		p = put_u(p, r->id, ',');
@@ -158,20 +181,12 @@ static void csv_row(FILE *f, const struct request *r, const char *status, double
 	p = put_s(p, (double)r->arrival_ns * 1e-9);
 	p = put_u(p, r->prompt_tokens, ',');
 	p = put_u(p, r->output_tokens, ',');
-	if (ttft >= 0)
-		p = put_s(p, ttft);
-	else
-		*p++ = ',';
-	if (tpot >= 0)
-		p = put_s(p, tpot);
-	else
-		*p++ = ',';
-	if (e2e >= 0) {
-		p = put_s(p, e2e);
-		p = put_s(p, queue);
-	} else {
-		*p++ = ',';
-		*p++ = ',';
+	for (size_t k = 0; k < m->n_stat; k++) {
+		double x = v[m->stat[k]->slot];
+		if (isnan(x))
+			*p++ = ',';
+		else
+			p = put_s(p, x);
 	}
 	p = put_u(p, r->cached, ',');
 	p = put_u(p, r->reloaded, ',');
@@ -183,27 +198,28 @@ static void csv_row(FILE *f, const struct request *r, const char *status, double
 	if (r->prefill_node >= 0)
 		p += fmt_i64(p, r->prefill_node);
 	*p++ = '\n';
-	fwrite(line, 1, (size_t)(p - line), f);
+	fwrite(line, 1, (size_t)(p - line), m->csv);
 }
 
 int met_record(struct metrics *m, const struct request *r, double recompute_s)
 {
 	const char *status = r->state == REQ_DONE ? "completed" : r->state == REQ_SHED ? "shed"
 											: "failed";
-	double ttft = -1, tpot = -1, e2e = -1, queue = -1;
+	/* each statistics group's figure, by slot; NaN: none for r */
+	double v[MET_STAT_MAX];
 	int rc = 0;
+	for (size_t k = 0; k < MET_STAT_MAX; k++)
+		v[k] = NAN;
+	for (size_t k = 0; k < m->n_stat; k++) {
+		unsigned slot = m->stat[k]->slot;
+		v[slot] = res_stat_of(m->stat[k], r);
+		if (!isnan(v[slot]))
+			rc |= met_sample_add(&m->sample[slot], v[slot]);
+	}
 	if (r->state == REQ_DONE) {
 		m->completed++;
-		ttft = (double)(r->first_token_ns - r->arrival_ns) * 1e-9;
-		e2e = (double)(r->finish_ns - r->arrival_ns) * 1e-9;
-		queue = (double)(r->sched_ns - r->enqueue_ns) * 1e-9;
-		rc |= met_sample_add(&m->ttft, ttft) | met_sample_add(&m->e2e, e2e) | met_sample_add(&m->queue, queue);
-		if (r->output_tokens > 1) {
-			tpot = (double)(r->finish_ns - r->first_token_ns) * 1e-9 /
-			       (double)(r->output_tokens - 1);
-			rc |= met_sample_add(&m->tpot, tpot);
-		}
-		int met = ttft <= m->slo_ttft_s && (tpot < 0 || tpot <= m->slo_tpot_s);
+		double ttft = v[MET_TTFT], tpot = v[MET_TPOT];
+		int met = ttft <= m->slo_ttft_s && (isnan(tpot) || tpot <= m->slo_tpot_s);
 		m->slo_met += met;
 		m->tokens.output += r->output_tokens;
 	} else if (r->state == REQ_SHED) {
@@ -225,10 +241,9 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 	}
 	m->preemptions += r->preemptions;
 	if (m->csv)
-		csv_row(m->csv, r, status, ttft, tpot, e2e, queue);
+		csv_row(m, r, status, v);
 	return rc ? -1 : 0;
 }
-
 
 /* Sorts v ascending: an LSD radix sort on the IEEE-754 bits (mapped so that
  * unsigned order is numeric order), O(n); the same sequence GSL's heapsort
@@ -321,11 +336,12 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	out->completed = m->completed;
 	out->shed = m->shed;
 	out->failed = m->failed;
-	met_stats_of(&m->ttft, &out->ttft);
-	met_stats_of(&m->tpot, &out->tpot);
-	met_stats_of(&m->e2e, &out->e2e);
-	met_stats_of(&m->queue, &out->queue);
-	out->percentiles_exact = !m->ttft.hist && !m->tpot.hist && !m->e2e.hist && !m->queue.hist;
+	out->percentiles_exact = 1;
+	for (size_t k = 0; k < m->n_stat; k++) {
+		unsigned slot = m->stat[k]->slot;
+		met_stats_of(&m->sample[slot], &out->stat[slot]);
+		out->percentiles_exact &= !m->sample[slot].hist;
+	}
 	out->tokens = m->tokens;
 	double in = (double)m->tokens.input;
 	out->prefix_hit_ratio = in > 0 ? (double)m->tokens.cached / in : 0;

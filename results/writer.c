@@ -44,7 +44,7 @@ static cJSON *add_object(cJSON *o, const struct res_metrics *t, const char *key,
 static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met_summary *s)
 {
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++) {
-		if ((m->use & RES_M_ARRAY_LEN) || res_json_at(o, m->path))
+		if ((m->use & RES_M_ARRAY_LEN) || m->scope != RES_SCOPE_RUN || res_json_at(o, m->path))
 			continue;
 		const char *dot = strchr(m->path, '.');
 		if (!dot) {
@@ -57,6 +57,37 @@ static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met
 		if (!obj)
 			obj = cJSON_AddObjectToObject(o, key);
 		cJSON_AddNumberToObject(obj, dot + 1, res_metric_value(m, s));
+	}
+}
+
+/* Adds the object of every statistics group (RES_STATS), in table order. */
+static void add_stat_objects(cJSON *o, const struct res_metrics *t, const struct met_summary *s)
+{
+	for (const struct res_metric *m = t->row; m < t->row + t->n; m++)
+		if (m->stat)
+			add_object(o, t, m->stat->key, s);
+}
+
+/* Adds the array of scope's elements (pools[], nodes[]): each an object of
+ * the rows of that scope, in table order, names as strings. */
+static void add_scope_array(cJSON *o, const struct res_metrics *t, enum res_scope scope,
+			    const struct met_summary *s)
+{
+	const char *key = res_scope_key(scope);
+	size_t klen = strlen(key);
+	cJSON *arr = cJSON_AddArrayToObject(o, key);
+	for (size_t i = 0; arr && i < res_scope_count(scope, s); i++) {
+		cJSON *e = cJSON_CreateObject();
+		for (const struct res_metric *m = t->row; e && m < t->row + t->n; m++) {
+			if (m->scope != scope)
+				continue;
+			const char *text = res_metric_text_at(m, s, i);
+			if (text)
+				cJSON_AddStringToObject(e, m->path + klen + 1, text);
+			else
+				cJSON_AddNumberToObject(e, m->path + klen + 1, res_metric_value_at(m, s, i));
+		}
+		cJSON_AddItemToArray(arr, e);
 	}
 }
 
@@ -80,8 +111,8 @@ cJSON *res_summary_json(const struct met_summary *s)
 }
 
 /* The layout (which top-level key goes where) is written here; every figure
- * but the reason counts and the pools and nodes arrays comes from the metric
- * table. */
+ * but the reason counts comes from the metric table, the pools and nodes
+ * arrays' too. */
 cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metrics *t)
 {
 	t = res_metrics_or_builtin(t);
@@ -102,10 +133,7 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	for (size_t i = 0; i < s->failed_why.n; i++)
 		cJSON_AddNumberToObject(reasons, s->failed_why.reason[i],
 					(double)s->failed_why.count[i]);
-	add_object(o, t, "ttft_s", s);
-	add_object(o, t, "tpot_s", s);
-	add_object(o, t, "e2e_s", s);
-	add_object(o, t, "queue_s", s);
+	add_stat_objects(o, t, s);
 	cJSON_AddStringToObject(o, "percentiles",
 				s->percentiles_exact ? "exact" : "histogram (0.1% bins) past 2,097,152 samples");
 	add_object(o, t, "ttft_split", s);
@@ -127,38 +155,8 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	add_figure(o, t, "gpu_hours", s);
 	add_figure(o, t, "cost_usd", s);
 	add_object(o, t, "scaling", s);
-	cJSON *pools = cJSON_AddArrayToObject(o, "pools");
-	for (size_t i = 0; i < s->n_pools; i++) {
-		const struct met_pool *p = &s->pools[i];
-		cJSON *po = cJSON_CreateObject();
-		cJSON_AddStringToObject(po, "name", p->name);
-		cJSON_AddStringToObject(po, "role", p->role);
-		cJSON_AddStringToObject(po, "gpu", p->gpu);
-		cJSON_AddNumberToObject(po, "tp", p->tp);
-		cJSON_AddNumberToObject(po, "nodes", p->nodes);
-		cJSON_AddNumberToObject(po, "busy_ratio", p->busy_ratio);
-		cJSON_AddNumberToObject(po, "mean_kv_util", p->mean_kv_util);
-		cJSON_AddNumberToObject(po, "requests", (double)p->requests);
-		cJSON_AddNumberToObject(po, "nodes_mean", p->nodes_mean);
-		cJSON_AddNumberToObject(po, "gpu_hours", p->gpu_hours);
-		cJSON_AddNumberToObject(po, "energy_j", p->energy_j);
-		cJSON_AddItemToArray(pools, po);
-	}
-	cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
-	for (size_t i = 0; i < s->n_nodes; i++) {
-		const struct met_node *n = &s->nodes[i];
-		cJSON *no = cJSON_CreateObject();
-		cJSON_AddNumberToObject(no, "id", n->id);
-		cJSON_AddNumberToObject(no, "pool", n->pool);
-		cJSON_AddNumberToObject(no, "busy_ratio", n->busy_ratio);
-		cJSON_AddNumberToObject(no, "mean_kv_util", n->mean_kv_util);
-		cJSON_AddNumberToObject(no, "peak_kv_util", n->peak_kv_util);
-		cJSON_AddNumberToObject(no, "requests", (double)n->requests);
-		cJSON_AddNumberToObject(no, "throttled_s", n->throttled_s);
-		cJSON_AddNumberToObject(no, "held_s", n->held_s);
-		cJSON_AddNumberToObject(no, "energy_j", n->energy_j);
-		cJSON_AddItemToArray(nodes, no);
-	}
+	add_scope_array(o, t, RES_SCOPE_POOL, s);
+	add_scope_array(o, t, RES_SCOPE_NODE, s);
 	add_object(o, t, "load_imbalance", s);
 	add_object(o, t, "perf", s);
 	add_unplaced(o, t, s);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "results/diff.h"
 #include "results/metric_table.h"
@@ -16,6 +18,7 @@
 #include "results/verdict.h"
 #include "results/writer.h"
 #include "config/config.h"
+#include "sim/request.h"
 #include "sim/sim.h"
 #include "experiments/sweep.h"
 #include "tests/helpers.h"
@@ -32,16 +35,15 @@ static struct res_metrics with_extra_row(void)
 	const struct res_metrics *b = res_metrics_builtin();
 	ck_assert_uint_lt(b->n, sizeof rows / sizeof *rows);
 	memcpy(rows, b->row, b->n * sizeof *rows);
-	rows[b->n] = (struct res_metric){"routing ms",
-					 "router.route_ns",
-					 RES_BETTER_LOWER,
-					 RES_KIND_F64,
-					 offsetof(struct met_summary, route_ns),
-					 0,
-					 2,
-					 1e6,
-					 "route_ns",
-					 RES_M_TABLE | RES_M_CSV | RES_M_DIFF | RES_M_SWEEP};
+	rows[b->n] = (struct res_metric){.name = "routing ms",
+					 .path = "router.route_ns",
+					 .better = RES_BETTER_LOWER,
+					 .kind = RES_KIND_F64,
+					 .offset = offsetof(struct met_summary, route_ns),
+					 .decimals = 2,
+					 .unit = 1e6,
+					 .csv = "route_ns",
+					 .use = RES_M_TABLE | RES_M_CSV | RES_M_DIFF | RES_M_SWEEP};
 	return (struct res_metrics){rows, b->n + 1};
 }
 
@@ -380,6 +382,8 @@ START_TEST(every_path_resolves_in_a_run)
 	size_t figures = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct res_metric *r = &t->row[i];
+		if (r->scope != RES_SCOPE_RUN)
+			continue; /* pools[] and nodes[]: pool_and_node_rows_match_the_run */
 		if (r->use & RES_M_ARRAY_LEN) {
 			const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, r->path);
 			ck_assert_msg(cJSON_IsArray(a), "%s", r->path);
@@ -422,14 +426,27 @@ START_TEST(every_path_resolves_in_a_run)
 }
 END_TEST
 
-/* What each output needs of a row is there, and no path is named twice. */
+/* What each output needs of a row is there, and no path is named twice; a
+ * pool or node row's path is under its array and no output list takes it;
+ * the statistics groups have slots of their own, TTFT, TPOT, E2E and queue
+ * those read by name. */
 START_TEST(rows_are_complete)
 {
 	const struct res_metrics *t = res_metrics_builtin();
-	ck_assert_uint_eq(t->n, 81);
+	size_t groups = 0, it = 0;
+	while (res_stat_next(NULL, &it))
+		groups++;
+	/* six rows per group, and the rest: a new group changes only the first */
+	ck_assert_uint_eq(t->n - 6 * groups, 77);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct res_metric *r = &t->row[i];
 		ck_assert_msg(r->name && r->path && r->unit > 0, "row %zu", i);
+		if (r->scope != RES_SCOPE_RUN) {
+			const char *key = res_scope_key(r->scope);
+			ck_assert_msg(!strncmp(r->path, key, strlen(key)) && r->path[strlen(key)] == '.',
+				      "%s", r->path);
+			ck_assert_msg(r->use == 0 && !r->stat, "%s", r->path);
+		}
 		if (r->use & (RES_M_CSV | RES_M_SWEEP))
 			ck_assert_msg(r->csv != NULL, "%s", r->path);
 		if (r->use & (RES_M_DIFF | RES_M_DIFF_NAMED))
@@ -437,7 +454,8 @@ START_TEST(rows_are_complete)
 		for (size_t k = 0; k < i; k++)
 			ck_assert_str_ne(t->row[k].path, r->path);
 	}
-	size_t it = 0, n = 0;
+	size_t n = 0;
+	it = 0;
 	while (res_metric_next(NULL, RES_LIST_TABLE, &it))
 		n++;
 	ck_assert_uint_eq(n, 43);
@@ -449,6 +467,26 @@ START_TEST(rows_are_complete)
 	while (res_metric_next(NULL, RES_LIST_DIFF_ALL, &it))
 		n++;
 	ck_assert_uint_eq(n, 40);
+	/* the groups */
+	static const char *const named[] = {[MET_TTFT] = "ttft_s", [MET_TPOT] = "tpot_s",
+					    [MET_E2E] = "e2e_s", [MET_QUEUE] = "queue_s"};
+	unsigned used = 0;
+	it = n = 0;
+	for (const struct res_stat *g; (g = res_stat_next(NULL, &it)); n++) {
+		const struct res_metric *mean = &t->row[it - 1];
+		char path[64];
+		snprintf(path, sizeof path, "%s.mean", g->key);
+		ck_assert_str_eq(mean->path, path);
+		ck_assert_uint_lt(g->slot, MET_STAT_MAX);
+		ck_assert_msg(!(used & 1u << g->slot), "%s: slot %u taken", g->key, g->slot);
+		used |= 1u << g->slot;
+		if (g->slot < sizeof named / sizeof *named)
+			ck_assert_str_eq(g->key, named[g->slot]);
+		ck_assert_uint_ne(g->from, g->to);
+	}
+	ck_assert_uint_eq(n, groups);
+	ck_assert_uint_ge(n, 4);
+	ck_assert_uint_le(n, MET_STAT_MAX);
 }
 END_TEST
 
@@ -456,17 +494,16 @@ END_TEST
 /* Three columns over five rows: a tie at the table's precision, a tie for
  * best among two of three, a row with no direction, a row where all tie,
  * and a column without a value. */
+#define MARK_ROW(name_, path_, better_, kind_, field, dec)                                         \
+	{.name = name_, .path = path_, .better = better_, .kind = kind_,                           \
+	 .offset = offsetof(struct met_summary, field), .decimals = dec, .unit = 1,                \
+	 .use = RES_M_TABLE}
 static const struct res_metric mark_rows[] = {
-    {"arrived", "requests.arrived", RES_BETTER_NONE, RES_KIND_U64,
-     offsetof(struct met_summary, arrived), 0, 0, 1, NULL, RES_M_TABLE},
-    {"ttft p99", "ttft_s.p99", RES_BETTER_LOWER, RES_KIND_F64,
-     offsetof(struct met_summary, ttft.p99), 0, 3, 1, NULL, RES_M_TABLE},
-    {"done", "requests.completed", RES_BETTER_HIGHER, RES_KIND_U64,
-     offsetof(struct met_summary, completed), 0, 0, 1, NULL, RES_M_TABLE},
-    {"shed", "requests.shed", RES_BETTER_LOWER, RES_KIND_U64, offsetof(struct met_summary, shed),
-     0, 0, 1, NULL, RES_M_TABLE},
-    {"hit", "prefix_hit_ratio", RES_BETTER_HIGHER, RES_KIND_F64,
-     offsetof(struct met_summary, prefix_hit_ratio), 0, 3, 1, NULL, RES_M_TABLE},
+    MARK_ROW("arrived", "requests.arrived", RES_BETTER_NONE, RES_KIND_U64, arrived, 0),
+    MARK_ROW("ttft p99", "ttft_s.p99", RES_BETTER_LOWER, RES_KIND_F64, ttft.p99, 3),
+    MARK_ROW("done", "requests.completed", RES_BETTER_HIGHER, RES_KIND_U64, completed, 0),
+    MARK_ROW("shed", "requests.shed", RES_BETTER_LOWER, RES_KIND_U64, shed, 0),
+    MARK_ROW("hit", "prefix_hit_ratio", RES_BETTER_HIGHER, RES_KIND_F64, prefix_hit_ratio, 3),
 };
 
 static void mark_columns(struct met_summary s[3])
@@ -708,11 +745,18 @@ START_TEST(pd_keys_in_summary_json)
 	char keys[1024] = "";
 	for (const cJSON *c = j->child; c; c = c->next)
 		snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s ", c->string);
-	ck_assert_str_eq(keys, "scenario policy mechanisms seed kvsim_version sim_time_s requests "
-			       "ttft_s tpot_s e2e_s queue_s percentiles ttft_split tokens "
-			       "prefix_hit_ratio recompute_ratio recompute_gpu_s migration offload "
-			       "pd_transfer preemptions throughput slo energy gpu_hours cost_usd "
-			       "scaling pools nodes load_imbalance perf ");
+	/* the statistics groups' objects (ttft_s tpot_s e2e_s queue_s ...) after
+	 * requests */
+	char want[1024] = "scenario policy mechanisms seed kvsim_version sim_time_s requests ";
+	size_t it = 0;
+	for (const struct res_stat *g; (g = res_stat_next(NULL, &it));)
+		snprintf(want + strlen(want), sizeof want - strlen(want), "%s ", g->key);
+	ck_assert_ptr_nonnull(strstr(want, " requests ttft_s tpot_s e2e_s queue_s "));
+	snprintf(want + strlen(want), sizeof want - strlen(want), "%s",
+		 "percentiles ttft_split tokens prefix_hit_ratio recompute_ratio recompute_gpu_s "
+		 "migration offload pd_transfer preemptions throughput slo energy gpu_hours "
+		 "cost_usd scaling pools nodes load_imbalance perf ");
+	ck_assert_str_eq(keys, want);
 	cJSON_Delete(j);
 
 	/* a run without pools: the same keys, zeros, one pool "cluster" */
@@ -878,6 +922,329 @@ START_TEST(no_sample_is_na_everywhere)
 }
 END_TEST
 
+/* The built-in table's row at path. */
+static const struct res_metric *builtin_row(const char *path)
+{
+	const struct res_metrics *t = res_metrics_builtin();
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->row[i].path, path))
+			return &t->row[i];
+	ck_abort_msg("%s: no row", path);
+	return NULL;
+}
+
+/* A number of summary.json holds x as the writer printed it. */
+static void assert_json_number(const cJSON *item, double x, const char *what, size_t i)
+{
+	ck_assert_msg(cJSON_IsNumber(item), "%s[%zu]: not a number", what, i);
+	cJSON *num = cJSON_CreateNumber(x);
+	char *text = cJSON_PrintUnformatted(num);
+	ck_assert_msg(item->valuedouble == strtod(text, NULL), "%s[%zu]: %.17g, the run %s", what,
+		      i, item->valuedouble, text);
+	free(text);
+	cJSON_Delete(num);
+}
+
+/* A run of a prefill pool of 1 node and a decode pool of 2 into DIR/dir:
+ * its summary in m, its summary.json in *j. */
+static void run_two_pools(const char *dir, struct met_summary *m, cJSON **j)
+{
+	struct scenario sc;
+	const char *sets[] = {"duration_s=30",
+			      "cluster.pools=[{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": 1},"
+			      " {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 2, \"tp\": 2}]",
+			      NULL};
+	th_scenario("{}", sets, &sc);
+	struct sim_opts o = {.out_dir = dir};
+	char err[1024] = "", path[256];
+	int rc = sim_run(&sc, &o, m, err, sizeof err);
+	cfg_scenario_free(&sc);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_gt(m->completed, 10);
+	snprintf(path, sizeof path, "%s/summary.json", dir);
+	ck_assert_int_eq(cfg_read_json(path, j, err, sizeof err), 0);
+}
+
+/* Each element of summary.json's pools[] and nodes[] has the keys of the
+ * rows of that scope, in table order and no others, holding what the run
+ * computed: the table's figure, and the struct's field of that name. */
+START_TEST(pool_and_node_rows_match_the_run)
+{
+	struct met_summary m;
+	cJSON *j = NULL;
+	run_two_pools(DIR "/pools", &m, &j);
+	ck_assert_uint_eq(m.n_pools, 2);
+	ck_assert_uint_eq(m.n_nodes, 3);
+	const struct res_metrics *t = res_metrics_builtin();
+	const enum res_scope scopes[] = {RES_SCOPE_POOL, RES_SCOPE_NODE};
+	for (int k = 0; k < 2; k++) {
+		const char *key = res_scope_key(scopes[k]);
+		const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, key);
+		ck_assert_int_eq(cJSON_GetArraySize(arr), (int)res_scope_count(scopes[k], &m));
+		size_t i = 0, n_rows = 0;
+		for (const cJSON *e = arr->child; e; e = e->next, i++) {
+			const cJSON *item = e->child;
+			n_rows = 0;
+			for (const struct res_metric *r = t->row; r < t->row + t->n; r++) {
+				if (r->scope != scopes[k])
+					continue;
+				n_rows++;
+				ck_assert_msg(item != NULL, "%s: not in %s[%zu]", r->path, key, i);
+				ck_assert_str_eq(item->string, r->path + strlen(key) + 1);
+				const char *text = res_metric_text_at(r, &m, i);
+				if (text)
+					ck_assert_str_eq(item->valuestring, text);
+				else
+					assert_json_number(item, res_metric_value_at(r, &m, i), r->path, i);
+				item = item->next;
+			}
+			ck_assert_msg(item == NULL, "%s[%zu].%s: no row", key, i, item ? item->string : "");
+		}
+		ck_assert_uint_eq(n_rows, k == 0 ? 11 : 9);
+	}
+	/* the rows read the fields they name */
+	const cJSON *pools = cJSON_GetObjectItemCaseSensitive(j, "pools");
+	for (size_t i = 0; i < m.n_pools; i++) {
+		const cJSON *e = cJSON_GetArrayItem(pools, (int)i);
+		const struct met_pool *p = &m.pools[i];
+		const struct {
+			const char *key;
+			double v;
+		} want[] = {{"tp", p->tp},
+			    {"nodes", p->nodes},
+			    {"busy_ratio", p->busy_ratio},
+			    {"mean_kv_util", p->mean_kv_util},
+			    {"requests", (double)p->requests},
+			    {"nodes_mean", p->nodes_mean},
+			    {"gpu_hours", p->gpu_hours},
+			    {"energy_j", p->energy_j}};
+		for (size_t w = 0; w < sizeof want / sizeof *want; w++)
+			assert_json_number(cJSON_GetObjectItemCaseSensitive(e, want[w].key), want[w].v,
+					   want[w].key, i);
+		ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring, p->name);
+		ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(e, "role")->valuestring, p->role);
+		ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(e, "gpu")->valuestring, p->gpu);
+	}
+	ck_assert_str_eq(m.pools[1].role, "decode");
+	ck_assert_int_eq(m.pools[1].tp, 2);
+	ck_assert_uint_gt(m.pools[1].requests, 0);
+	const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(j, "nodes");
+	for (size_t i = 0; i < m.n_nodes; i++) {
+		const cJSON *e = cJSON_GetArrayItem(nodes, (int)i);
+		const struct met_node *n = &m.nodes[i];
+		const struct {
+			const char *key;
+			double v;
+		} want[] = {{"id", n->id},
+			    {"pool", n->pool},
+			    {"busy_ratio", n->busy_ratio},
+			    {"mean_kv_util", n->mean_kv_util},
+			    {"peak_kv_util", n->peak_kv_util},
+			    {"requests", (double)n->requests},
+			    {"throttled_s", n->throttled_s},
+			    {"held_s", n->held_s},
+			    {"energy_j", n->energy_j}};
+		for (size_t w = 0; w < sizeof want / sizeof *want; w++)
+			assert_json_number(cJSON_GetObjectItemCaseSensitive(e, want[w].key), want[w].v,
+					   want[w].key, i);
+	}
+	ck_assert_int_eq(m.nodes[2].pool, 1);
+	ck_assert_double_gt(m.nodes[2].busy_ratio, 0);
+	cJSON_Delete(j);
+	met_summary_free(&m);
+}
+END_TEST
+
+/* The figures of requests.csv's column k (header cell names[k]); empty
+ * cells left out. Caller frees *v. */
+static size_t csv_column(const char *text, const char *name, double **v)
+{
+	size_t cap = 1024, n = 0;
+	*v = malloc(cap * sizeof **v);
+	ck_assert_ptr_nonnull(*v);
+	/* the column's index in the header */
+	const char *eol = strchr(text, '\n');
+	int col = -1, c = 0;
+	for (const char *p = text; p < eol; c++) {
+		const char *end = strpbrk(p, ",\n");
+		if ((size_t)(end - p) == strlen(name) && !strncmp(p, name, strlen(name)))
+			col = c;
+		p = end + 1;
+	}
+	ck_assert_msg(col >= 0, "%s: no such column", name);
+	for (const char *line = eol + 1; *line; line = strchr(line, '\n') + 1) {
+		const char *p = line;
+		for (int k = 0; k < col; k++)
+			p = strchr(p, ',') + 1;
+		if (*p != ',') {
+			if (n == cap)
+				ck_assert_ptr_nonnull(*v = realloc(*v, (cap *= 2) * sizeof **v));
+			(*v)[n++] = strtod(p, NULL);
+		}
+	}
+	return n;
+}
+
+/* Every statistics group: its column of requests.csv (in table order,
+ * after output_tokens) summarised again gives the object summary.json
+ * holds: mean, p50, p90, p99 and max (to the 1e-9 s the file prints) and
+ * the count, in that order. */
+START_TEST(stat_groups_match_requests_csv)
+{
+	struct met_summary m;
+	cJSON *j = NULL;
+	run_two_pools(DIR "/stats", &m, &j);
+	char *csv = th_slurp(DIR "/stats/requests.csv");
+	char header[512] = "output_tokens,";
+	size_t it = 0, groups = 0;
+	for (const struct res_stat *g; (g = res_stat_next(NULL, &it)); groups++) {
+		snprintf(header + strlen(header), sizeof header - strlen(header), "%s,", g->key);
+		double *v;
+		size_t n = csv_column(csv, g->key, &v);
+		const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, g->key);
+		ck_assert_msg(cJSON_IsObject(o), "%s", g->key);
+		const char *keys[] = {"mean", "p50", "p90", "p99", "max", "count"};
+		const cJSON *item = o->child;
+		for (size_t k = 0; k < 6; k++, item = item->next)
+			ck_assert_str_eq(item->string, keys[k]);
+		ck_assert_ptr_null(item);
+		ck_assert_uint_gt(n, 0);
+		ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble,
+				    (double)n);
+		char path[64];
+		snprintf(path, sizeof path, "%s.count", g->key);
+		ck_assert_double_eq(res_metric_value(builtin_row(path), &m), (double)n);
+		gsl_sort(v, 1, n);
+		const double want[] = {gsl_stats_mean(v, 1, n),
+				       gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50),
+				       gsl_stats_quantile_from_sorted_data(v, 1, n, 0.90),
+				       gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99), v[n - 1]};
+		for (size_t k = 0; k < 5; k++)
+			ck_assert_msg(fabs(cJSON_GetObjectItemCaseSensitive(o, keys[k])->valuedouble -
+					   want[k]) <= 1e-9,
+				      "%s.%s", g->key, keys[k]);
+		free(v);
+	}
+	ck_assert_uint_ge(groups, 4);
+	snprintf(header + strlen(header), sizeof header - strlen(header), "cached,");
+	ck_assert_msg(strstr(csv, header) != NULL, "%.200s", csv);
+	free(csv);
+	cJSON_Delete(j);
+	met_summary_free(&m);
+}
+END_TEST
+
+/* A new per-request statistic is one RES_STATS entry: "probe", from the
+ * request's admission to its first token, in the last slot. The collector
+ * keeps it, requests.csv gets its column after the built-in groups',
+ * summary.json its object after theirs, the table and comparison.csv the
+ * rows it is marked for. */
+static struct res_metric stat_rows[256];
+static const struct res_metric probe_rows[] = {
+    RES_STATS("probe", "probe", MET_STAT_MAX - 1, RES_SPAN(sched_ns, first_token_ns), 3,
+	      RES_NO_PARTS, RES_M_TABLE, 0, 0, RES_M_TABLE | RES_M_CSV, 0),
+};
+
+static struct request done_request(uint64_t id, int64_t sched_ns, int64_t first_ns)
+{
+	struct request r;
+	memset(&r, 0, sizeof r);
+	r.id = id;
+	r.session = id;
+	r.turn = 1;
+	r.state = REQ_DONE;
+	r.sched_ns = sched_ns;
+	r.first_token_ns = first_ns;
+	r.finish_ns = first_ns + 1000000000;
+	r.prompt_tokens = 100;
+	r.output_tokens = 11;
+	r.prefill_node = -1;
+	return r;
+}
+
+START_TEST(one_stat_entry_is_a_metric)
+{
+	const struct res_metrics *b = res_metrics_builtin();
+	size_t extra = sizeof probe_rows / sizeof *probe_rows, groups = 0, it = 0;
+	ck_assert_uint_eq(extra, 6);
+	memcpy(stat_rows, b->row, b->n * sizeof *stat_rows);
+	memcpy(stat_rows + b->n, probe_rows, sizeof probe_rows);
+	struct res_metrics t = {stat_rows, b->n + extra};
+	while (res_stat_next(NULL, &it))
+		groups++;
+	const unsigned slot = MET_STAT_MAX - 1;
+
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	met_csv_header_with(f, &t);
+	struct metrics mc;
+	met_init_with(&mc, &t, 1.0, 0.1, f);
+	ck_assert_uint_eq(mc.n_stat, groups + 1);
+	struct request r = done_request(1, 100000000, 300000000),
+		       q = done_request(2, 50000000, 450000000);
+	ck_assert_int_eq(met_record(&mc, &r, 0), 0);
+	ck_assert_int_eq(met_record(&mc, &q, 0), 0);
+	q.id = 3;
+	q.state = REQ_SHED;
+	q.reason = "capacity";
+	ck_assert_int_eq(met_record(&mc, &q, 0), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, ",output_tokens,ttft_s,tpot_s,e2e_s,queue_s,"));
+	ck_assert_ptr_nonnull(strstr(text, ",probe_s,cached,"));
+	char cell[64];
+	snprintf(cell, sizeof cell, ",%.9f,0,", 0.2); /* then cached */
+	ck_assert_msg(strstr(text, cell) != NULL, "%s", text);
+	/* a shed request: no figure of any group */
+	char shed[128] = "\n3,2,1,0,shed,capacity,0.000000000,100,11,";
+	for (size_t k = 0; k <= groups; k++)
+		strcat(shed, ",");
+	strcat(shed, "0,");
+	ck_assert_msg(strstr(text, shed) != NULL, "%s", text);
+	free(text);
+
+	struct met_summary s;
+	memset(&s, 0, sizeof s);
+	met_summarize(&mc, 10, &s);
+	snprintf(s.policy, sizeof s.policy, "rr");
+	ck_assert_uint_eq(s.stat[slot].n, 2);
+	ck_assert_double_eq_tol(s.stat[slot].mean, 0.3, 1e-12);
+	ck_assert_double_eq_tol(s.stat[slot].p90, 0.38, 1e-12);
+	ck_assert_double_eq_tol(s.stat[slot].max, 0.4, 1e-12);
+	ck_assert_uint_eq(s.ttft.n, 2); /* the built-in groups as before */
+	met_free(&mc);
+
+	cJSON *j = res_summary_json_with(&s, &t);
+	char keys[1024] = "";
+	for (const cJSON *c = j->child; c; c = c->next)
+		snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s ", c->string);
+	ck_assert_ptr_nonnull(strstr(keys, " ttft_s tpot_s e2e_s queue_s "));
+	ck_assert_ptr_nonnull(strstr(keys, " probe_s percentiles "));
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "probe_s");
+	ck_assert_int_eq(cJSON_GetArraySize(o), 6);
+	ck_assert_double_eq_tol(cJSON_GetObjectItemCaseSensitive(o, "p99")->valuedouble, 0.398, 1e-12);
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble, 2);
+	cJSON_Delete(j);
+
+	text = printed(text_table, &t, &s);
+	char line[128];
+	snprintf(line, sizeof line, "%-20s %17s\n", "probe mean (s)", "0.300");
+	ck_assert_msg(strstr(text, line) != NULL, "%s", text);
+	snprintf(line, sizeof line, "%-20s %17s\n", "probe p99 (s)", "0.398");
+	ck_assert_msg(strstr(text, line) != NULL, "%s", text);
+	ck_assert_ptr_null(strstr(text, "probe p50"));
+	free(text);
+	char err[256];
+	mkdir(DIR, 0777);
+	ck_assert_int_eq(res_write_comparison_csv_with(DIR "/stat.csv", &t, &s, 1, err, sizeof err), 0);
+	text = th_slurp(DIR "/stat.csv");
+	ck_assert_ptr_nonnull(strstr(text, ",tokens_preempt_recomputed,probe_p99_s\nrr,"));
+	ck_assert_ptr_nonnull(strstr(text, ",0.398\n"));
+	free(text);
+}
+END_TEST
+
 Suite *metric_table_suite(void)
 {
 	Suite *s = suite_create("metric_table");
@@ -894,6 +1261,9 @@ Suite *metric_table_suite(void)
 	tcase_add_test(tc, pd_rows_only_when_disaggregated);
 	tcase_add_test(tc, pd_keys_in_summary_json);
 	tcase_add_test(tc, pool_table_per_column_and_pool);
+	tcase_add_test(tc, pool_and_node_rows_match_the_run);
+	tcase_add_test(tc, stat_groups_match_requests_csv);
+	tcase_add_test(tc, one_stat_entry_is_a_metric);
 	suite_add_tcase(s, tc);
 	return s;
 }
