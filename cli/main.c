@@ -7,7 +7,6 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli/cli.h"
-#include "base/interrupt.h"
 #include "base/hugepages.h"
 #include "sim/sim.h"
 
