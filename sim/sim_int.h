@@ -95,7 +95,7 @@ enum { STREAM_ROUTING = 101 };
 /* What the simulator remembers of a live session: where it last ran (the
  * source of a migration) and how far its private blocks were ever computed.
  *
- * "Computed before" (DESIGN 6) needs a record of blocks ever computed. Blocks
+ * "Computed before" (docs/design.md, section 6) needs a record of blocks ever computed. Blocks
  * other sessions can name (n_shared, e.g. system prompts, trace blocks) go in
  * the cluster-wide set `ever`. A session's private blocks can only be named
  * by its own turns, and a block's KV exists only after its whole prefix's
