@@ -34,7 +34,7 @@ all: $(B)/kvsim
 help:
 	@echo "make deps    install GSL, cJSON, Check, gnuplot, chromium (apt, as root) if missing"
 	@echo "make         build build/kvsim"
-	@echo "make run     compare four policies on the default scenario"
+	@echo "make run     compare the RUN_POLICIES ($(RUN_POLICIES)) on the default scenario: table, figures, report"
 	@echo "make check   build and run every test"
 	@echo "make bench   performance figures (the BENCHMARKS.md cases)"
 	@echo "make validate  regenerate VALIDATION.md (accuracy vs measurements)"

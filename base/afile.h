@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* A failed run never leaves a half-written result (DESIGN 6): the file is
+/* A failed run never leaves a half-written result (docs/design.md, section 6): the file is
  * written as PATH.tmp.PID, flushed to the disk, and renamed to PATH only
  * when complete. What PATH already is decides where the bytes go:
  * - nothing, or a regular file: the temporary, then the rename over it;

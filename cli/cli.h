@@ -10,7 +10,7 @@ struct cJSON;
 struct scenario;
 struct met_summary;
 
-/* Exit codes of every command (DESIGN 7). */
+/* Exit codes of every command (docs/design.md, section 7). */
 enum cli_exit { CLI_OK = 0, CLI_NOT_MET = 1, CLI_USAGE = 2, CLI_INTERNAL = 3 };
 
 /* cli_opt.flags: how the usage line shows the option. */

@@ -12,7 +12,6 @@
 #include <cjson/cJSON.h>
 
 #include "policies/policy.h"
-#include "config/config.h"
 #include "sim/sim.h"
 
 #define LINE_WIDTH 80

@@ -4,7 +4,7 @@
 
 #include "cli/cli.h"
 #include "policies/policy.h"
-#include "model/catalog.h"
+#include "sim/sim.h"
 
 /* The functions every generated script starts with. Replies go into
  * COMPREPLY line by line (mapfile), so that a file name with blanks stays

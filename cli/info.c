@@ -11,8 +11,6 @@
 #include "policies/policy.h"
 #include "results/diff.h"
 #include "results/report.h"
-#include "model/catalog.h"
-#include "config/cfg.h"
 #include "base/hugepages.h"
 #include "sim/sim.h"
 #include "workloads/workload.h"
@@ -144,21 +142,12 @@ CLI_TABLE_FITS(diff_opts);
 static int read_pair(const char *const files[2], cJSON *j[2])
 {
 	char err[1024];
-	for (int i = 0; i < 2; i++) {
-		char *text = cfg_slurp(files[i], NULL, err, sizeof err);
-		if (text) {
-			j[i] = cJSON_ParseWithOpts(text, NULL, 1);
-			if (!j[i])
-				snprintf(err, sizeof err, "%s: not valid JSON; expected a kvsim "
-							  "summary.json or comparison.json", files[i]);
-			free(text);
-		}
-		if (!j[i]) {
+	for (int i = 0; i < 2; i++)
+		if (res_diff_read(files[i], &j[i], err, sizeof err)) {
 			fprintf(stderr, "kvsim: %s\n", err);
 			cJSON_Delete(j[0]);
 			return -1;
 		}
-	}
 	return 0;
 }
 

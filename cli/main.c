@@ -1,4 +1,4 @@
-/* main: the kvsim command line: the command table, dispatch and help (DESIGN 7). */
+/* main: the kvsim command line: the command table, dispatch and help (docs/design.md, section 7). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,7 +7,6 @@
 #include <gsl/gsl_errno.h>
 
 #include "cli/cli.h"
-#include "base/interrupt.h"
 #include "base/hugepages.h"
 #include "sim/sim.h"
 

@@ -7,10 +7,9 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
-#include "cli/plan_day.h"
-#include "cli/plan_pools.h"
+#include "experiments/plan_day.h"
+#include "experiments/plan_pools.h"
 #include "results/writer.h"
-#include "config/config.h"
 #include "sim/sim.h"
 #include "workloads/workload.h"
 
@@ -95,8 +94,67 @@ static int parse_rate_key(const struct cli_cmd *cmd, struct plan *p, const char 
 	return 0;
 }
 
+/* --pool-gpus POOL=A,B,...: the list split into p now, the pool named
+ * later (plan_check_pools, once the scenario is read). 0, or -1 after
+ * reporting as cmd. */
+static int pool_gpus_opt(const struct cli_cmd *cmd, struct plan *p, const char *v)
+{
+	const char *eq = strchr(v, '=');
+	if (!eq || eq == v) {
+		cli_bad_value(cmd, "--pool-gpus", "POOL=GPU,GPU,... (a pool's name, its GPU types)", v);
+		return -1;
+	}
+	if (p->n_ax == MAX_POOL_AXES) {
+		cli_misuse(cmd, "--pool-gpus: at most %d (one per pool)", MAX_POOL_AXES);
+		return -1;
+	}
+	struct pool_axis *a = &p->ax[p->n_ax];
+	a->arg = v;
+	a->n = cli_list(cmd, "--pool-gpus", "GPU names", eq + 1, a->buf, sizeof a->buf, a->gpus,
+			MAX_GPUS);
+	if (a->n < 0)
+		return -1;
+	p->n_ax++;
+	return 0;
+}
+
+/* --autoscaler JSON, the option's n-th: checked to be a JSON object and
+ * kept in p (the keys are checked once the scenario is read). 0, or -1
+ * after reporting as cmd. */
+static int autoscaler_opt(const struct cli_cmd *cmd, struct plan *p, const char *v)
+{
+	if (p->n_as == MAX_AUTOSCALERS) {
+		cli_misuse(cmd, "--autoscaler: at most %d", MAX_AUTOSCALERS);
+		return -1;
+	}
+	char inner[512];
+	int rc = plan_day_check_autoscaler(v, inner, sizeof inner);
+	if (rc == -2) {
+		cli_misuse(cmd, "--autoscaler #%d: %s", p->n_as + 1, inner);
+		return -1;
+	}
+	if (rc) {
+		cli_misuse(cmd, "--autoscaler #%d: expected a JSON object such as '{\"kind\": \"hpa\", "
+				"\"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', "
+				"got \"%s\"", p->n_as + 1, v);
+		return -1;
+	}
+	p->as_arg[p->n_as++] = v;
+	return 0;
+}
+
+/* --rank: cost, energy or gpu_hours. 0, or -1 after reporting as cmd. */
+static int rank_opt(const struct cli_cmd *cmd, struct plan *p, const char *v)
+{
+	if (!plan_day_rank(p, v))
+		return 0;
+	cli_bad_value(cmd, "--rank", "cost, energy or gpu_hours", v);
+	return -1;
+}
+
 /* The options into p; CLI_END to go on, else cli_next's end. */
-static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p)
+static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p,
+		 struct cli_common *o)
 {
 	struct cli_args a;
 	const char *v;
@@ -116,7 +174,7 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 				return CLI_BAD;
 			break;
 		case O_POOL_GPUS:
-			if (plan_pool_gpus_opt(cx->cmd, p, v))
+			if (pool_gpus_opt(cx->cmd, p, v))
 				return CLI_BAD;
 			break;
 		case O_GPUS_TOTAL: {
@@ -131,11 +189,11 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 		}
 		case O_POOL: p->pool_name = v; break;
 		case O_AUTOSCALER:
-			if (plan_day_autoscaler_opt(cx->cmd, p, v))
+			if (autoscaler_opt(cx->cmd, p, v))
 				return CLI_BAD;
 			break;
 		case O_RANK:
-			if (plan_day_rank_opt(cx->cmd, p, v))
+			if (rank_opt(cx->cmd, p, v))
 				return CLI_BAD;
 			break;
 		case O_MIN: p->min_arg = v; break;
@@ -145,11 +203,11 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 				return CLI_BAD;
 			break;
 		default:
-			if (cli_common_opt(cx->cmd, &p->o, id, v) < 0)
+			if (cli_common_opt(cx->cmd, o, id, v) < 0)
 				return CLI_BAD;
 		}
 	}
-	return id == CLI_END ? cli_scenario_arg(cx, &a, &p->o) : id;
+	return id == CLI_END ? cli_scenario_arg(cx, &a, o) : id;
 }
 
 /* --search, --slo, --min, --max, --gpus-total and --pool make sense
@@ -300,7 +358,7 @@ static const char *search_name(const struct plan *p)
 static int search_fleet(struct plan *p, const struct scenario *base, const struct fleet *fl,
 			double start, struct answer *res, cJSON *answers)
 {
-	if (!p->o.quiet) {
+	if (!p->quiet) {
 		if (p->pd && p->total)
 			printf("%s: splitting %ld GPUs between prefill (tp %d) and decode (tp %d) for",
 			       fl->label, p->total, p->tp_p, p->tp_d);
@@ -351,7 +409,7 @@ static int search_fleet(struct plan *p, const struct scenario *base, const struc
 			cJSON_AddItemToObject(a, "pools", plan_fleet_pools(p, base, fl, res));
 	}
 	cJSON_AddItemToArray(answers, a);
-	if (p->o.quiet)
+	if (p->quiet)
 		return 0;
 	/* an unpriced GPU (plan alone, so unranked) has no cost: n/a */
 	char cost[32], per[32];
@@ -433,7 +491,7 @@ static void print_ranking(const struct plan *p, const struct answer *res, int n)
  * and p->probes. */
 static int write_plan(struct plan *p, const struct scenario *base, cJSON *answers)
 {
-	const char *out = p->o.out ? p->o.out : "out/plan";
+	const char *out = p->out ? p->out : "out/plan";
 	char path[4200], err[1024];
 	cJSON *j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "scenario", base->name);
@@ -462,7 +520,7 @@ static int write_plan(struct plan *p, const struct scenario *base, cJSON *answer
 	if (res_mkdirs(out, err, sizeof err) || res_write_json(path, j, err, sizeof err)) {
 		fprintf(stderr, "kvsim: %s\n", err);
 		rc = CLI_INTERNAL;
-	} else if (!p->o.quiet) {
+	} else if (!p->quiet) {
 		printf("wrote %s\n", path);
 	}
 	cJSON_Delete(j);
@@ -528,7 +586,7 @@ static int plan(struct plan *p, const struct scenario *base, double start)
 		}
 		any |= res[f].ok;
 	}
-	if (nf > 1 && !p->o.quiet) {
+	if (nf > 1 && !p->quiet) {
 		if (p->pooled) {
 			printf("fleets: the GPU of ");
 			for (int i = 0; i < base->n_pools; i++)
@@ -544,17 +602,33 @@ static int plan(struct plan *p, const struct scenario *base, double start)
 	return rc == CLI_OK && !any ? CLI_NOT_MET : rc;
 }
 
+/* The plan's loader: the scenario as the options give it. */
+static cJSON *load_tree(void *o)
+{
+	return cli_load_tree_with_policy(o);
+}
+
+static int load_scenario(void *o, const cJSON *root, struct scenario *s)
+{
+	return cli_load_scenario(o, root, s);
+}
+
 static int cmd_plan(const struct cli_ctx *cx, int argc, char **argv)
 {
 	struct plan p;
+	struct cli_common o;
 	memset(&p, 0, sizeof p);
-	int end = parse(cx, argc, argv, &p);
+	memset(&o, 0, sizeof o);
+	int end = parse(cx, argc, argv, &p, &o);
 	if (end != CLI_END)
 		return cli_end_code(end);
+	p.load = (struct plan_loader){load_tree, load_scenario, &o};
+	p.quiet = o.quiet;
+	p.out = o.out;
 	if (check_search(cx->cmd, &p))
 		return CLI_USAGE;
 	struct scenario base; /* the scenario as given: its rate, its GPUs and pools */
-	if (cli_load_from_opts(&p.o, &base))
+	if (cli_load_from_opts(&o, &base))
 		return CLI_USAGE;
 	int rc = CLI_USAGE;
 	if (!plan_check_pools(&p, &base)) {

@@ -12,7 +12,6 @@
 #include "results/report.h"
 #include "results/writer.h"
 #include "base/afile.h"
-#include "config/config.h"
 #include "sim/sim.h"
 #include "workloads/schedule.h"
 

@@ -13,8 +13,6 @@
 
 #include "cli/cli.h"
 #include "results/report.h"
-#include "base/interrupt.h"
-#include "config/config.h"
 #include "sim/sim.h"
 #include "experiments/sweep.h"
 

@@ -7,7 +7,6 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
-#include "config/config.h"
 #include "sim/sim.h"
 #include "workloads/tracestats.h"
 #include "workloads/workload.h"

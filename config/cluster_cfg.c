@@ -417,20 +417,13 @@ static int load_kv_transfer(const cJSON *c, struct cluster_cfg *cl, char *err, s
 	return 0;
 }
 
-/* One pool's cluster (or, without pools, the cluster's) into cl: the keys
- * x gives, checked as a whole cluster's always were; what is the whole
- * cluster's (model, engine.kv_block_tokens and prefix_caching, tiers,
- * thermal, kv_transfer) is only ever in x->def. *model is the cluster's
- * model, read here the first time (NULL on entry). where names the pool
- * ("cluster" without pools) in messages about it as a whole. */
-static int load_pool(struct catalog *cat, const char *base_dir, const struct src *x,
-		     const char *where, const struct cat_model **model, struct pool_cfg *pl,
-		     char *err, size_t errlen)
+/* The replica: nodes, tp, GPU, model (*model: the cluster's, read here
+ * the first time) and dtype, and whether tp splits the model's heads. */
+static int load_replica(struct catalog *cat, const char *base_dir, const struct src *x,
+			const struct cat_model **model, struct cluster_cfg *cl, char *err,
+			size_t errlen)
 {
 	static const char *const dtypes[] = {"bf16", "fp8", NULL};
-	static const char *const cost_kinds[] = {"roofline", "fixed", "profile", NULL};
-	static const char *const preempt_modes[] = {"recompute", "swap", NULL};
-	struct cluster_cfg *cl = &pl->cl;
 	const cJSON *c = x->def;
 	int64_t v;
 	char gpu[CAT_NAME_LEN] = "H100-SXM", mname[4096] = "Llama-3-8B", kp[256];
@@ -487,47 +480,62 @@ static int load_pool(struct catalog *cat, const char *base_dir, const struct src
 		return -1;
 	}
 
-	if (load_layout(cat, x, cl, err, errlen))
-		return -1;
+	return 0;
+}
 
-	struct src e;
-	src_sub(x, "engine", &e);
+/* The engine (vLLM's scheduler and memory settings); e gets its source,
+ * for later messages about its keys. */
+static int load_engine(const struct src *x, struct cluster_cfg *cl, struct src *e, char *err,
+		       size_t errlen)
+{
+	static const char *const preempt_modes[] = {"recompute", "swap", NULL};
+	int64_t v;
+	src_sub(x, "engine", e);
 	struct engine_cfg *en = &cl->engine;
 	int preempt = 0;
 	en->gpu_memory_utilization = CFG_GPU_MEMORY_UTILIZATION;
 	en->prefix_caching = 1;
 	en->activation_reserve_gib = CFG_ACTIVATION_RESERVE_GIB;
-	if (src_check_keys(&e, cl_engine_keys, err, errlen))
+	if (src_check_keys(e, cl_engine_keys, err, errlen))
 		return -1;
 	v = 16;
-	if (src_int(&e, "kv_block_tokens", 1, 4096, &v, err, errlen))
+	if (src_int(e, "kv_block_tokens", 1, 4096, &v, err, errlen))
 		return -1;
 	en->kv_block_tokens = (int)v;
 	v = 256;
-	if (src_int(&e, "max_num_seqs", 1, 65536, &v, err, errlen))
+	if (src_int(e, "max_num_seqs", 1, 65536, &v, err, errlen))
 		return -1;
 	en->max_num_seqs = (int)v;
 	v = 8192;
-	if (src_int(&e, "max_num_batched_tokens", 1, 10000000, &v, err, errlen))
+	if (src_int(e, "max_num_batched_tokens", 1, 10000000, &v, err, errlen))
 		return -1;
 	en->max_num_batched_tokens = (int)v;
 	v = 256;
-	if (src_int(&e, "max_span_iterations", 1, 65536, &v, err, errlen))
+	if (src_int(e, "max_span_iterations", 1, 65536, &v, err, errlen))
 		return -1;
 	en->max_span_iterations = (int)v;
-	if (src_number(&e, "gpu_memory_utilization", 0.01, 1.0, &en->gpu_memory_utilization, err,
+	if (src_number(e, "gpu_memory_utilization", 0.01, 1.0, &en->gpu_memory_utilization, err,
 		       errlen) ||
-	    src_number(&e, "activation_reserve_gib", 0, 1e6, &en->activation_reserve_gib, err,
+	    src_number(e, "activation_reserve_gib", 0, 1e6, &en->activation_reserve_gib, err,
 		       errlen) ||
-	    src_bool(&e, "prefix_caching", &en->prefix_caching, err, errlen) ||
-	    src_enum(&e, "preemption", preempt_modes, &preempt, err, errlen))
+	    src_bool(e, "prefix_caching", &en->prefix_caching, err, errlen) ||
+	    src_enum(e, "preemption", preempt_modes, &preempt, err, errlen))
 		return -1;
 
+	en->preempt_swap = preempt == 1;
+	return 0;
+}
+
+/* The cost model: the GPU's calibrated terms as defaults, the kind's keys
+ * checked, a profile's tables loaded. */
+static int load_cost(const struct src *x, struct cluster_cfg *cl, char *err, size_t errlen)
+{
+	static const char *const cost_kinds[] = {"roofline", "fixed", "profile", NULL};
 	struct src cm;
 	src_sub(x, "cost_model", &cm);
 	struct cost_cfg *co = &cl->cost;
 	int kind = COST_ROOFLINE;
-	/* The GPU's calibrated roofline when it has one, else DESIGN's
+	/* The GPU's calibrated roofline when it has one, else docs/design.md's
 	 * defaults with a plain max. */
 	const struct cat_gpu *gp = cl->gpu;
 	co->mfu = gp->mfu > 0 ? gp->mfu : 0.7;
@@ -583,7 +591,15 @@ static int load_pool(struct catalog *cat, const char *base_dir, const struct src
 		return -1;
 	}
 
-	en->preempt_swap = preempt == 1;
+	return 0;
+}
+
+/* The cluster-wide host side: kv_transfer, tiers (swap needs DRAM: e is
+ * the engine's source, which chose it) and thermal. */
+static int load_host(const cJSON *c, const struct src *e, struct cluster_cfg *cl, char *err,
+		     size_t errlen)
+{
+	char kp[256];
 	static const char *const tier_keys[] = {"dram_gib_per_server", "nvme_gib_per_server", NULL};
 	static const char *const thermal_keys[] = {"enabled",	  "ambient_c",	"tau_s",
 						   "c_per_w",	  "throttle_c",
@@ -599,11 +615,11 @@ static int load_pool(struct catalog *cat, const char *base_dir, const struct src
 		return -1;
 	cl->tiers.dram_bytes = dram * 1073741824.0;
 	cl->tiers.nvme_bytes = nvme * 1073741824.0;
-	if (en->preempt_swap && dram <= 0) {
+	if (cl->engine.preempt_swap && dram <= 0) {
 		snprintf(err, errlen,
 			 "%s: \"swap\" moves preempted requests' KV to CPU DRAM; set "
 			 "cluster.tiers.dram_gib_per_server above 0",
-			 src_key(&e, "preemption", kp, sizeof kp));
+			 src_key(e, "preemption", kp, sizeof kp));
 		return -1;
 	}
 	struct thermal_cfg *t = &cl->thermal;
@@ -624,6 +640,14 @@ static int load_pool(struct catalog *cat, const char *base_dir, const struct src
 		return -1;
 	}
 
+	return 0;
+}
+
+/* Memory: the KV blocks per node, which must be at least one. */
+static int load_memory(const char *where, struct pool_cfg *pl, char *err, size_t errlen)
+{
+	const struct cluster_cfg *cl = &pl->cl;
+	const struct engine_cfg *en = &cl->engine;
 	/* Memory: weights are split over tp GPUs; what is left of each GPU's
 	 * usable share after weights and the activation reserve holds KV. */
 	const struct cat_model *m = cl->model;
@@ -652,6 +676,25 @@ static int load_pool(struct catalog *cat, const char *base_dir, const struct src
 		return -1;
 	}
 	return 0;
+}
+
+/* One pool's cluster (or, without pools, the cluster's) into cl: the keys
+ * x gives, checked as a whole cluster's always were; what is the whole
+ * cluster's (model, engine.kv_block_tokens and prefix_caching, tiers,
+ * thermal, kv_transfer) is only ever in x->def. *model is the cluster's
+ * model, read here the first time (NULL on entry). where names the pool
+ * ("cluster" without pools) in messages about it as a whole. */
+static int load_pool(struct catalog *cat, const char *base_dir, const struct src *x,
+		     const char *where, const struct cat_model **model, struct pool_cfg *pl,
+		     char *err, size_t errlen)
+{
+	struct cluster_cfg *cl = &pl->cl;
+	struct src e;
+	if (load_replica(cat, base_dir, x, model, cl, err, errlen) ||
+	    load_layout(cat, x, cl, err, errlen) || load_engine(x, cl, &e, err, errlen) ||
+	    load_cost(x, cl, err, errlen) || load_host(x->def, &e, cl, err, errlen))
+		return -1;
+	return load_memory(where, pl, err, errlen);
 }
 
 int cfg_cluster_load(struct catalog *cat, const char *base_dir, const cJSON *c, const cJSON *own,

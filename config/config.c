@@ -281,7 +281,7 @@ oom:
 }
 
 /* A disaggregated request's decode node: router.decode_policy (default
- * least_loaded, by KV in use: DESIGN's "least-loaded by KV blocks"; KV
+ * least_loaded, by KV in use: docs/design.md's "least-loaded by KV blocks"; KV
  * utilisation, used blocks over capacity, compares pools of different
  * GPUs fairly) with router.policy_params.<decode_policy> (its mechanism
  * keys already stripped) as its params; and router.disagg. The policy's
@@ -300,7 +300,7 @@ static int load_decode(struct router_cfg *rc, const cJSON *r, char *err, size_t 
 			 "router.policy_params.%s", rc->decode_policy);
 	if (mine && !(rc->decode_params = cJSON_Duplicate(mine, 1)))
 		goto oom;
-	/* least_loaded measures KV blocks (DESIGN 9: "least-loaded by KV
+	/* least_loaded measures KV blocks (docs/design.md, section 9: "least-loaded by KV
 	 * blocks") unless its entry says otherwise: the prompt blocks the
 	 * router sent each node and has not seen finish, over its capacity.
 	 * The router's own count, as Dynamo's router keeps active blocks,

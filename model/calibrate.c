@@ -137,7 +137,7 @@ int cal_fit(const struct cal_point *pts, size_t n, double peak, double bw, struc
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	/* Start: DESIGN's 0.7 / 0.8, knee 2, 5 us per kernel. */
+	/* Start: docs/design.md's 0.7 / 0.8, knee 2, 5 us per kernel. */
 	gsl_vector_set(x, 0, log(0.7 / 0.3));
 	gsl_vector_set(x, 1, log(0.8 / 0.2));
 	gsl_vector_set(x, 2, 0.0);

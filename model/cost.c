@@ -1,4 +1,4 @@
-/* cost: roofline and fixed iteration-time models (DESIGN 3). */
+/* cost: roofline and fixed iteration-time models (docs/design.md, section 3). */
 #include "model/cost.h"
 
 #include <math.h>

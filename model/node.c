@@ -9,67 +9,6 @@
 #include "config/config.h"
 #include "sim/request.h"
 
-int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const struct engine_cfg *ec,
-	      const struct cost_model *cost, const struct node_hooks *hooks)
-{
-	memset(n, 0, sizeof *n);
-	n->sync_due_ns = INT64_MAX;
-	n->id = id;
-	n->server = server;
-	n->cost = cost;
-	n->hooks = *hooks;
-	n->block_tokens = (uint32_t)ec->kv_block_tokens;
-	n->max_seqs = (uint32_t)ec->max_num_seqs;
-	n->max_batched = (uint32_t)ec->max_num_batched_tokens;
-	n->block_shift = 0;
-	if ((n->block_tokens & (n->block_tokens - 1)) == 0)
-		while ((1u << n->block_shift) < n->block_tokens)
-			n->block_shift++;
-	n->prefix_caching = ec->prefix_caching;
-	n->time_scale = 1.0;
-	n->swap = ec->preempt_swap;
-	n->running_cap = n->max_seqs;
-	n->max_span = (uint32_t)ec->max_span_iterations;
-	n->running = malloc(n->running_cap * sizeof *n->running);
-	n->batch = malloc(n->running_cap * sizeof *n->batch);
-	n->done = malloc(n->running_cap * sizeof *n->done);
-	n->swapped = malloc(n->running_cap * sizeof *n->swapped);
-	n->span_end = malloc(n->max_span * sizeof *n->span_end);
-	n->span_used = malloc(n->max_span * sizeof *n->span_used);
-	n->span_grid.grid =
-	    malloc((n->max_span / COST_SPAN_GRID_MIN + 3) * sizeof *n->span_grid.grid);
-	if (n->block_shift)
-		n->span_res = malloc((n->block_tokens + 1) * sizeof *n->span_res);
-	if (!n->running || !n->batch || !n->done || !n->swapped || !n->span_end || !n->span_used ||
-	    !n->span_grid.grid || (n->block_shift && !n->span_res) ||
-	    kv_init(&n->kv, kv_blocks)) {
-		node_free(n);
-		return -1;
-	}
-	return 0;
-}
-
-void node_free(struct node *n)
-{
-	kv_free(&n->kv);
-	free(n->running);
-	free(n->batch);
-	free(n->done);
-	free(n->swapped);
-	n->swapped = NULL;
-	free(n->span_end);
-	free(n->span_used);
-	free(n->span_grid.grid);
-	free(n->span_res);
-	n->span_res = NULL;
-	n->span_end = NULL;
-	n->span_used = NULL;
-	n->span_grid.grid = NULL;
-	n->running = NULL;
-	n->batch = NULL;
-	n->done = NULL;
-}
-
 static void commit_held(struct node *n, struct request *r);
 
 void node_release_blocks(struct node *n, struct request *r)
@@ -126,7 +65,7 @@ static void preempt(struct node *n, struct request *r)
 	node_wait_push_front(n, r);
 }
 
-/* The prompt split of DESIGN 6, fixed at the request's first admission:
+/* The prompt split of docs/design.md, section 6, fixed at the request's first admission:
  * blocks [0, hit) came from this node's cache (migrated if a transfer brought
  * them), the rest is computed here: recomputed if any node computed that
  * block before, fresh otherwise. The partial last block has no hash and is
@@ -674,36 +613,34 @@ static void admit_held(struct node *n, struct request *r, struct cost_batch *cb,
 	*budget -= want;
 }
 
-int64_t node_start_step(struct node *n, int64_t now_ns)
-{
+/* The batch a step is forming (node_start_step's state, shared by the
+ * helpers below, which it calls once each: the compiler inlines them). */
+struct step_form {
 	struct cost_batch cb;
-	uint32_t budget = n->max_batched, B = n->block_tokens;
-	int preempted = 0, all_decode = 1;
+	uint32_t budget; /* tokens the batch may still take */
+	int preempted, all_decode;
 	/* every prefill in the batch ends its prompt in this iteration and
 	 * commits only blocks past its shared ones (see fold_ok) */
-	int fold = n->fold_ok;
-	const struct request *waits = NULL; /* the queue head, kept out by memory */
-	uint32_t waits_known = 0;
-	cost_batch_clear(&cb);
-	n->n_batch = 0;
-	/* the queue head's admission lookup ahead: its likely run's cache
-	 * misses overlap the batch's forming (prefetches: nothing changes) */
-	if (n->wait_head && n->wait_head->kv_hint != KV_NONE && n->prefix_caching)
-		kv_prefetch_run(&n->kv, n->wait_head->kv_hint, n->wait_head->kv_hint_key,
-				n->wait_head->kv_hint_depth, n->wait_head->hashes,
-				n->wait_head->n_hashes);
+	int fold;
+	const struct request *waits; /* the queue head, kept out by memory */
+	uint32_t waits_known;
+};
 
-	for (uint32_t i = 0; i < n->n_running && budget > 0; i++) {
+/* The running requests first, each its next tokens; a request that finds
+ * no memory preempts from the back (itself last). */
+static inline void step_running(struct node *n, struct step_form *f)
+{
+	for (uint32_t i = 0; i < n->n_running && f->budget > 0; i++) {
 		if (i + 4 < n->n_running)
 			__builtin_prefetch(n->running[i + 4], 1);
 		struct request *r = n->running[i];
 		uint32_t want = r->num_tokens - r->num_computed;
-		if (want > budget)
-			want = budget;
+		if (want > f->budget)
+			want = f->budget;
 		while (node_grow_to(n, r, r->num_computed + want) != 0) {
 			struct request *victim = n->running[--n->n_running];
 			preempt(n, victim);
-			preempted = 1;
+			f->preempted = 1;
 			if (victim == r)
 				break;
 		}
@@ -711,56 +648,63 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 			break;
 		n->batch[n->n_batch++] = (struct batch_entry){r, want, r->num_computed};
 		if (want == 1 && r->generated > 0 && r->num_computed + 1 == r->num_tokens) {
-			cost_add_decode(&cb, r->num_computed + want);
+			cost_add_decode(&f->cb, r->num_computed + want);
 		} else {
-			cost_add_prefill(&cb, want, r->num_computed);
-			all_decode = 0;
+			cost_add_prefill(&f->cb, want, r->num_computed);
+			f->all_decode = 0;
 			if (!prefill_folds(n, r, r->num_computed, want))
-				fold = 0;
+				f->fold = 0;
 		}
-		budget -= want;
+		f->budget -= want;
 	}
+}
 
-	/* A step that preempted admits nobody (vLLM's scheduler), unless it
-	 * preempted every running request: the engine would schedule again
-	 * at once, and an idle node here has no step end to try again at (a
-	 * decode node whose waiting hand-overs hold the memory would stop). */
-	if (preempted && n->n_running == 0)
-		preempted = 0;
-	while (!preempted && !n->hold_admissions && n->wait_head && n->n_running < n->max_seqs &&
-	       budget > 0) {
+/* Counts whether r's routing hint named the run its lookup found m. */
+static inline void step_count_hint(struct node *n, const struct request *r,
+				   const struct kv_match *m)
+{
+	n->hints++;
+	n->hints_right += m->run == r->kv_hint;
+	/* the key carried for the index probe's prefetch, where the run
+	 * still begins as it did (the hash read here is the lookup's probe:
+	 * in cache) */
+	if (m->run == r->kv_hint && n->kv.runs[m->run].depth == r->kv_hint_depth) {
+		n->hint_keys_current++;
+		n->hint_keys_right += r->kv_hint_key == r->hashes[r->kv_hint_depth];
+	}
+}
+
+/* Admits the queue head while it fits, in order: its cached prefix
+ * acquired, its first tokens in the batch. A head kept out by memory is
+ * f->waits (FIFO: nobody overtakes it). */
+static inline void step_admit_queue(struct node *n, struct step_form *f, int64_t now_ns)
+{
+	uint32_t B = n->block_tokens;
+	while (!f->preempted && !n->hold_admissions && n->wait_head &&
+	       n->n_running < n->max_seqs && f->budget > 0) {
 		struct request *r = n->wait_head;
 		if (r->n_blocks) {
 			node_wait_pop_front(n);
-			admit_held(n, r, &cb, &budget, &fold);
-			all_decode = 0;
+			admit_held(n, r, &f->cb, &f->budget, &f->fold);
+			f->all_decode = 0;
 			continue;
 		}
 		struct kv_match m;
 		uint32_t known = node_lookup_tokens(n, r, r->num_tokens, &m);
-		if (r->kv_hint != KV_NONE) {
-			n->hints++;
-			n->hints_right += m.run == r->kv_hint;
-			/* the key carried for the index probe's prefetch, where
-			 * the run still begins as it did (the hash read here is
-			 * the lookup's probe: in cache) */
-			if (m.run == r->kv_hint && n->kv.runs[m.run].depth == r->kv_hint_depth) {
-				n->hint_keys_current++;
-				n->hint_keys_right += r->kv_hint_key == r->hashes[r->kv_hint_depth];
-			}
-		}
+		if (r->kv_hint != KV_NONE)
+			step_count_hint(n, r, &m);
 		uint32_t hit = m.blocks, computed = hit * B;
 		if (computed >= r->num_tokens)
 			computed = r->num_tokens - 1; /* the last token is always computed */
 		uint32_t want = r->num_tokens - computed;
-		if (want > budget)
-			want = budget;
+		if (want > f->budget)
+			want = f->budget;
 		uint32_t total = node_blocks_for(n, (uint64_t)computed + want);
 		if (total < hit)
 			total = hit;
 		if (total - hit > kv_available(&n->kv) - m.unlocked) {
-			waits = r; /* FIFO: the head waits for memory, nobody overtakes it */
-			waits_known = known;
+			f->waits = r; /* FIFO: the head waits for memory, nobody overtakes it */
+			f->waits_known = known;
 			break;
 		}
 		node_wait_pop_front(n);
@@ -782,66 +726,97 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 		r->state = REQ_RUNNING;
 		n->running[n->n_running++] = r;
 		n->batch[n->n_batch++] = (struct batch_entry){r, want, computed};
-		cost_add_prefill(&cb, want, computed);
-		all_decode = 0;
+		cost_add_prefill(&f->cb, want, computed);
+		f->all_decode = 0;
 		if (!prefill_folds(n, r, computed, want))
-			fold = 0;
-		budget -= want;
+			f->fold = 0;
+		f->budget -= want;
 	}
+}
 
-	/* Hand-overs behind a head that waits for memory, or while swapped
-	 * out requests wait to come back first, need a batch slot only, their
-	 * KV being here: they go ahead. Kept back they would hold memory the
-	 * others wait for, and a decode node whose queue held only them
-	 * behind a preempted request (or a request prefilled there) would
-	 * stop for good (our choice; vLLM's scheduler likewise lets requests
-	 * pass one whose KV is still on its way). */
-	int held_left = 0; /* one left for want of budget: it may enter next iteration */
-	struct request *from = !n->n_held || preempted ? NULL
-			       : waits		       ? waits->qnext
-			       : n->hold_admissions     ? n->wait_head
-							: NULL;
+/* Hand-overs behind a head that waits for memory, or while swapped out
+ * requests wait to come back first, need a batch slot only, their KV
+ * being here: they go ahead. Kept back they would hold memory the others
+ * wait for, and a decode node whose queue held only them behind a
+ * preempted request (or a request prefilled there) would stop for good
+ * (our choice; vLLM's scheduler likewise lets requests pass one whose KV
+ * is still on its way). Returns 1 when one was left for want of budget
+ * (it may enter next iteration). */
+static inline int step_admit_held(struct node *n, struct step_form *f)
+{
+	struct request *from = !n->n_held || f->preempted ? NULL
+			       : f->waits		  ? f->waits->qnext
+			       : n->hold_admissions	  ? n->wait_head
+							  : NULL;
 	for (struct request *r = from, *next; r && n->n_running < n->max_seqs; r = next) {
 		next = r->qnext;
 		if (!r->n_blocks)
 			continue;
-		if (budget == 0) {
-			held_left = 1;
-			break;
-		}
+		if (f->budget == 0)
+			return 1;
 		node_wait_remove(n, r);
-		admit_held(n, r, &cb, &budget, &fold);
-		all_decode = 0;
+		admit_held(n, r, &f->cb, &f->budget, &f->fold);
+		f->all_decode = 0;
 	}
+	return 0;
+}
 
-	if (n->n_batch == 0) {
-		n->busy = 0;
-		n->sync_due_ns = INT64_MAX;
-		swap_out(n, now_ns);
-		return 0;
-	}
+/* The step's first iteration timed, and a span of decode iterations
+ * planned after it when nothing can change the batch meanwhile. */
+static inline void step_begin(struct node *n, struct step_form *f, int held_left, int64_t now_ns)
+{
 	n->busy = 1;
 	n->step_start_ns = now_ns;
 	n->span_len = n->span_eval = 1;
 	n->span_off = 0;
 	n->span_started = 1;
 	n->span_ended = 0;
-	n->span_end[0] = now_ns + scaled_ns(n, cost_iteration_ns_x(n->cost, &cb, &n->span_x0));
-	n->work0_ns = cost_work_ns(n->cost, &cb);
+	n->span_end[0] = now_ns + scaled_ns(n, cost_iteration_ns_x(n->cost, &f->cb, &n->span_x0));
+	n->work0_ns = cost_work_ns(n->cost, &f->cb);
 	n->span_used[0] = n->kv.n_used;
 	n->span_used_ok = 0;
 	n->step_end_ns = n->span_end[0];
 	/* A span needs the queue to stay as it is: empty, or its head kept
 	 * out by memory or by the batch being full (a span changes neither). */
-	int queue_still = !n->wait_head ||
-			  (!n->hold_admissions && (waits || n->n_running >= n->max_seqs || budget == 0));
+	int queue_still =
+	    !n->wait_head ||
+	    (!n->hold_admissions && (f->waits || n->n_running >= n->max_seqs || f->budget == 0));
 	/* Folding a prefill iteration into the span after it also needs the
 	 * next iteration's batch to be this one: every running request in it,
 	 * and no budget freed by the prefills letting the queue head in. */
-	fold = fold && !all_decode && n->n_batch == n->n_running &&
-	       (!n->wait_head || (!n->hold_admissions && (waits || n->n_running >= n->max_seqs)));
-	if ((all_decode || fold) && !preempted && queue_still && !held_left && n->max_span > 1)
-		plan_span(n, &cb, fold, waits, waits_known);
+	int fold = f->fold && !f->all_decode && n->n_batch == n->n_running &&
+		   (!n->wait_head || (!n->hold_admissions && (f->waits || n->n_running >= n->max_seqs)));
+	if ((f->all_decode || fold) && !f->preempted && queue_still && !held_left && n->max_span > 1)
+		plan_span(n, &f->cb, fold, f->waits, f->waits_known);
+}
+
+int64_t node_start_step(struct node *n, int64_t now_ns)
+{
+	struct step_form f = {.budget = n->max_batched, .all_decode = 1, .fold = n->fold_ok};
+	cost_batch_clear(&f.cb);
+	n->n_batch = 0;
+	/* the queue head's admission lookup ahead: its likely run's cache
+	 * misses overlap the batch's forming (prefetches: nothing changes) */
+	if (n->wait_head && n->wait_head->kv_hint != KV_NONE && n->prefix_caching)
+		kv_prefetch_run(&n->kv, n->wait_head->kv_hint, n->wait_head->kv_hint_key,
+				n->wait_head->kv_hint_depth, n->wait_head->hashes,
+				n->wait_head->n_hashes);
+	step_running(n, &f);
+	/* A step that preempted admits nobody (vLLM's scheduler), unless it
+	 * preempted every running request: the engine would schedule again
+	 * at once, and an idle node here has no step end to try again at (a
+	 * decode node whose waiting hand-overs hold the memory would stop). */
+	if (f.preempted && n->n_running == 0)
+		f.preempted = 0;
+	step_admit_queue(n, &f, now_ns);
+	int held_left = step_admit_held(n, &f);
+	if (n->n_batch == 0) {
+		n->busy = 0;
+		n->sync_due_ns = INT64_MAX;
+		swap_out(n, now_ns);
+		return 0;
+	}
+	step_begin(n, &f, held_left, now_ns);
 	set_sync_due(n);
 	swap_out(n, now_ns);
 	return n->step_end_ns - now_ns;

@@ -1,9 +1,72 @@
-/* node_io: KV that enters or leaves a node from outside its steps: a
- * disaggregated request's reserved and held KV, swapped-in requests, a
- * crash's evacuation. */
+/* node_io: a node's set-up and tear-down, and KV that enters or leaves it
+ * from outside its steps: a disaggregated request's reserved and held KV,
+ * swapped-in requests, a crash's evacuation. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "config/config.h"
 #include "model/node.h"
+
+int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const struct engine_cfg *ec,
+	      const struct cost_model *cost, const struct node_hooks *hooks)
+{
+	memset(n, 0, sizeof *n);
+	n->sync_due_ns = INT64_MAX;
+	n->id = id;
+	n->server = server;
+	n->cost = cost;
+	n->hooks = *hooks;
+	n->block_tokens = (uint32_t)ec->kv_block_tokens;
+	n->max_seqs = (uint32_t)ec->max_num_seqs;
+	n->max_batched = (uint32_t)ec->max_num_batched_tokens;
+	n->block_shift = 0;
+	if ((n->block_tokens & (n->block_tokens - 1)) == 0)
+		while ((1u << n->block_shift) < n->block_tokens)
+			n->block_shift++;
+	n->prefix_caching = ec->prefix_caching;
+	n->time_scale = 1.0;
+	n->swap = ec->preempt_swap;
+	n->running_cap = n->max_seqs;
+	n->max_span = (uint32_t)ec->max_span_iterations;
+	n->running = malloc(n->running_cap * sizeof *n->running);
+	n->batch = malloc(n->running_cap * sizeof *n->batch);
+	n->done = malloc(n->running_cap * sizeof *n->done);
+	n->swapped = malloc(n->running_cap * sizeof *n->swapped);
+	n->span_end = malloc(n->max_span * sizeof *n->span_end);
+	n->span_used = malloc(n->max_span * sizeof *n->span_used);
+	n->span_grid.grid =
+	    malloc((n->max_span / COST_SPAN_GRID_MIN + 3) * sizeof *n->span_grid.grid);
+	if (n->block_shift)
+		n->span_res = malloc((n->block_tokens + 1) * sizeof *n->span_res);
+	if (!n->running || !n->batch || !n->done || !n->swapped || !n->span_end || !n->span_used ||
+	    !n->span_grid.grid || (n->block_shift && !n->span_res) ||
+	    kv_init(&n->kv, kv_blocks)) {
+		node_free(n);
+		return -1;
+	}
+	return 0;
+}
+
+void node_free(struct node *n)
+{
+	kv_free(&n->kv);
+	free(n->running);
+	free(n->batch);
+	free(n->done);
+	free(n->swapped);
+	n->swapped = NULL;
+	free(n->span_end);
+	free(n->span_used);
+	free(n->span_grid.grid);
+	free(n->span_res);
+	n->span_res = NULL;
+	n->span_end = NULL;
+	n->span_used = NULL;
+	n->span_grid.grid = NULL;
+	n->running = NULL;
+	n->batch = NULL;
+	n->done = NULL;
+}
 
 int node_reserve(struct node *n, struct request *r, uint32_t *hit_blocks)
 {

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "results/metric_table.h"
+#include "config/cfg.h"
 
 void res_diff_list_with(FILE *out, const struct res_metrics *t)
 {
@@ -218,4 +219,19 @@ int res_diff(const cJSON *base, const cJSON *new_, const struct diff_opts *o, FI
 	     struct diff_counts *c, char *err, size_t errlen)
 {
 	return res_diff_with(base, new_, o, NULL, out, c, err, errlen);
+}
+
+int res_diff_read(const char *file, cJSON **out, char *err, size_t errlen)
+{
+	char *text = cfg_slurp(file, NULL, err, errlen);
+	if (!text)
+		return -1;
+	*out = cJSON_ParseWithOpts(text, NULL, 1);
+	free(text);
+	if (!*out) {
+		snprintf(err, errlen, "%s: not valid JSON; expected a kvsim summary.json or "
+				      "comparison.json", file);
+		return -1;
+	}
+	return 0;
 }

@@ -35,6 +35,10 @@ int res_diff(const struct cJSON *base, const struct cJSON *new_, const struct di
 int res_diff_with(const struct cJSON *base, const struct cJSON *new_, const struct diff_opts *o,
 		  const struct res_metrics *t, FILE *out, struct diff_counts *c, char *err,
 		  size_t errlen);
+/* Reads file, a kvsim summary.json or comparison.json, into *out: 0, or
+ * -1 with err (the file unreadable, or not JSON). Caller frees with
+ * cJSON_Delete. */
+int res_diff_read(const char *file, struct cJSON **out, char *err, size_t errlen);
 /* The metric paths diff knows, one line each with its better direction. */
 void res_diff_list(FILE *out);
 /* res_diff_list over the rows of t (NULL: the built-in metric table). */

@@ -1,4 +1,4 @@
-/* metrics: per-request records -> run summary (DESIGN 6). */
+/* metrics: per-request records -> run summary (docs/design.md, section 6). */
 #ifndef KVSIM_METRICS_H
 #define KVSIM_METRICS_H
 

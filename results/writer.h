@@ -11,7 +11,7 @@ struct res_metrics;
 struct cJSON;
 struct afile_set;
 
-/* The summary as a JSON object (DESIGN 6 keys; its figures are the rows of
+/* The summary as a JSON object (docs/design.md, section 6 keys; its figures are the rows of
  * the built-in metric table). Caller frees with cJSON_Delete. */
 struct cJSON *res_summary_json(const struct met_summary *s);
 /* res_summary_json with the rows of t (NULL: the built-in table); a row

@@ -1,4 +1,4 @@
-/* ledger: the computed-before record (DESIGN 6), per epoch and per session frontier. */
+/* ledger: the computed-before record (docs/design.md, section 6), per epoch and per session frontier. */
 #include "sim/ledger.h"
 
 #include <stdlib.h>

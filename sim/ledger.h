@@ -1,4 +1,4 @@
-/* ledger: the computed-before record (DESIGN 6): which blocks some node computed before. */
+/* ledger: the computed-before record (docs/design.md, section 6): which blocks some node computed before. */
 #ifndef KVSIM_LEDGER_H
 #define KVSIM_LEDGER_H
 

@@ -105,7 +105,7 @@ struct request {
 	uint32_t pin_crashes;      /* its node's crash count when kv_tail pinned a prefix */
 	int accounted;           /* the prompt split below is final */
 	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;
-	/* Disjoint split of prompt_tokens (DESIGN 6), plus preemption recompute. */
+	/* Disjoint split of prompt_tokens (docs/design.md, section 6), plus preemption recompute. */
 	uint32_t cached, reloaded, migrated, recomputed, fresh;
 	uint32_t preempt_recomputed, preemptions;
 	/* For --audit, preemption recompute counted per admission: it computes

@@ -9,7 +9,12 @@ struct scenario;
 struct request;
 struct met_summary;
 
+/* The library's interface is this header: with it come the scenario and
+ * its catalog (config/config.h: reading, --set, validating, freeing), how
+ * a run is made (sim/opts.h) and its interruption (base/interrupt.h). */
 #include "base/about.h"
+#include "base/interrupt.h"
+#include "config/config.h"
 #include "sim/opts.h"
 
 

@@ -49,7 +49,7 @@
 #include "base/flow.h"
 #include "base/hmap.h"
 #include "base/hset.h"
-#include "base/loadheap.h"
+#include "policies/loadheap.h"
 #include "model/node.h"
 #include "sim/opts.h"
 #include "base/prefix_index.h"
@@ -100,7 +100,7 @@ struct route_rule;
 /* What the simulator remembers of a live session: where it last ran (the
  * source of a migration) and how far its private blocks were ever computed.
  *
- * "Computed before" (DESIGN 6) needs a record of blocks ever computed. Blocks
+ * "Computed before" (docs/design.md, section 6) needs a record of blocks ever computed. Blocks
  * other sessions can name (n_shared, e.g. system prompts, trace blocks) go in
  * the cluster-wide set `ever`. A session's private blocks can only be named
  * by its own turns, and a block's KV exists only after its whole prefix's

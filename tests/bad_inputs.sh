@@ -4,6 +4,11 @@
 # expected, and must leave no output file behind.
 # Usage: KVSIM=build/kvsim sh tests/bad_inputs.sh
 KVSIM=${KVSIM:-build/kvsim}
+# The policies as kvsim lists them (its rows run up to the first blank line), so that a
+# new policy needs no edit here.
+POLICIES=$("$KVSIM" list policies | awk 'NF == 0 { exit } { print $1 }')
+KNOWN_POLICIES=$(echo $POLICIES | sed 's/ /, /g')
+N_POLICIES=$(echo "$POLICIES" | grep -c .)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0
@@ -74,7 +79,7 @@ scen huge_number '{"cluster": {"nodes": 1e400}}' 'cluster.nodes: expected an int
 scen huge_integer '{"cluster": {"nodes": 1e12}}' 'cluster.nodes: expected an integer in [1, 1000000], got 1e+12'
 scen unknown_gpu '{"cluster": {"gpu": "H900"}}' 'cluster.gpu: unknown GPU "H900" (known: A100-80G, H100-SXM, H200, B200, L40S)'
 scen unknown_model '{"cluster": {"model": "GPT-9"}}' 'cluster.model: unknown model "GPT-9" (known: Llama-3-8B, Llama-3-70B, Llama-3.1-8B'
-scen unknown_policy '{"router": {"policy": "magic"}}' 'router.policy: unknown policy "magic" (known: round_robin, random, least_loaded, power_of_two, session_affinity, prefix_affinity, consistent_hash, cache_aware, kv_cost, weighted_scorer, precise_prefix)'
+scen unknown_policy '{"router": {"policy": "magic"}}' "router.policy: unknown policy \"magic\" (known: $KNOWN_POLICIES)"
 scen unknown_link '{"cluster": {"links": {"inter_server": "ib-xyz"}}}' 'cluster.links.inter_server: unknown link "ib-xyz" (known: nvlink3, nvlink4'
 scen unknown_workload '{"workload": {"kind": "batch"}}' 'workload.kind: unknown workload "batch" (known: open, chat, rag, agent, mix, trace)'
 scen unknown_dist '{"workload": {"turns": {"dist": "poisson", "mean": 3}}}' 'workload.turns.dist: expected one of constant, uniform, exponential, lognormal, gamma, geometric, zipf, got "poisson"'

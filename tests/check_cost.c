@@ -20,7 +20,7 @@ static void model_for(const char *json, struct cost_model *cm, struct scenario *
 	"\"per_seq_ms\": 0}, \"attention\": {\"flashinfer\": {\"prefill\": {\"fixed_us\": 10, "       \
 	"\"efficiency\": 0.5, \"causal\": 0.5, \"rows_half\": 1000, \"context_half\": 1000}, "       \
 	"\"decode\": {\"fixed_us\": 5, \"per_head_us\": 0.01, \"bandwidth\": 0.8}}}}}}"
-/* DESIGN's plain roofline (the calibrated terms switched off) with them. */
+/* docs/design.md's plain roofline (the calibrated terms switched off) with them. */
 static const char *plain = "{\"cluster\": {\"cost_model\": {\"mfu\": 0.7, \"mbu\": 0.8, \"knee\": 0, "
 			   "\"op_overhead_us\": 0}}, " ROUND_H100 "}";
 

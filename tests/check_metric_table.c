@@ -405,7 +405,7 @@ START_TEST(every_path_resolves_in_a_run)
 		figures++;
 	}
 	ck_assert_uint_eq(figures, count_figures(j));
-	/* perf, which baselines leave out: the names DESIGN gives. */
+	/* perf, which baselines leave out: the names docs/design.md gives. */
 	const cJSON *perf = cJSON_GetObjectItemCaseSensitive(j, "perf");
 	const char *perf_keys[] = {"events", "wall_s", "requests_per_wall_s", "peak_rss_bytes"};
 	ck_assert_int_eq(cJSON_GetArraySize(perf), 4);

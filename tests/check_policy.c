@@ -6,7 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "policies/policy.h"
-#include "base/loadheap.h"
+#include "policies/loadheap.h"
 #include "sim/request.h"
 #include "base/rng.h"
 #include "tests/suites.h"

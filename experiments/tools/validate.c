@@ -1561,7 +1561,7 @@ int main(int argc, char **argv)
 		   "- No end-to-end hardware runs: serving latencies under load (queueing, batching, "
 		   "preemption) are checked against queueing theory, not against a measured cluster.\n"
 		   "- H200 uses the H100 fits (linear layers and FP8); B200 and L40S are not calibrated "
-		   "(DESIGN's plain roofline with mfu 0.7, mbu 0.8, and their FP8 at those "
+		   "(docs/design.md's plain roofline with mfu 0.7, mbu 0.8, and their FP8 at those "
 		   "efficiencies). Of TensorRT-LLM's other first-token rows, GPT-J 6B on A100 in FP16 "
 		   "is not a target (kvsim %+.0f%% at 128 tokens, %+.0f%% at 2,048: its compute/memory "
 		   "knee is fitted on Vidur's vLLM GEMMs, not TensorRT's fused ones); L40S and "

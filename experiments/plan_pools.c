@@ -1,12 +1,12 @@
 /* plan_pools: `kvsim plan` on pools and fleets: --pool, --pool-gpus, the fleets, one probe run, the count search, the pd_ratio splits. */
+#include "experiments/plan_pools.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "cli/cli.h"
-#include "cli/plan_pools.h"
 #include "results/metrics.h"
 #include "model/catalog.h"
 #include "config/cfg.h"
@@ -15,32 +15,11 @@
 
 /* --- pools and fleets --------------------------------------------------- */
 
-int plan_pool_gpus_opt(const struct cli_cmd *cmd, struct plan *p, const char *v)
-{
-	const char *eq = strchr(v, '=');
-	if (!eq || eq == v) {
-		cli_bad_value(cmd, "--pool-gpus", "POOL=GPU,GPU,... (a pool's name, its GPU types)", v);
-		return -1;
-	}
-	if (p->n_ax == MAX_POOL_AXES) {
-		cli_misuse(cmd, "--pool-gpus: at most %d (one per pool)", MAX_POOL_AXES);
-		return -1;
-	}
-	struct pool_axis *a = &p->ax[p->n_ax];
-	a->arg = v;
-	a->n = cli_list(cmd, "--pool-gpus", "GPU names", eq + 1, a->buf, sizeof a->buf, a->gpus,
-			MAX_GPUS);
-	if (a->n < 0)
-		return -1;
-	p->n_ax++;
-	return 0;
-}
-
 /* Whether the scenario as the options give it has cluster.pools; -1 after
  * reporting. */
 static int has_pools(const struct plan *p)
 {
-	cJSON *root = cli_load_tree_with_policy(&p->o);
+	cJSON *root = p->load.tree(p->load.ctx);
 	if (!root)
 		return -1;
 	const cJSON *cl = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -263,7 +242,7 @@ bad:
 int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, int n_sets,
 	       cJSON *j, struct fig *f)
 {
-	cJSON *root = cli_load_tree_with_policy(&p->o);
+	cJSON *root = p->load.tree(p->load.ctx);
 	if (!root) {
 		cJSON_Delete(j);
 		return -1;
@@ -290,7 +269,7 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 		return -1;
 	}
 	struct scenario sc;
-	bad = cli_load_scenario(&p->o, root, &sc);
+	bad = p->load.scenario(p->load.ctx, root, &sc);
 	cJSON_Delete(root);
 	if (bad) {
 		cJSON_Delete(j);
@@ -308,7 +287,7 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 	cfg_scenario_free(&sc);
 	p->runs++;
 	if (rc) {
-		if (rc <= CLI_INTERNAL) /* else interrupted: main says so */
+		if (rc <= 3) /* 2 or 3 (sim_run); else interrupted: main says so */
 			fprintf(stderr, "kvsim: %s\n", err);
 		cJSON_Delete(j);
 		return -1;
@@ -360,7 +339,7 @@ int plan_probe_value(struct plan *p, const struct fleet *fl, const char *path, d
 	cJSON_AddStringToObject(j, "path", path);
 	cJSON_AddNumberToObject(j, "value", value);
 	int r = plan_probe(p, fl, sets, 1, j, f);
-	if (r >= 0 && !p->o.quiet)
+	if (r >= 0 && !p->quiet)
 		printf("  probe %-9s %s=%-10.6g TTFT p99 %8.3f s  TPOT p99 %7.4f s  shed+failed %6.0f  "
 		       "goodput %8.2f req/s  %s\n",
 		       fl->label, path, value, f->ttft, f->tpot, f->lost, f->goodput,
@@ -504,7 +483,7 @@ static int pd_run(struct plan *p, const struct fleet *fl, int pr, int de, struct
 	f.de = de;
 	p->cache[p->n_cache++] = f;
 	*out = f;
-	if (!p->o.quiet) /* progress: the table comes on stdout once the scan is done */
+	if (!p->quiet) /* progress: the table comes on stdout once the scan is done */
 		fprintf(stderr, "  run %-4ld %s: %d prefill + %d decode (%.0f GPUs): TTFT p99 %.3f s, "
 				"TPOT p99 %.4f s, goodput %.2f req/s  %s\n",
 			p->runs, fl->label, pr, de, f.gpus, f.ttft, f.tpot, f.goodput,
@@ -575,7 +554,7 @@ static int pd_try(struct plan *p, const struct fleet *fl, long n, void *tried)
 	cJSON_AddNumberToObject(t, "gpus_total", (double)n);
 	cJSON_AddBoolToObject(t, "met", r);
 	cJSON_AddItemToArray(tried, t);
-	if (!p->o.quiet)
+	if (!p->quiet)
 		printf("  %ld GPUs: %s\n", n, r ? "a split meets the SLOs" : "no split meets the SLOs");
 	return r;
 }
@@ -590,7 +569,7 @@ static int by_prefill(const void *a, const void *b)
  * reordered (its entries are what the table lists first). */
 static void pd_table(struct plan *p, long n, const struct fig *best, cJSON *splits)
 {
-	if (!p->o.quiet)
+	if (!p->quiet)
 		print_split_head(stdout);
 	int m = 0, ns = n_splits(p, n);
 	for (int c = 0; c < p->n_cache; c++) { /* n's splits to the front */
@@ -608,7 +587,7 @@ static void pd_table(struct plan *p, long n, const struct fig *best, cJSON *spli
 	for (int c = 0; c < m; c++) {
 		const struct fig *f = &p->cache[c];
 		int is_best = best && f->pr == best->pr && f->de == best->de;
-		if (!p->o.quiet)
+		if (!p->quiet)
 			print_split(stdout, f, is_best ? "  <- best" : "");
 		cJSON *s = cJSON_CreateObject();
 		cJSON_AddNumberToObject(s, "prefill", f->pr);
@@ -636,7 +615,7 @@ long plan_search_pd(struct plan *p, const struct fleet *fl, struct fig *best, cJ
 			memset(best, 0, sizeof *best);
 			return 0;
 		}
-		if (!p->o.quiet)
+		if (!p->quiet)
 			printf("  the splits of %ld GPUs:\n", n);
 	}
 	int r = pd_scan(p, fl, n, best);

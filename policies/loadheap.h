@@ -1,6 +1,6 @@
 /* loadheap: the node with the fewest outstanding requests, in O(1). */
-#ifndef KVSIM_LOADHEAP_H
-#define KVSIM_LOADHEAP_H
+#ifndef KVSIM_POLICIES_LOADHEAP_H
+#define KVSIM_POLICIES_LOADHEAP_H
 
 #include <stdint.h>
 

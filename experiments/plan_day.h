@@ -1,19 +1,21 @@
 /* plan_day: `kvsim plan --search autoscale`: the smallest static fleet against autoscalers over the scenario's whole run. */
-#ifndef KVSIM_CLI_PLAN_DAY_H
-#define KVSIM_CLI_PLAN_DAY_H
+#ifndef KVSIM_PLAN_DAY_H
+#define KVSIM_PLAN_DAY_H
+
+#include <stddef.h>
 
 struct cJSON;
-struct cli_cmd;
 struct fleet;
 struct plan;
 struct scenario;
 
-/* --autoscaler JSON, the option's n-th: checked to be a JSON object and
- * kept in p (the keys are checked once the scenario is read). 0, or -1
- * after reporting as cmd. */
-int plan_day_autoscaler_opt(const struct cli_cmd *cmd, struct plan *p, const char *v);
-/* --rank: cost, energy or gpu_hours. 0, or -1 after reporting as cmd. */
-int plan_day_rank_opt(const struct cli_cmd *cmd, struct plan *p, const char *v);
+/* An --autoscaler value, read as strictly as cluster.autoscaler in a
+ * file: 0 when it is one JSON object with no text after it; -1 when it is
+ * not; -2 when a key comes twice (err says which). */
+int plan_day_check_autoscaler(const char *v, char *err, size_t errlen);
+/* --rank: p->rank set to v when it names a ranking (cost, energy or
+ * gpu_hours): 0, or -1 when it names none (nothing reported). */
+int plan_day_rank(struct plan *p, const char *v);
 /* The options that go with --search autoscale, and those that go only
  * with it: 0, or -1 after reporting. */
 int plan_day_check(struct plan *p);

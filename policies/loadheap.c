@@ -1,5 +1,5 @@
 /* loadheap: indexed min-heap of nodes by (outstanding, id). */
-#include "base/loadheap.h"
+#include "policies/loadheap.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* plan_day: `kvsim plan --search autoscale`: the smallest static fleet against autoscalers over the scenario's whole run. */
-#include "cli/plan_day.h"
+#include "experiments/plan_day.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,9 +7,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/cli.h"
-#include "cli/plan_pools.h"
 #include "config/cfg.h"
+#include "experiments/plan_pools.h"
 #include "config/cluster_cfg.h"
 #include "config/config.h"
 #include "config/scale_cfg.h"
@@ -35,41 +34,25 @@ static const char *const kind_names[] = {"none", "hpa", "planner"};
 static const char *const metric_names[] = {"queue_per_node", "kv_util", "busy", "rps_per_node"};
 static const char *const predictor_names[] = {"constant", "moving_average", "holt"};
 
-int plan_day_autoscaler_opt(const struct cli_cmd *cmd, struct plan *p, const char *v)
+int plan_day_check_autoscaler(const char *v, char *err, size_t errlen)
 {
-	if (p->n_as == MAX_AUTOSCALERS) {
-		cli_misuse(cmd, "--autoscaler: at most %d", MAX_AUTOSCALERS);
-		return -1;
-	}
 	/* The whole value, as strictly as cluster.autoscaler in a file: no
 	 * text after the object, no key twice. */
 	cJSON *j = cJSON_ParseWithOpts(v, NULL, 1);
-	int ok = cJSON_IsObject(j);
-	char inner[512];
-	if (ok && cfg_check_unique_keys(j, "cluster.autoscaler", inner, sizeof inner)) {
-		cJSON_Delete(j);
-		cli_misuse(cmd, "--autoscaler #%d: %s", p->n_as + 1, inner);
-		return -1;
-	}
+	int rc = cJSON_IsObject(j) ? 0 : -1;
+	if (!rc && cfg_check_unique_keys(j, "cluster.autoscaler", err, errlen))
+		rc = -2;
 	cJSON_Delete(j);
-	if (!ok) {
-		cli_misuse(cmd, "--autoscaler #%d: expected a JSON object such as '{\"kind\": \"hpa\", "
-				"\"metric\": \"queue_per_node\", \"target\": 4, \"max_nodes\": 8}', "
-				"got \"%s\"", p->n_as + 1, v);
-		return -1;
-	}
-	p->as_arg[p->n_as++] = v;
-	return 0;
+	return rc;
 }
 
-int plan_day_rank_opt(const struct cli_cmd *cmd, struct plan *p, const char *v)
+int plan_day_rank(struct plan *p, const char *v)
 {
 	for (int i = 0; rank_names[i]; i++)
 		if (!strcmp(v, rank_names[i])) {
 			p->rank = rank_names[i];
 			return 0;
 		}
-	cli_bad_value(cmd, "--rank", "cost, energy or gpu_hours", v);
 	return -1;
 }
 
@@ -171,7 +154,7 @@ static int autoscaler_rows(const struct plan *p, const struct scenario *base, co
 		return 1;
 	}
 	if (n <= 0) {
-		if (!p->o.quiet)
+		if (!p->quiet)
 			printf("no static answer to size the default autoscaler from (max_nodes = 2 x "
 			       "the static nodes); give --autoscaler\n\n");
 		return 0;
@@ -222,7 +205,7 @@ static int run_autoscaler(struct plan *p, const struct fleet *fl, const char *as
 	if (rc < 0)
 		return -1;
 	r->ran = 1;
-	if (!p->o.quiet)
+	if (!p->quiet)
 		printf("  run   %-30s from %3d nodes  TTFT p99 %8.3f s  TPOT p99 %7.4f s  "
 		       "shed+failed %6.0f  GPU-h %8.3f  %s\n",
 		       r->label, r->start, r->f.ttft, r->f.tpot, r->f.lost, r->f.gpu_hours,
@@ -340,7 +323,7 @@ int plan_day(struct plan *p, const struct scenario *base, const struct fleet *fl
 		cJSON_Delete(r[i].as);
 	memset(r, 0, sizeof r);
 
-	if (!p->o.quiet) {
+	if (!p->quiet) {
 		printf("static: searching %s (%s set to {\"kind\":\"none\"}) for", p->node_path,
 		       as_path);
 		print_slos(p);
@@ -354,16 +337,16 @@ int plan_day(struct plan *p, const struct scenario *base, const struct fleet *fl
 	r[0].start = (int)least;
 	r[0].ran = least > 0;
 	snprintf(r[0].label, sizeof r[0].label, least > 0 ? "static %ld" : "static", least);
-	if (!p->o.quiet && least > 0)
+	if (!p->quiet && least > 0)
 		printf("static: smallest cluster %ld\n\n", least);
-	else if (!p->o.quiet)
+	else if (!p->quiet)
 		printf("static: no node count in [%g, %g] meets the SLOs\n\n", p->min, p->max);
 
 	n_as = autoscaler_rows(p, base, as_path, least, r + 1);
 	if (n_as < 0)
 		goto out;
 	n += n_as;
-	if (n_as && !p->o.quiet) {
+	if (n_as && !p->quiet) {
 		printf("autoscaled: the scenario's run, starting from its nodes (clamped to "
 		       "[min_nodes, max_nodes]), for");
 		print_slos(p);
@@ -381,7 +364,7 @@ int plan_day(struct plan *p, const struct scenario *base, const struct fleet *fl
 			order[j - 1] = order[j];
 			order[j] = t;
 		}
-	if (!p->o.quiet) {
+	if (!p->quiet) {
 		if (n_as)
 			printf("\n");
 		print_table(p, r, order, n);

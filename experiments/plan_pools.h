@@ -1,21 +1,22 @@
-/* plan_pools: what cli/plan.c and cli/plan_pools.c share: the plan's state, fleets, figures; the pools half's functions. */
-#ifndef KVSIM_CLI_PLAN_POOLS_H
-#define KVSIM_CLI_PLAN_POOLS_H
-
-#include "cli/cli.h"
+/* plan_pools: the plan's state, fleets and figures, and its searches on pools and fleets (kvsim plan's orchestration). */
+#ifndef KVSIM_PLAN_POOLS_H
+#define KVSIM_PLAN_POOLS_H
 
 struct cJSON;
 struct scenario;
 
 /* `kvsim plan` in three files, calls going one way (tests/layout.sh):
- *   plan.c        the command: options, the rate search, each fleet's
- *                 answer, the ranking, plan.json
- *   plan_day.c    --search autoscale: the smallest static fleet against
- *                 autoscalers over the scenario's whole run, ranked
- *   plan_pools.c  pools and fleets: --pool and --pool-gpus, the fleets of
- *                 GPUs, one probe run on a fleet, the smallest-count search
- *                 (nodes and GPUs), the pd_ratio split search
- */
+ *   cli/plan.c              the command: options, the rate search, each
+ *                           fleet's answer, the ranking, plan.json
+ *   experiments/plan_day.c  --search autoscale: the smallest static fleet
+ *                           against autoscalers over the scenario's whole
+ *                           run, ranked
+ *   experiments/plan_pools.c  pools and fleets: the fleets of GPUs, one
+ *                           probe run on a fleet, the smallest-count
+ *                           search (nodes and GPUs), the pd_ratio split
+ *                           search
+ * Nothing here knows the command line: a plan gets its scenario through
+ * its loader, and reports errors on stderr as "kvsim plan: ...". */
 
 #define MAX_GPUS 32       /* GPU types in a list, and fleets in all */
 #define MAX_POOL_AXES 8   /* --pool-gpus options */
@@ -48,9 +49,23 @@ struct fig {
 	int pass;
 };
 
+/* How every probe gets its scenario: the command line's reading of it
+ * (the file, --set, --seed, --policy), each call afresh. */
+struct plan_loader {
+	/* The scenario's JSON tree; NULL after reporting. Caller frees with
+	 * cJSON_Delete. */
+	struct cJSON *(*tree)(void *ctx);
+	/* Loads and validates root into s: 0, or -1 after reporting. Caller
+	 * frees s with cfg_scenario_free. */
+	int (*scenario)(void *ctx, const struct cJSON *root, struct scenario *s);
+	void *ctx;
+};
+
 /* The question (the options) and the search's state. */
 struct plan {
-	struct cli_common o;
+	struct plan_loader load;
+	int quiet;       /* print nothing but errors */
+	const char *out; /* where plan.json goes (NULL: out/plan) */
 	double slo_ttft, slo_tpot; /* <= 0: not constrained */
 	const char *search, *min_arg, *max_arg, *total_arg, *pool_name;
 	char gpu_buf[1024]; /* --gpus, split */
@@ -89,10 +104,6 @@ struct answer {
 };
 
 
-/* --pool-gpus POOL=A,B,...: the list split into p now, the pool named
- * later (plan_check_pools, once the scenario is read). 0, or -1 after
- * reporting as cmd. */
-int plan_pool_gpus_opt(const struct cli_cmd *cmd, struct plan *p, const char *v);
 /* What the search needs of the scenario's pools: --pool, --pool-gpus and
  * pd_ratio's two pools checked and found; sets p->pooled, p->pool and
  * p->node_path. 0, or -1 after reporting. */
