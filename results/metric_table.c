@@ -225,7 +225,7 @@ double res_metric_value_at(const struct res_metric *m, const struct met_summary 
 		return *(const int *)f;
 	case RES_KIND_PER: {
 		uint64_t count = *(const uint64_t *)(b + m->per);
-		return count ? *(const double *)f / (double)count : 0;
+		return count ? *(const double *)f / (double)count : NAN; /* no sample */
 	}
 	case RES_KIND_TEXT:
 	case RES_KIND_TEXT_PTR:

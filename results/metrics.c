@@ -344,8 +344,9 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	}
 	out->tokens = m->tokens;
 	double in = (double)m->tokens.input;
-	out->prefix_hit_ratio = in > 0 ? (double)m->tokens.cached / in : 0;
-	out->recompute_ratio = in > 0 ? (double)m->tokens.recomputed / in : 0;
+	/* shares of no input have no sample: n/a, null in JSON */
+	out->prefix_hit_ratio = in > 0 ? (double)m->tokens.cached / in : NAN;
+	out->recompute_ratio = in > 0 ? (double)m->tokens.recomputed / in : NAN;
 	out->recompute_gpu_s = m->recompute_gpu_s;
 	out->preemptions = m->preemptions;
 	out->requests_per_s = sim_time_s > 0 ? (double)m->completed / sim_time_s : 0;

@@ -859,9 +859,21 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 			figs->name[i], figs->caption[i], figs->name[i]);
 	fputs("## Policies\n", f);
 	res_print_mechanisms(f, s, n, RES_STYLE_MD);
-	fputs("\n## Scenario\n\n```json\n", f);
+	/* a fence longer than any run of backticks in the scenario (a name
+	 * may hold some), so the block ends where it should (CommonMark) */
+	int fence = 3, run = 0;
+	for (const char *p = scenario_json; *p; p++)
+		if ((run = *p == '`' ? run + 1 : 0) >= fence)
+			fence = run + 1;
+	fputs("\n## Scenario\n\n", f);
+	for (int k = 0; k < fence; k++)
+		fputc('`', f);
+	fputs("json\n", f);
 	fputs(scenario_json, f);
-	fputs("\n```\n", f);
+	fputc('\n', f);
+	for (int k = 0; k < fence; k++)
+		fputc('`', f);
+	fputc('\n', f);
 	if (afile_set_add(&set, &a, err, errlen) || afile_open(&a, html, err, errlen))
 		goto done;
 	f = a.f;

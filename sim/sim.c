@@ -441,7 +441,8 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 			mx = x;
 	}
 	double mean = sum / s->n_nodes;
-	out->imbalance_max_over_mean = mean > 0 ? mx / mean : 0;
+	/* figures of nothing served have no sample: n/a, null in JSON */
+	out->imbalance_max_over_mean = mean > 0 ? mx / mean : NAN;
 	out->pools = calloc((size_t)sc->n_pools, sizeof *out->pools);
 	if (!out->pools)
 		return -1;
@@ -482,13 +483,13 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	out->scale_up = s->sl.scale_up;
 	out->scale_down = s->sl.scale_down;
 	out->nodes_max = s->sl.n_held_max;
-	out->energy_j_per_out = out->tokens.output ? out->energy_j / (double)out->tokens.output : 0;
+	out->energy_j_per_out = out->tokens.output ? out->energy_j / (double)out->tokens.output : NAN;
 	out->energy_kwh = out->energy_j / 3.6e6;
 	out->pd = (struct met_pd){s->pd.stats.count, s->pd.stats.failovers, s->pd.stats.local,
 				  s->pd.stats.bytes,  s->pd.stats.seconds,	 s->pd.stats.wait_s};
 	for (int k = 0; k < 4; k++)
-		out->ttft_split_s[k] = s->met.completed ? s->pd.ttft_split[k] / (double)s->met.completed : 0;
-	out->imbalance_jain = sumsq > 0 ? sum * sum / (s->n_nodes * sumsq) : 1;
+		out->ttft_split_s[k] = s->met.completed ? s->pd.ttft_split[k] / (double)s->met.completed : NAN;
+	out->imbalance_jain = sumsq > 0 ? sum * sum / (s->n_nodes * sumsq) : NAN;
 	out->events = s->q.popped;
 	out->wall_s = runlog_wall_now() - started;
 	out->requests_per_wall_s = out->wall_s > 0 ? (double)out->arrived / out->wall_s : 0;

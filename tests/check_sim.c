@@ -1078,12 +1078,40 @@ START_TEST(exact_percentiles_match_gsl)
 }
 END_TEST
 
+/* A run that serves nothing has no sample of any mean or share: each is
+ * NaN in the summary (null in summary.json, n/a in tables), not 0. */
+START_TEST(no_requests_no_means)
+{
+	struct scenario sc;
+	th_scenario("{\"duration_s\": 1e-6}", NULL, &sc);
+	struct sim_opts o = {0};
+	struct met_summary m;
+	char err[512];
+	ck_assert_msg(sim_run(&sc, &o, &m, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(m.arrived, 0);
+	ck_assert(isnan(m.ttft.p99) && isnan(m.tpot.p99));
+	ck_assert(isnan(m.prefix_hit_ratio) && isnan(m.recompute_ratio));
+	ck_assert(isnan(m.energy_j_per_out));
+	ck_assert(isnan(m.imbalance_max_over_mean) && isnan(m.imbalance_jain));
+	for (int k = 0; k < 4; k++)
+		ck_assert(isnan(m.ttft_split_s[k]));
+	const struct res_metric *mt = res_metric_find(NULL, RES_LIST_DIFF_ALL, "pd_transfer.mean_s");
+	ck_assert_ptr_nonnull(mt);
+	ck_assert(isnan(res_metric_value(mt, &m)));
+	/* what has a sample is still a number: energy while idle */
+	ck_assert(!isnan(m.energy_j) && m.energy_j >= 0);
+	met_summary_free(&m);
+	cfg_scenario_free(&sc);
+}
+END_TEST
+
 Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
 	TCase *tc = tcase_create("end_to_end");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, token_conservation_over_random_scenarios);
+	tcase_add_test(tc, no_requests_no_means);
 	tcase_add_test(tc, preemption_under_kv_pressure_conserves_tokens);
 	tcase_add_test(tc, same_seed_gives_identical_outputs);
 	tcase_add_test(tc, counted_kv_views_equal_applied_ones);
