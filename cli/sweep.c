@@ -280,9 +280,9 @@ const struct cli_cmd cli_sweep_cmd = {
     .also = "kvsim sweep --merge DIR",
     .about =
 	"Runs every combination of the varied values (the cartesian product; the last\n"
-	"--vary changes fastest) as an ordinary run with its own seed, derived from the\n"
-	"scenario seed and the point's values, in up to N worker processes (-j, default\n"
-	"1). A PATH may index a list: --vary 'cluster.pools[1].nodes=2,4' (the item must\n"
+	"--vary changes fastest) as an ordinary run on the scenario's seed (common random\n"
+	"numbers: every point sees the same sessions; --vary seed=1,2,3 gives each point\n"
+	"its own), in up to N worker processes (-j, default 1). A PATH may index a list: --vary 'cluster.pools[1].nodes=2,4' (the item must\n"
 	"exist). Each point's results go to DIR/points/pNNNNNN/ (default DIR: out/sweep);\n"
 	"DIR/sweep.csv and DIR/sweep.json have one row per point: the varied values and\n"
 	"the summary's figures. When a varied path is a rate (..._per_s), DIR/plots/\n"

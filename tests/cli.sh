@@ -882,7 +882,7 @@ expect 0 "figures:" compare "$T/rD_one.json" --policies round_robin,least_loaded
 # values) or a hollow one is a failed point, never a row.
 expect 0 "" sweep "$T/small.json" --vary cluster.nodes=1,2 --out "$T/rD_sw" --quiet
 expect 0 "wrote 2 jobs" sweep "$T/small.json" --vary cluster.nodes=3,4 --out "$T/rD_sw" --emit-jobs "$T/rD_sw/jobs.txt"
-expect 2 "point 0 (cluster.nodes=3) failed: $T/rD_sw/points/p000000/summary.json: seed" sweep --merge "$T/rD_sw"
+expect 2 "point 0 (cluster.nodes=3) failed: $T/rD_sw/points/p000000/point.json: values \"cluster.nodes=1\"" sweep --merge "$T/rD_sw"
 [ "$(wc -l <"$T/rD_sw/sweep.csv")" -eq 1 ] && ok || bad "merge took stale results as rows"
 sh "$T/rD_sw/jobs.txt" && ok || bad "the emitted jobs failed"
 expect 0 "wrote" sweep --merge "$T/rD_sw"
