@@ -18,7 +18,6 @@
 #include "results/metrics.h"
 #include "results/writer.h"
 #include "base/afile.h"
-#include "base/interrupt.h"
 #include "sim/sim.h"
 #include "workloads/registry.h"
 

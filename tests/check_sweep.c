@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "results/metric_table.h"
+#include "experiments/capacity.h"
 #include "experiments/sweep.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
@@ -284,6 +285,34 @@ START_TEST(points_share_the_scenario_seed)
 }
 END_TEST
 
+/* Capacity: the highest load that meets, with every lower load meeting
+ * too; a run that is not steady, loses over 0.1% or breaks an SLO fails. */
+START_TEST(capacity_is_the_last_load_that_meets)
+{
+	struct cap_point p[4] = {
+	    {.rate = 1, .ttft_p99_s = 0.1, .tpot_p99_s = 0.01, .completed = 1, .steady = 1},
+	    {.rate = 2, .ttft_p99_s = 0.2, .tpot_p99_s = -1, .completed = 1, .steady = 1},
+	    {.rate = 4, .ttft_p99_s = 0.4, .tpot_p99_s = 0.02, .completed = 1, .steady = 1},
+	    {.rate = 8, .ttft_p99_s = 0.3, .tpot_p99_s = 0.02, .completed = 1, .steady = 1},
+	};
+	ck_assert_int_eq(cap_capacity(p, 4, 0.5, 0.05), 3);
+	p[2].steady = 0; /* a failure ends the capacity, whatever follows */
+	ck_assert_int_eq(cap_capacity(p, 4, 0.5, 0.05), 1);
+	ck_assert(p[0].meets && p[1].meets && !p[2].meets && p[3].meets);
+	p[2].steady = 1;
+	p[2].lost_frac = 0.002;
+	ck_assert_int_eq(cap_capacity(p, 4, 0.5, 0.05), 1);
+	p[2].lost_frac = 0;
+	ck_assert_int_eq(cap_capacity(p, 4, 0.35, 0), 1); /* TTFT 0.4 > 0.35 */
+	ck_assert_int_eq(cap_capacity(p, 4, 0.05, 0), -1);
+	double x[] = {3, 1, 2, 10}, lo, med, hi;
+	cap_spread(x, 4, &lo, &med, &hi);
+	ck_assert(lo == 1 && med == 2.5 && hi == 10);
+	cap_spread(x, 3, &lo, &med, &hi);
+	ck_assert(lo == 1 && med == 2 && hi == 3);
+}
+END_TEST
+
 Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -292,6 +321,7 @@ Suite *sweep_suite(void)
 	tcase_add_test(tc, values_split_at_top_level_commas);
 	tcase_add_test(tc, merge_takes_only_whole_points_of_this_sweep);
 	tcase_add_test(tc, points_share_the_scenario_seed);
+	tcase_add_test(tc, capacity_is_the_last_load_that_meets);
 	suite_add_tcase(s, tc);
 	return s;
 }
