@@ -16,6 +16,7 @@
 #include "experiments/capacity.h"
 #include "results/metric_table.h"
 #include "results/metrics.h"
+#include "results/report.h"
 #include "results/writer.h"
 #include "base/afile.h"
 #include "sim/sim.h"
@@ -460,7 +461,7 @@ void cmp_print_seeds_table(FILE *f, const struct cmp_grid *g, const struct met_s
 		fprintf(f, "%s%lld", s ? "," : " ", g->seeds[s]);
 	fprintf(f, " (range)\n%-28s", "");
 	for (int p = 0; p < g->n_pol; p++)
-		fprintf(f, "  %-28s", g->names[p]);
+		fprintf(f, p + 1 < g->n_pol ? "  %-28s" : "  %s", g->names[p]);
 	fputc('\n', f);
 	size_t it = 0;
 	double x[CMP_MAX_SEEDS], lo, med, hi;
@@ -488,6 +489,8 @@ void cmp_print_seeds_table(FILE *f, const struct cmp_grid *g, const struct met_s
 			if (used < sizeof row)
 				used += (size_t)snprintf(row + used, sizeof row - used, "  %-28s", cell);
 		}
+		while (used > 0 && used < sizeof row && row[used - 1] == ' ')
+			row[--used] = 0;
 		if (any)
 			fprintf(f, "%s\n", row);
 	}
@@ -513,4 +516,48 @@ void cmp_print_capacity(FILE *f, const struct cmp_grid *g, const struct met_summ
 				pts[r].rate, pts[r].ttft_p99_s, pts[r].tpot_p99_s, pts[r].attainment,
 				pts[r].meets ? "meets" : pts[r].steady ? "fails" : "not steady");
 	}
+}
+
+int cmp_plot_capacity(const struct cmp_grid *g, const struct met_summary *sums, const char *out,
+		      struct report_figs *figs, char *err, size_t errlen)
+{
+	char path[4200], names[64 * 50] = "";
+	snprintf(path, sizeof path, "%s/plots", out);
+	if (res_mkdirs(path, err, errlen))
+		return 3;
+	snprintf(path, sizeof path, "%s/plots/latency_load.dat", out);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return 3;
+	}
+	size_t used = 0;
+	for (int p = 0; p < g->n_pol; p++) {
+		struct cap_point pts[CMP_MAX_RATES];
+		load_curve(g, sums, p, pts);
+		int at = cap_capacity(pts, (size_t)g->n_rates, sums[0].slo_ttft_s,
+				      sums[0].slo_tpot_s);
+		/* a header per block: gnuplot takes each block's first line as one */
+		fprintf(f, "%srate,ttft_p99_s,tpot_p99_s,capacity_ttft_p99_s\n", p ? "\n\n" : "");
+		for (int r = 0; r < g->n_rates; r++) {
+			fprintf(f, "%.9g,%.9g,", pts[r].rate, pts[r].ttft_p99_s);
+			if (pts[r].tpot_p99_s >= 0)
+				fprintf(f, "%.9g,", pts[r].tpot_p99_s);
+			else
+				fputs("NaN,", f);
+			if (r == at)
+				fprintf(f, "%.9g\n", pts[r].ttft_p99_s);
+			else
+				fputs("NaN\n", f);
+		}
+		if (used < sizeof names)
+			used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+						 p ? " " : "", g->names[p]);
+	}
+	if (fclose(f)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return 3;
+	}
+	return res_plot_capacity(out, g->rate_path, names, sums[0].slo_ttft_s, sums[0].slo_tpot_s,
+				 figs, err, errlen);
 }

@@ -53,6 +53,11 @@ int cmp_annotate(const struct cmp_grid *g, const struct met_summary *sums, struc
 /* The comparison table with each figure's median over the seeds and its
  * range, "0.052 (0.049-0.061)", one column per policy. */
 void cmp_print_seeds_table(FILE *f, const struct cmp_grid *g, const struct met_summary *sums);
+/* compare --rates --plot: DIR/plots/latency_load.dat and the figure drawn
+ * from it into figs (struct report_figs). 0, or 3 with err. */
+struct report_figs;
+int cmp_plot_capacity(const struct cmp_grid *g, const struct met_summary *sums, const char *out,
+		      struct report_figs *figs, char *err, size_t errlen);
 /* The load curves and capacity, one block per policy. */
 void cmp_print_capacity(FILE *f, const struct cmp_grid *g, const struct met_summary *sums);
 

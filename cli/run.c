@@ -218,7 +218,8 @@ static void remove_empty_dirs(const char *out, const char **names, int n)
  * (the report's verdict against column baseline, -1: the first). */
 static int write_outputs(const struct cli_common *o, const char *out, const cJSON *base,
 			 const char **names, const struct met_summary *sums, int n, int baseline,
-			 cJSON *cmp, struct afile_set *set)
+			 cJSON *cmp, struct afile_set *set, const struct cmp_grid *g,
+			 const struct met_summary *cells)
 {
 	char path[4096], csv[4096], err[1024];
 	snprintf(path, sizeof path, "%s/comparison.json", out);
@@ -233,7 +234,8 @@ static int write_outputs(const struct cli_common *o, const char *out, const cJSO
 	struct report_figs *figs = NULL;
 	if (o->plot) {
 		figs = malloc(sizeof *figs);
-		if (!figs || res_plot(out, names, (size_t)n, figs, err, sizeof err)) {
+		if (!figs || res_plot(out, names, (size_t)n, figs, err, sizeof err) ||
+		    (g->n_rates && cmp_plot_capacity(g, cells, out, figs, err, sizeof err))) {
 			fprintf(stderr, "kvsim: %s\n", figs ? err : "out of memory");
 			rc = CLI_INTERNAL;
 		}
@@ -428,7 +430,7 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 		rc = CLI_INTERNAL;
 	}
 	if (rc == CLI_OK)
-		rc = write_outputs(&o, out, base, names, sums, n, baseline, cmp, &set);
+		rc = write_outputs(&o, out, base, names, sums, n, baseline, cmp, &set, &c.g, all);
 	afile_set_discard(&set);
 	if (rc != CLI_OK)
 		remove_empty_dirs(out, names, n);
