@@ -1183,6 +1183,9 @@ expect 2 "--seeds: expected N (1-64), a-b or a,b,c" compare "$T/cap.json" --poli
 expect 2 "--seeds: expected" compare "$T/cap.json" --policies round_robin --seeds 1,1
 expect 2 "--rates: expected increasing loads" compare "$T/cap.json" --policies round_robin --rates 4,2
 expect 2 "--jobs: expected 1 to 1024 workers" compare "$T/cap.json" --policies round_robin -j 0
+expect 0 "" sweep "$T/cap.json" --vary workload.sessions_per_s=2,4 --seeds 2 --out "$T/cap_sw" --quiet
+[ "$(cut -d, -f1-4 "$T/cap_sw/sweep.csv" | tr '\n' ' ')" = "workload.sessions_per_s,vary.seed,point,seed 2,1,0,1 2,2,1,2 4,1,2,1 4,2,3,2 " ] && ok ||
+	bad "sweep --seeds: $(cut -d, -f1-4 "$T/cap_sw/sweep.csv" | tr '\n' ' ')"
 expect 2 'has no rate key of its own' compare workloads/scenarios/mix.json --policies round_robin --rates 1,2 --out "$T/cap_mix"
 
 echo "cli: $pass passed, $fail failed"
