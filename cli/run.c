@@ -564,7 +564,11 @@ const struct cli_cmd cli_compare_cmd = {
 	     "requests.csv,timeseries.csv}, DIR/comparison.json and DIR/comparison.csv\n"
 	     "(default DIR: out). Policy parameters come from\n"
 	     "router.policy_params.<policy>; router.params counts as\n"
-	     "router.policy_params.<router.policy>. Each policy is named once.\n",
+	     "router.policy_params.<router.policy>. Each policy is named once.\n"
+	     "--seeds repeats every column over several seeds (medians and ranges);\n"
+	     "--rates runs every policy at several loads on the same sessions and reports\n"
+	     "each one's capacity, the highest load that meets the SLOs while steady\n"
+	     "(DIR/capacity.json); -j N runs all these runs in N worker processes.\n",
     .pos_complete = "@file",
 };
 
