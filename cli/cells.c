@@ -221,6 +221,12 @@ static void worker(const struct cli_common *o, const cJSON *base, const struct c
 	for (int i = w; i < n && !rc && !intr_caught(); i += jobs) {
 		struct met_summary m;
 		rc = run_cell(o, base, g, i, out, NULL, &m, 0);
+		if (rc == CLI_OK && !o->quiet) {
+			int r = i % (1 + g->n_rates), ps = i / (1 + g->n_rates);
+			char dir[4096];
+			cell_dir(g, "", ps / cmp_n_seeds(g), ps % cmp_n_seeds(g), r, dir, sizeof dir);
+			fprintf(stderr, "[%d/%d] %s: done\n", i + 1, n, dir + 1);
+		}
 		if (rc == CLI_OK) {
 			if (put_summary(files[i], &m))
 				rc = CLI_INTERNAL;
