@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/cells.h"
 #include "cli/cli.h"
 #include "policies/policy.h"
 #include "results/metrics.h"
@@ -38,7 +39,7 @@ static const struct cli_opt run_opts[] = {
 };
 CLI_TABLE_FITS(run_opts);
 
-enum { O_BASELINE = CLI_OPT_OWN, O_FORMAT };
+enum { O_BASELINE = CLI_OPT_OWN, O_FORMAT, O_JOBS, O_SEEDS, O_RATES };
 
 /* compare --format: how the table goes to stdout. */
 enum cmp_format { CMP_TEXT, CMP_MD, CMP_CSV, CMP_JSON };
@@ -72,6 +73,22 @@ static const struct cli_opt compare_opts[] = {
      "(not when NO_COLOR is set or stdout is not a terminal); a Markdown table, the best "
      "in **bold**; comparison.csv's or comparison.json's content (default: text)",
      "text md csv json", 0},
+    {O_SEEDS, "seeds", 0, "N|a-b|a,b,c",
+     "run every column over several seeds (N: seeds 1 to N); the table shows each "
+     "figure's median and range, \"0.052 (0.049-0.061)\", comparison.json each column's "
+     "min, median and max; the first seed's run is the column's (DIR/<policy>/), the "
+     "others go to DIR/<policy>/seed-<n>/",
+     NULL, 0},
+    {O_RATES, "rates", 0, "r1,r2,...",
+     "also run every policy at each of these loads (the workload's rate key, as "
+     "workload.sessions_per_s for chat), on the same sessions, into "
+     "DIR/<policy>/rate-<r>/; report each policy's capacity (the highest load that "
+     "meets the SLOs while steady) and load curves, in DIR/capacity.json",
+     NULL, 0},
+    {O_JOBS, "jobs", 'j', "N",
+     "run the cells (columns, seeds, loads) in up to N worker processes, with the same "
+     "results (default 1)",
+     NULL, 0},
     {0},
 };
 CLI_TABLE_FITS(compare_opts);
@@ -201,7 +218,8 @@ static void remove_empty_dirs(const char *out, const char **names, int n)
  * (the report's verdict against column baseline, -1: the first). */
 static int write_outputs(const struct cli_common *o, const char *out, const cJSON *base,
 			 const char **names, const struct met_summary *sums, int n, int baseline,
-			 cJSON *cmp, struct afile_set *set)
+			 cJSON *cmp, struct afile_set *set, const struct cmp_grid *g,
+			 const struct met_summary *cells)
 {
 	char path[4096], csv[4096], err[1024];
 	snprintf(path, sizeof path, "%s/comparison.json", out);
@@ -216,7 +234,8 @@ static int write_outputs(const struct cli_common *o, const char *out, const cJSO
 	struct report_figs *figs = NULL;
 	if (o->plot) {
 		figs = malloc(sizeof *figs);
-		if (!figs || res_plot(out, names, (size_t)n, figs, err, sizeof err)) {
+		if (!figs || res_plot(out, names, (size_t)n, figs, err, sizeof err) ||
+		    (g->n_rates && cmp_plot_capacity(g, cells, out, figs, err, sizeof err))) {
 			fprintf(stderr, "kvsim: %s\n", figs ? err : "out of memory");
 			rc = CLI_INTERNAL;
 		}
@@ -238,6 +257,7 @@ struct compare_args {
 	struct cli_common o;
 	const char *baseline; /* NULL: no deltas */
 	enum cmp_format format;
+	struct cmp_grid g; /* --seeds, --rates, -j */
 };
 
 /* The options into c; CLI_END to go on, else cli_next's end. */
@@ -251,6 +271,29 @@ static int compare_parse(const struct cli_ctx *cx, int argc, char **argv, struct
 	while ((id = cli_next(&a, &v)) > 0) {
 		switch (id) {
 		case O_BASELINE: c->baseline = v; break;
+		case O_SEEDS:
+			if (cmp_parse_seeds(&c->g, v)) {
+				cli_bad_value(cx->cmd, "--seeds", "N (1-64), a-b or a,b,c: distinct seeds",
+					      v);
+				return CLI_BAD;
+			}
+			break;
+		case O_RATES:
+			if (cmp_parse_rates(&c->g, v)) {
+				cli_bad_value(cx->cmd, "--rates", "increasing loads > 0, r1,r2,... (at most 64)",
+					      v);
+				return CLI_BAD;
+			}
+			break;
+		case O_JOBS: {
+			long long j;
+			if (cli_parse_int(v, 1, 1024, &j)) {
+				cli_bad_value(cx->cmd, "--jobs", "1 to 1024 workers", v);
+				return CLI_BAD;
+			}
+			c->g.jobs = (int)j;
+			break;
+		}
 		case O_FORMAT: {
 			int k = 0;
 			while (k < 4 && strcmp(v, cmp_format_names[k]))
@@ -361,35 +404,48 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 		cJSON_Delete(base);
 		return CLI_USAGE;
 	}
-	struct met_summary *sums = calloc((size_t)n, sizeof *sums);
+	c.g.names = names;
+	c.g.n_pol = n;
+	if (c.g.n_rates && cmp_rate_path(&c.g, base, err, sizeof err)) {
+		cJSON_Delete(base);
+		return cli_misuse(cx->cmd, "%s", err);
+	}
+	int n_cells = cmp_n_cells(&c.g);
+	struct met_summary *all = calloc((size_t)n_cells, sizeof *all);
+	struct met_summary *sums = calloc((size_t)n, sizeof *sums); /* the columns: shallow */
 	cJSON *cmp = cJSON_CreateArray();
 	struct afile_set set = {0}; /* every file of the comparison, renamed together */
-	int rc = sums && cmp ? CLI_OK : CLI_INTERNAL;
+	int rc = all && sums && cmp ? CLI_OK : CLI_INTERNAL;
+	if (rc == CLI_OK)
+		rc = cmp_run(&o, base, &c.g, out, &set, all);
 	for (int i = 0; i < n && rc == CLI_OK; i++) {
-		char dir[4096];
-		snprintf(dir, sizeof dir, "%s/%s", out, names[i]);
-		if (!o.quiet)
-			fprintf(stderr, "[%d/%d] %s\n", i + 1, n, names[i]);
-		cJSON *root = cJSON_Duplicate(base, 1);
-		cli_select_policy(root, names[i], err, sizeof err);
-		rc = run_one(&o, root, dir, &set, &sums[i]);
-		cJSON_Delete(root);
-		if (rc == CLI_OK) {
-			cJSON *j = res_summary_json(&sums[i]);
-			if (o.no_perf)
-				cJSON_DeleteItemFromObjectCaseSensitive(j, "perf");
-			cJSON_AddItemToArray(cmp, j);
-		}
+		sums[i] = all[cmp_cell(&c.g, i, 0, 0)];
+		cJSON *j = res_summary_json(&sums[i]);
+		if (o.no_perf)
+			cJSON_DeleteItemFromObjectCaseSensitive(j, "perf");
+		cJSON_AddItemToArray(cmp, j);
+	}
+	if (rc == CLI_OK && cmp_annotate(&c.g, all, cmp, out, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		rc = CLI_INTERNAL;
 	}
 	if (rc == CLI_OK)
-		rc = write_outputs(&o, out, base, names, sums, n, baseline, cmp, &set);
+		rc = write_outputs(&o, out, base, names, sums, n, baseline, cmp, &set, &c.g, all);
 	afile_set_discard(&set);
 	if (rc != CLI_OK)
 		remove_empty_dirs(out, names, n);
-	if (rc == CLI_OK && !o.quiet)
+	if (rc == CLI_OK && !o.quiet) {
 		print_comparison(&c, out, sums, n, baseline, cmp);
-	for (int i = 0; sums && i < n; i++)
-		met_summary_free(&sums[i]);
+		if (c.format == CMP_TEXT && c.g.n_seeds > 1) {
+			fputc('\n', stdout);
+			cmp_print_seeds_table(stdout, &c.g, all);
+		}
+		if (c.format == CMP_TEXT && c.g.n_rates)
+			cmp_print_capacity(stdout, &c.g, all);
+	}
+	for (int i = 0; all && i < n_cells; i++)
+		met_summary_free(&all[i]);
+	free(all);
 	free(sums);
 	cJSON_Delete(cmp);
 	cJSON_Delete(base);
@@ -508,7 +564,11 @@ const struct cli_cmd cli_compare_cmd = {
 	     "requests.csv,timeseries.csv}, DIR/comparison.json and DIR/comparison.csv\n"
 	     "(default DIR: out). Policy parameters come from\n"
 	     "router.policy_params.<policy>; router.params counts as\n"
-	     "router.policy_params.<router.policy>. Each policy is named once.\n",
+	     "router.policy_params.<router.policy>. Each policy is named once.\n"
+	     "--seeds repeats every column over several seeds (medians and ranges);\n"
+	     "--rates runs every policy at several loads on the same sessions and reports\n"
+	     "each one's capacity, the highest load that meets the SLOs while steady\n"
+	     "(DIR/capacity.json); -j N runs all these runs in N worker processes.\n",
     .pos_complete = "@file",
 };
 

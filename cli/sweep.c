@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/cells.h"
 #include "cli/cli.h"
 #include "results/report.h"
 #include "sim/sim.h"
@@ -18,13 +19,17 @@
 
 _Static_assert(CLI_MAX_SETS <= SWP_MAX_SETS, "every --set must fit in struct swp");
 
-enum { O_VARY = CLI_OPT_OWN, O_JOBS, O_EMIT_JOBS, O_EMIT_SLURM, O_MERGE };
+enum { O_VARY = CLI_OPT_OWN, O_JOBS, O_EMIT_JOBS, O_EMIT_SLURM, O_MERGE, O_SEEDS };
 
 static const struct cli_opt sweep_opts[] = {
     {O_VARY, "vary", 0, "PATH=v1,v2",
      "a scenario key and its comma-separated values: one axis of the grid", NULL,
      CLI_REQUIRED | CLI_REPEAT},
     {O_JOBS, "jobs", 'j', "N", "run in up to N worker processes (default 1)", NULL, 0},
+    {O_SEEDS, "seeds", 0, "N|a-b|a,b,c",
+     "run every point over several seeds (N: seeds 1 to N): a last axis, seed (the column "
+     "vary.seed)",
+     NULL, 0},
     CLI_ROW_OUT("output directory (default: out/sweep)"),
     CLI_ROW_SET,
     CLI_ROW_SEED,
@@ -53,6 +58,7 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct sweep_a
 	struct cli_args a;
 	const char *v;
 	char err[1024];
+	const char *seeds = NULL;
 	int id;
 	s->workers = 1;
 	cli_begin(&a, cx, argc, argv);
@@ -75,6 +81,7 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct sweep_a
 		case O_EMIT_JOBS: s->jobs = v; break;
 		case O_EMIT_SLURM: s->slurm = v; break;
 		case O_MERGE: s->merge = v; break;
+		case O_SEEDS: seeds = v; break;
 		default:
 			if (cli_common_opt(cx->cmd, &s->o, id, v) < 0)
 				return CLI_BAD;
@@ -84,6 +91,21 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct sweep_a
 		id = cli_scenario_arg(cx, &a, &s->o);
 	if (id != CLI_END)
 		return id;
+	if (seeds) { /* the last axis, so that a point's seeds are rows in a row */
+		struct cmp_grid g = {0};
+		char axis[64 * 24] = "seed=";
+		if (cmp_parse_seeds(&g, seeds)) {
+			cli_bad_value(cx->cmd, "--seeds", "N (1-64), a-b or a,b,c: distinct seeds", seeds);
+			return CLI_BAD;
+		}
+		for (int k = 0; k < g.n_seeds; k++)
+			snprintf(axis + strlen(axis), sizeof axis - strlen(axis), "%s%lld", k ? "," : "",
+				 g.seeds[k]);
+		if (swp_add_axis(&s->sw, axis, err, sizeof err)) {
+			fprintf(stderr, "kvsim sweep: --seeds: %s\n", err);
+			return CLI_BAD;
+		}
+	}
 	s->sw.scenario = s->o.scenario;
 	s->sw.catalog = s->o.catalog;
 	for (int k = 0; k < s->o.n_sets; k++)
@@ -280,14 +302,15 @@ const struct cli_cmd cli_sweep_cmd = {
     .also = "kvsim sweep --merge DIR",
     .about =
 	"Runs every combination of the varied values (the cartesian product; the last\n"
-	"--vary changes fastest) as an ordinary run with its own seed, derived from the\n"
-	"scenario seed and the point's values, in up to N worker processes (-j, default\n"
-	"1). A PATH may index a list: --vary 'cluster.pools[1].nodes=2,4' (the item must\n"
-	"exist). Each point's results go to DIR/points/pNNNNNN/ (default DIR: out/sweep);\n"
+	"--vary changes fastest) as an ordinary run on the scenario's seed (common random\n"
+	"numbers: every point sees the same sessions; --vary seed=1,2,3 or --seeds gives\n"
+	"each point its own), in up to N worker processes (-j, default 1). A PATH may\n"
+	"index a list: --vary 'cluster.pools[1].nodes=2,4' (the item must exist). Each\n"
+	"point's results go to DIR/points/pNNNNNN/ (default DIR: out/sweep);\n"
 	"DIR/sweep.csv and DIR/sweep.json have one row per point: the varied values and\n"
-	"the summary's figures. When a varied path is a rate (..._per_s), DIR/plots/\n"
-	"gets latency_load.png/svg. A point that fails is reported (error.txt in its\n"
-	"folder) and the others still run; exit 2 if any failed.\n"
+	"the summary's figures. When a varied path is a rate (..._per_s), DIR/plots/ gets\n"
+	"latency_load.png/svg. A point that fails is reported (error.txt in its folder)\n"
+	"and the others still run; exit 2 if any failed.\n"
 	"\n"
 	"Beyond one machine: --emit-jobs FILE writes one self-contained command per point\n"
 	"(absolute paths) instead of running them, for GNU parallel locally or across\n"

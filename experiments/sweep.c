@@ -153,12 +153,17 @@ void swp_point_canon(const struct swp *s, long i, char *buf, size_t len)
 	}
 }
 
-uint64_t swp_point_seed(uint64_t base_seed, const char *canon)
+uint64_t swp_point_seed(const struct swp *s, long i)
 {
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a over the point's identity */
-	for (const unsigned char *p = (const unsigned char *)canon; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	return rng_mix64(rng_mix64(base_seed) ^ h) >> 11; /* 53 bits: exact in JSON */
+	for (int k = 0; k < s->n_axes; k++) {
+		if (strcmp(s->ax[k].path, "seed"))
+			continue;
+		char *end;
+		const char *v = s->ax[k].values[value_index(s, i, k)];
+		unsigned long long x = strtoull(v, &end, 10);
+		return end != v && !*end ? (uint64_t)x : s->seed;
+	}
+	return s->seed;
 }
 
 static void point_dir(const char *dir, long i, char *buf, size_t len)
@@ -199,7 +204,7 @@ int swp_write_spec(const struct swp *s, const char *dir, char *err, size_t errle
 		cJSON_AddNumberToObject(p, "point", (double)i);
 		cJSON_AddStringToObject(p, "dir", path);
 		cJSON_AddStringToObject(p, "values", canon);
-		cJSON_AddNumberToObject(p, "seed", (double)swp_point_seed(s->seed, canon));
+		cJSON_AddNumberToObject(p, "seed", (double)swp_point_seed(s, i));
 		cJSON_AddItemToArray(pts, p);
 	}
 	snprintf(path, sizeof path, "%s/sweep.spec.json", dir);
@@ -272,7 +277,7 @@ int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_
 			goto out;
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(root, "seed");
-	cJSON_AddNumberToObject(root, "seed", (double)swp_point_seed(s->seed, canon));
+	cJSON_AddNumberToObject(root, "seed", (double)swp_point_seed(s, i));
 	if (cfg_scenario_load_from(&sc, root, s->catalog, s->scenario, err, errlen))
 		goto out;
 	loaded = 1;
@@ -283,7 +288,7 @@ int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_
 	rc = sim_run(&sc, &o, &m, err, errlen);
 	if (rc == 0) {
 		met_summary_free(&m);
-		rc = write_identity(pdir, i, canon, swp_point_seed(s->seed, canon), err, errlen);
+		rc = write_identity(pdir, i, canon, swp_point_seed(s, i), err, errlen);
 	}
 out:
 	if (rc) {
@@ -323,7 +328,7 @@ int swp_write_jobs(const struct swp *s, const char *exe, const char *dir, FILE *
 		char pdir[PATH_MAX + 32], file[PATH_MAX + 64];
 		point_dir(abs_dir, i, pdir, sizeof pdir);
 		swp_point_canon(s, i, canon, sizeof canon);
-		uint64_t seed = swp_point_seed(s->seed, canon);
+		uint64_t seed = swp_point_seed(s, i);
 		/* What an earlier run left is not this job's; once the run is
 		 * done, point.json says which point the folder holds. */
 		fputs("rm -f ", f);
@@ -449,9 +454,9 @@ static int spec_grid(const cJSON *spec, const char *path, struct swp *g, char *e
 
 /* Why the results in point folder pdir are not point i's (values canon,
  * seed), or are hollow: 0 when they are whole and its own, else -1 with
- * why. The summary's seed is the point's own record of what it ran (it is
- * a hash of the base seed and the values); point.json, written by a point
- * run here, records the values too. */
+ * why. The summary's seed is the point's own record of what it ran (the
+ * scenario's seed, or the point's value of a varied seed); point.json,
+ * written when a point's run ends, records the values too. */
 static int point_check(const char *pdir, const cJSON *sum, const char *canon, double seed,
 		       const struct res_metrics *table, char *why, size_t len)
 {

@@ -37,9 +37,11 @@ int swp_add_axis(struct swp *s, const char *arg, char *err, size_t errlen);
 void swp_free(struct swp *s);
 /* "path=value;path=value" for point i (its identity). */
 void swp_point_canon(const struct swp *s, long i, char *buf, size_t len);
-/* A point's seed: a hash of the base seed and the point's identity, so it
- * is the same whatever else the sweep holds, and distinct per point. */
-uint64_t swp_point_seed(uint64_t base_seed, const char *canon);
+/* Point i's seed: the value of its "seed" axis when the sweep varies the
+ * seed, else the base seed, so that every point sees the same sessions
+ * and requests (common random numbers: points differ only by what they
+ * vary). */
+uint64_t swp_point_seed(const struct swp *s, long i);
 /* Writes DIR/sweep.spec.json (everything merge needs). */
 int swp_write_spec(const struct swp *s, const char *dir, char *err, size_t errlen);
 /* Runs point i into DIR/points/pNNNNNN (an ordinary run). 0, 2 (bad

@@ -343,6 +343,23 @@ int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, s
 		      kv_plot_latency_load, vars, err, errlen);
 }
 
+int res_plot_capacity(const char *dir, const char *x, const char *policies, double slo_ttft_s,
+		      double slo_tpot_s, struct report_figs *figs, char *err, size_t errlen)
+{
+	char dat[4200], st[32], sp[32];
+	snprintf(dat, sizeof dat, "%s/plots/latency_load.dat", dir);
+	snprintf(st, sizeof st, "%.9g", slo_ttft_s);
+	snprintf(sp, sizeof sp, "%.9g", slo_tpot_s);
+	const char *vars[] = {"csv",      dat, "x",        x,  "xcol", "1", "nodata", "",
+			      "policies", policies, "slo_ttft", st, "slo_tpot", sp, NULL};
+	return figure(figs, dir, "latency_load",
+		      "Tail latency against offered load, a series per policy: TTFT p99 (solid, "
+		      "left axis) and TPOT p99 (dashed, right axis), the SLOs as horizontal "
+		      "lines; a circle marks each policy's capacity, the highest load that meets "
+		      "the SLOs while steady.",
+		      kv_plot_latency_load, vars, err, errlen);
+}
+
 /* What each policy's files hold, scanned before anything is drawn: damaged
  * input stops the figures before the first is written. */
 struct plot_data {

@@ -33,6 +33,14 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
  * column xcol (1-based) named x; a note when no point finished. 0, 2 or 3
  * as res_plot. */
 int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, size_t errlen);
+/* compare --rates' figure, DIR/plots/latency_load.{png,svg} (the load x), from
+ * DIR/plots/latency_load.dat (one block per policy, in the order of the
+ * blank-separated names in policies, each with a header line: rate,
+ * ttft_p99_s, tpot_p99_s, and the TTFT at the policy's capacity or NaN),
+ * with the SLO lines (0: none). 0,
+ * or 3 with err. */
+int res_plot_capacity(const char *dir, const char *x, const char *policies, double slo_ttft_s,
+		      double slo_tpot_s, struct report_figs *figs, char *err, size_t errlen);
 /* Reads the policy names from DIR/comparison.csv. Returns the count, or -1. */
 int res_read_policies(const char *dir, char names[][48], size_t max, char *err, size_t errlen);
 /* Writes DIR/report.md and a self-contained DIR/report.html (figures

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "model/cost.h"
 #include "sim/request.h"
+#include "base/hmap.h"
 #include "base/rng.h"
 #include "sim/sim.h"
 #include "tests/helpers.h"
@@ -1105,6 +1106,112 @@ START_TEST(no_requests_no_means)
 }
 END_TEST
 
+/* What the workload offered in one run, per (session, turn): the offered
+ * load, which the policy must not change. */
+struct offered {
+	struct hmap at; /* (session << 16 | turn) -> index + 1 */
+	struct offer {
+		uint64_t session, digest;
+		uint32_t turn, prompt, output, n_hashes;
+		int64_t arrival_ns, finish_ns;
+	} *rows;
+	size_t n, cap;
+};
+
+static void on_offer(void *ctx, const struct request *r)
+{
+	struct offered *o = ctx;
+	if (o->n == o->cap) {
+		o->cap = o->cap ? 2 * o->cap : 1024;
+		o->rows = realloc(o->rows, o->cap * sizeof *o->rows);
+		ck_assert_ptr_nonnull(o->rows);
+	}
+	uint64_t digest = r->n_hashes;
+	for (uint32_t i = 0; i < r->n_hashes; i++)
+		digest = rng_mix64(digest ^ r->hashes[i]);
+	o->rows[o->n] = (struct offer){r->session, digest,         r->turn,      r->prompt_tokens,
+				       r->output_tokens, r->n_hashes, r->arrival_ns, r->finish_ns};
+	ck_assert_int_eq(hmap_put(&o->at, r->session << 16 | r->turn, ++o->n), 1);
+}
+
+static void run_offered(const char *json, const char *policy, struct offered *o)
+{
+	char set[64];
+	snprintf(set, sizeof set, "router.policy=\"%s\"", policy);
+	const char *const sets[] = {set, NULL};
+	struct scenario s;
+	th_scenario(json, sets, &s);
+	memset(o, 0, sizeof *o);
+	hmap_init(&o->at);
+	struct sim_opts opts = {.on_request = on_offer, .ctx = o};
+	struct met_summary m;
+	char err[1024] = "";
+	int rc = sim_run(&s, &opts, &m, err, sizeof err);
+	cfg_scenario_free(&s);
+	ck_assert_msg(rc == 0, "sim_run failed: %s", err);
+	ck_assert_uint_eq(m.shed + m.failed, 0); /* (a shed turn ends its session) */
+	met_summary_free(&m);
+}
+
+/* The think time before a later turn: its arrival after the turn before
+ * ended. */
+static int64_t think_ns(const struct offered *o, const struct offer *r)
+{
+	uint64_t *prev = hmap_get(&o->at, r->session << 16 | (r->turn - 1));
+	ck_assert_ptr_nonnull(prev);
+	return r->arrival_ns - o->rows[*prev - 1].finish_ns;
+}
+
+/* Common random numbers: two policies that time requests very differently
+ * (round robin on a loaded cluster against session affinity) are offered
+ * the same sessions: the same turns, first-turn arrivals, prompt and output
+ * lengths, think times and block hashes, for every closed-loop and open
+ * workload. */
+START_TEST(policies_see_the_same_offered_load)
+{
+	static const char *const workloads[] = {
+	    "{\"kind\": \"chat\", \"sessions_per_s\": 6, \"max_sessions\": 300,"
+	    " \"think_time_s\": {\"dist\": \"exponential\", \"mean\": 3}}",
+	    "{\"kind\": \"rag\", \"rate_per_s\": 8, \"max_requests\": 300, \"follow_up_prob\": 0.5,"
+	    " \"documents\": {\"count\": 50}, \"think_time_s\": {\"dist\": \"exponential\", \"mean\": 3}}",
+	    "{\"kind\": \"agent\", \"rate_per_s\": 2, \"max_chains\": 100}",
+	    "{\"kind\": \"open\", \"rate_per_s\": 20, \"max_requests\": 600}",
+	    "{\"kind\": \"mix\", \"parts\": [{\"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 3,"
+	    " \"max_sessions\": 150, \"think_time_s\": {\"dist\": \"exponential\", \"mean\": 3}}},"
+	    " {\"workload\": {\"kind\": \"open\", \"rate_per_s\": 10, \"max_requests\": 300}}]}",
+	};
+	char json[1024];
+	snprintf(json, sizeof json,
+		 "{\"duration_s\": 900, \"cluster\": {\"nodes\": 2}, \"workload\": %s}",
+		 workloads[_i]);
+	struct offered a, b;
+	run_offered(json, "round_robin", &a);
+	run_offered(json, "session_affinity", &b);
+	ck_assert_uint_eq(a.n, b.n);
+	size_t timing_differs = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		const struct offer *x = &a.rows[i];
+		uint64_t *j = hmap_get(&b.at, x->session << 16 | x->turn);
+		ck_assert_msg(j != NULL, "session %llu turn %u", (unsigned long long)x->session, x->turn);
+		const struct offer *y = &b.rows[*j - 1];
+		ck_assert_uint_eq(x->prompt, y->prompt);
+		ck_assert_uint_eq(x->output, y->output);
+		ck_assert_uint_eq(x->n_hashes, y->n_hashes);
+		ck_assert_uint_eq(x->digest, y->digest);
+		if (x->turn == 1)
+			ck_assert_int_eq(x->arrival_ns, y->arrival_ns);
+		else
+			ck_assert_int_eq(think_ns(&a, x), think_ns(&b, y));
+		timing_differs += x->finish_ns != y->finish_ns;
+	}
+	ck_assert_uint_gt(timing_differs, a.n / 2); /* the policies did time them apart */
+	for (struct offered *o = &a; o; o = o == &a ? &b : NULL) {
+		hmap_free(&o->at);
+		free(o->rows);
+	}
+}
+END_TEST
+
 Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -1118,6 +1225,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, follow_up_admissions_are_hinted_with_their_history);
 	tcase_add_test(tc, private_blocks_bound_lookups_and_change_no_route);
 	tcase_add_loop_test(tc, decode_spans_do_not_change_results, 0, 6);
+	tcase_add_loop_test(tc, policies_see_the_same_offered_load, 0, 5);
 	tcase_add_loop_test(tc, prefill_spans_do_not_change_results, 0, 7);
 	tcase_add_loop_test(tc, held_back_commits_do_not_change_results, 0, 6);
 	tcase_add_test(tc, kv_floor_skips_syncs_and_changes_no_route);

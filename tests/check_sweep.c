@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "results/metric_table.h"
-#include "base/hmap.h"
+#include "experiments/capacity.h"
 #include "experiments/sweep.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
@@ -30,29 +30,23 @@ START_TEST(points_and_seeds)
 	ck_assert_str_eq(ca, "cluster.nodes=2;workload.sessions_per_s=1");
 	swp_point_canon(&a, 3, ca, sizeof ca);
 	ck_assert_str_eq(ca, "cluster.nodes=4;workload.sessions_per_s=2");
-	/* A point's seed depends on the base seed and the point only: the same
-	 * point in a smaller sweep gets the same seed. */
+	/* Every point runs on the scenario's seed (common random numbers)... */
+	a.seed = 7;
 	ck_assert_int_eq(swp_add_axis(&b, "cluster.nodes=4", err, sizeof err), 0);
 	ck_assert_int_eq(swp_add_axis(&b, "workload.sessions_per_s=2", err, sizeof err), 0);
 	swp_point_canon(&b, 0, cb, sizeof cb);
 	ck_assert_str_eq(ca, cb);
-	ck_assert_uint_eq(swp_point_seed(7, ca), swp_point_seed(7, cb));
-	ck_assert_uint_ne(swp_point_seed(7, ca), swp_point_seed(8, ca));
-	ck_assert_uint_lt(swp_point_seed(7, ca), 1ULL << 53);
-	/* Distinct over a larger grid. */
+	for (long i = 0; i < a.n_points; i++)
+		ck_assert_uint_eq(swp_point_seed(&a, i), 7);
+	/* ...unless the sweep varies the seed: then each point runs its own. */
 	struct swp c;
 	memset(&c, 0, sizeof c);
-	ck_assert_int_eq(swp_add_axis(&c, "x=0,1,2,3,4,5,6,7,8,9", err, sizeof err), 0);
-	ck_assert_int_eq(swp_add_axis(&c, "y=0,1,2,3,4,5,6,7,8,9", err, sizeof err), 0);
-	ck_assert_int_eq(swp_add_axis(&c, "z=a,b,c,d,e,f,g,h,i,j", err, sizeof err), 0);
-	struct hmap seen;
-	hmap_init(&seen);
-	for (long i = 0; i < c.n_points; i++) {
-		swp_point_canon(&c, i, ca, sizeof ca);
-		ck_assert_int_eq(hmap_put(&seen, swp_point_seed(1, ca) + 1, 1), 1);
-	}
-	ck_assert_uint_eq(seen.count, 1000);
-	hmap_free(&seen);
+	c.seed = 7;
+	ck_assert_int_eq(swp_add_axis(&c, "x=0,1", err, sizeof err), 0);
+	ck_assert_int_eq(swp_add_axis(&c, "seed=3,5,11", err, sizeof err), 0);
+	static const uint64_t want[] = {3, 5, 11, 3, 5, 11};
+	for (long i = 0; i < c.n_points; i++)
+		ck_assert_uint_eq(swp_point_seed(&c, i), want[i]);
 	ck_assert_int_eq(swp_add_axis(&c, "x=5", err, sizeof err), -1); /* varied twice */
 	ck_assert_int_eq(swp_add_axis(&c, "nothing", err, sizeof err), -1);
 	swp_free(&a);
@@ -155,10 +149,10 @@ START_TEST(merge_takes_only_whole_points_of_this_sweep)
 	mkdir(DIR "/points/p000000", 0777);
 	mkdir(DIR "/points/p000001", 0777);
 	swp_point_canon(&s, 0, canon, sizeof canon);
-	double seed0 = (double)swp_point_seed(s.seed, canon);
+	double seed0 = (double)swp_point_seed(&s, 0);
 	write_summary(DIR "/points/p000000/summary.json", seed0);
 	swp_point_canon(&s, 1, canon, sizeof canon);
-	double seed1 = (double)swp_point_seed(s.seed, canon);
+	double seed1 = (double)swp_point_seed(&s, 1);
 	write_text(DIR "/points/p000001/summary.json", "{\"arrived\": \"x\"}");
 	ck_assert_int_eq(merged(), 1);
 	char *csv = th_slurp(DIR "/sweep.csv"), head[64];
@@ -184,9 +178,15 @@ START_TEST(merge_takes_only_whole_points_of_this_sweep)
 	unlink(DIR "/points/p000001/point.json");
 	ck_assert_int_eq(merged(), 0);
 	swp_free(&s);
+	/* What the runs leave: their point.json. */
+	write_text(DIR "/points/p000000/point.json",
+		   "{\"point\": 0, \"values\": \"name=\\\"a,b\\\";seed=1\", \"seed\": 1}");
+	write_text(DIR "/points/p000001/point.json",
+		   "{\"point\": 1, \"values\": \"name=\\\"c\\\";seed=1\", \"seed\": 1}");
+	ck_assert_int_eq(merged(), 0);
 
-	/* The same folder re-emitted with other values: the old results carry
-	 * the old points' seeds and are not taken for the new points. */
+	/* The same folder re-emitted with other values: the old results are
+	 * other points' (their point.json says so), not the new points'. */
 	memset(&s, 0, sizeof s);
 	s.seed = 42;
 	ck_assert_int_eq(swp_add_axis(&s, "name=\"e\",\"f\"", err, sizeof err), 0);
@@ -197,6 +197,122 @@ START_TEST(merge_takes_only_whole_points_of_this_sweep)
 }
 END_TEST
 
+/* (session, arrival) of the first turns in a run's requests.csv, sorted by
+ * session, one "session,arrival_s" line each; caller frees. */
+static char *first_turns(const char *csv_path)
+{
+	char *csv = th_slurp(csv_path);
+	size_t cap = strlen(csv) + 1, n = 0, used = 0;
+	struct row {
+		unsigned long long session;
+		char arrival[32];
+	} *rows = calloc(cap / 8 + 1, sizeof *rows);
+	ck_assert_ptr_nonnull(rows);
+	for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		unsigned long long id, session;
+		unsigned turn, node;
+		char status[32], rest[32];
+		/* id,session,turn,node,status,reason,arrival_s,... (reason empty) */
+		if (sscanf(line + 1, "%llu,%llu,%u,%u,%31[^,],,%31[^,]", &id, &session, &turn, &node,
+			   status, rest) == 6 &&
+		    turn == 1) {
+			rows[n].session = session;
+			snprintf(rows[n].arrival, sizeof rows[n].arrival, "%s", rest);
+			n++;
+		}
+	}
+	for (size_t i = 1; i < n; i++) /* insertion sort: a few hundred rows */
+		for (size_t j = i; j > 0 && rows[j - 1].session > rows[j].session; j--) {
+			struct row t = rows[j];
+			rows[j] = rows[j - 1];
+			rows[j - 1] = t;
+		}
+	char *out = calloc(n * 56 + 1, 1);
+	ck_assert_ptr_nonnull(out);
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)sprintf(out + used, "%llu,%s\n", rows[i].session, rows[i].arrival);
+	ck_assert_uint_gt(n, 20);
+	free(rows);
+	free(csv);
+	return out;
+}
+
+static double summary_number(const char *path, const char *a, const char *b)
+{
+	char *text = th_slurp(path);
+	cJSON *o = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(o);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), b);
+	ck_assert(cJSON_IsNumber(v));
+	double x = v->valuedouble;
+	cJSON_Delete(o);
+	free(text);
+	return x;
+}
+
+/* A sweep over the GPU at light load runs every point on the scenario's
+ * seed: the same sessions arrive at the same instants on both GPUs, and
+ * the faster H200 is no worse than the H100 (with a seed per point, the
+ * H200 drew other sessions and looked worse). */
+START_TEST(points_share_the_scenario_seed)
+{
+	const char *scen = DIR "_gpu.json";
+	ck_assert_int_eq(system("rm -rf " DIR "_gpu && mkdir -p " DIR "_gpu"), 0);
+	write_text(scen, "{\"name\": \"gpu\", \"seed\": 5, \"duration_s\": 60,"
+			 " \"cluster\": {\"nodes\": 2, \"gpu\": \"H100-SXM\", \"model\": \"Llama-3-8B\"},"
+			 " \"router\": {\"policy\": \"least_loaded\"},"
+			 " \"workload\": {\"kind\": \"chat\", \"sessions_per_s\": 1, \"max_sessions\": 1000,"
+			 " \"think_time_s\": {\"dist\": \"exponential\", \"mean\": 5}}}");
+	struct swp s;
+	char err[1024];
+	memset(&s, 0, sizeof s);
+	s.scenario = scen;
+	s.seed = 5;
+	ck_assert_int_eq(swp_add_axis(&s, "cluster.gpu=H100-SXM,H200", err, sizeof err), 0);
+	ck_assert_int_eq(swp_write_spec(&s, DIR "_gpu", err, sizeof err), 0);
+	for (long i = 0; i < s.n_points; i++)
+		ck_assert_msg(swp_run_point(&s, i, DIR "_gpu", err, sizeof err) == 0, "%s", err);
+	char *h100 = first_turns(DIR "_gpu/points/p000000/requests.csv");
+	char *h200 = first_turns(DIR "_gpu/points/p000001/requests.csv");
+	ck_assert_str_eq(h100, h200);
+	free(h100);
+	free(h200);
+	const char *sum0 = DIR "_gpu/points/p000000/summary.json";
+	const char *sum1 = DIR "_gpu/points/p000001/summary.json";
+	ck_assert(summary_number(sum1, "ttft_s", "p99") <= summary_number(sum0, "ttft_s", "p99"));
+	ck_assert(summary_number(sum1, "tpot_s", "p99") <= summary_number(sum0, "tpot_s", "p99"));
+	swp_free(&s);
+}
+END_TEST
+
+/* Capacity: the highest load that meets, with every lower load meeting
+ * too; a run that is not steady, loses over 0.1% or breaks an SLO fails. */
+START_TEST(capacity_is_the_last_load_that_meets)
+{
+	struct cap_point p[4] = {
+	    {.rate = 1, .ttft_p99_s = 0.1, .tpot_p99_s = 0.01, .completed = 1, .steady = 1},
+	    {.rate = 2, .ttft_p99_s = 0.2, .tpot_p99_s = -1, .completed = 1, .steady = 1},
+	    {.rate = 4, .ttft_p99_s = 0.4, .tpot_p99_s = 0.02, .completed = 1, .steady = 1},
+	    {.rate = 8, .ttft_p99_s = 0.3, .tpot_p99_s = 0.02, .completed = 1, .steady = 1},
+	};
+	ck_assert_int_eq(cap_capacity(p, 4, 0.5, 0.05), 3);
+	p[2].steady = 0; /* a failure ends the capacity, whatever follows */
+	ck_assert_int_eq(cap_capacity(p, 4, 0.5, 0.05), 1);
+	ck_assert(p[0].meets && p[1].meets && !p[2].meets && p[3].meets);
+	p[2].steady = 1;
+	p[2].lost_frac = 0.002;
+	ck_assert_int_eq(cap_capacity(p, 4, 0.5, 0.05), 1);
+	p[2].lost_frac = 0;
+	ck_assert_int_eq(cap_capacity(p, 4, 0.35, 0), 1); /* TTFT 0.4 > 0.35 */
+	ck_assert_int_eq(cap_capacity(p, 4, 0.05, 0), -1);
+	double x[] = {3, 1, 2, 10}, lo, med, hi;
+	cap_spread(x, 4, &lo, &med, &hi);
+	ck_assert(lo == 1 && med == 2.5 && hi == 10);
+	cap_spread(x, 3, &lo, &med, &hi);
+	ck_assert(lo == 1 && med == 2 && hi == 3);
+}
+END_TEST
+
 Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -204,6 +320,8 @@ Suite *sweep_suite(void)
 	tcase_add_test(tc, points_and_seeds);
 	tcase_add_test(tc, values_split_at_top_level_commas);
 	tcase_add_test(tc, merge_takes_only_whole_points_of_this_sweep);
+	tcase_add_test(tc, points_share_the_scenario_seed);
+	tcase_add_test(tc, capacity_is_the_last_load_that_meets);
 	suite_add_tcase(s, tc);
 	return s;
 }

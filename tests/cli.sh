@@ -882,7 +882,7 @@ expect 0 "figures:" compare "$T/rD_one.json" --policies round_robin,least_loaded
 # values) or a hollow one is a failed point, never a row.
 expect 0 "" sweep "$T/small.json" --vary cluster.nodes=1,2 --out "$T/rD_sw" --quiet
 expect 0 "wrote 2 jobs" sweep "$T/small.json" --vary cluster.nodes=3,4 --out "$T/rD_sw" --emit-jobs "$T/rD_sw/jobs.txt"
-expect 2 "point 0 (cluster.nodes=3) failed: $T/rD_sw/points/p000000/summary.json: seed" sweep --merge "$T/rD_sw"
+expect 2 "point 0 (cluster.nodes=3) failed: $T/rD_sw/points/p000000/point.json: values \"cluster.nodes=1\"" sweep --merge "$T/rD_sw"
 [ "$(wc -l <"$T/rD_sw/sweep.csv")" -eq 1 ] && ok || bad "merge took stale results as rows"
 sh "$T/rD_sw/jobs.txt" && ok || bad "the emitted jobs failed"
 expect 0 "wrote" sweep --merge "$T/rD_sw"
@@ -1140,6 +1140,53 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "nodes_up") k = 
 rm -f "$T/scl/plots/scaling_least_loaded.png"
 expect 0 "wrote" plot "$T/scl"
 [ ! -e "$T/scl/plots/scaling_least_loaded.png" ] && ok || bad "a timeseries without nodes_up drew the scaling figure"
+
+# compare --seeds, --rates, -j: common random numbers across loads and seeds.
+cat >"$T/cap.json" <<'JSON'
+{"name": "cap", "seed": 1, "duration_s": 60,
+ "cluster": {"nodes": 2, "gpu": "H100-SXM", "model": "Llama-3-8B"},
+ "router": {"policy": "round_robin"},
+ "workload": {"kind": "chat", "sessions_per_s": 2, "max_sessions": 100000,
+   "think_time_s": {"dist": "exponential", "mean": 5}},
+ "slo": {"ttft_p99_s": 0.5, "tpot_p99_s": 0.05}}
+JSON
+cap_args="$T/cap.json --policies round_robin,least_loaded,session_affinity --seeds 2 --rates 2,8,16,32 --no-perf"
+"$KVSIM" compare $cap_args -j 1 --out "$T/cap1" >"$T/cap1.out" 2>/dev/null &&
+	"$KVSIM" compare $cap_args -j 3 --out "$T/cap3" >"$T/cap3.out" 2>/dev/null && ok || bad "compare --seeds --rates failed"
+# -j N gives what -j 1 gives, byte for byte (summary.json's perf block aside).
+[ "$(sed -e "s|$T/cap3|$T/cap1|g" -e '/^wall s /d' "$T/cap3.out")" = "$(sed '/^wall s /d' "$T/cap1.out")" ] && ok ||
+	bad "compare -j 3 printed another table than -j 1"
+diff -r -x summary.json "$T/cap1" "$T/cap3" >/dev/null && ok || bad "compare -j 3 wrote other files than -j 1"
+for f in $(cd "$T/cap1" && find . -name summary.json); do
+	sed '/"perf":/,$d' "$T/cap1/$f" >"$T/s1" && sed '/"perf":/,$d' "$T/cap3/$f" >"$T/s3" && cmp -s "$T/s1" "$T/s3" || bad "-j 3: $f differs"
+done
+[ -s "$T/cap1/round_robin/rate-8/seed-2/requests.csv" ] && [ -s "$T/cap1/session_affinity/seed-2/summary.json" ] && ok ||
+	bad "compare --seeds --rates: a cell's folder is missing"
+grep -q "(.*-.*)" "$T/cap1.out" && grep -q "^capacity: the highest workload.sessions_per_s" "$T/cap1.out" && ok ||
+	bad "compare --seeds --rates printed no ranges or no capacity: $(head -c 300 "$T/cap1.out")"
+# Capacity is monotone where it must be: least_loaded carries at least round
+# robin's load, session affinity at least least_loaded's.
+cap() { sed -n "/\"capacity\":/,/}/s/.*\"$1\":[[:space:]]*\([0-9.]*\).*/\1/p" "$T/cap1/capacity.json"; }
+rr=$(cap round_robin) ll=$(cap least_loaded) sa=$(cap session_affinity)
+[ -n "$rr" ] && [ -n "$ll" ] && [ -n "$sa" ] && awk -v a="$rr" -v b="$ll" -v c="$sa" 'BEGIN { exit !(a <= b && b <= c && a < c) }' &&
+	ok || bad "capacity not monotone: round_robin $rr, least_loaded $ll, session_affinity $sa"
+grep -q '"seeds":' "$T/cap1/comparison.json" && grep -q '"median":' "$T/cap1/comparison.json" &&
+	grep -q '"curve":' "$T/cap1/comparison.json" && ok || bad "comparison.json lacks seeds or capacity"
+# One seed: what compare writes without --seeds, byte for byte.
+"$KVSIM" compare "$T/cap.json" --policies round_robin,least_loaded --no-perf --out "$T/cap_plain" >"$T/cp.out" 2>/dev/null &&
+	"$KVSIM" compare "$T/cap.json" --policies round_robin,least_loaded --no-perf --seeds 1 --out "$T/cap_one" >"$T/co.out" 2>/dev/null &&
+	cmp -s "$T/cap_plain/comparison.json" "$T/cap_one/comparison.json" &&
+	cmp -s "$T/cap_plain/comparison.csv" "$T/cap_one/comparison.csv" &&
+	[ "$(sed -e "s|$T/cap_one|X|g" -e '/^wall s /d' "$T/co.out")" = "$(sed -e "s|$T/cap_plain|X|g" -e '/^wall s /d' "$T/cp.out")" ] && ok ||
+	bad "compare --seeds 1 differs from compare"
+expect 2 "--seeds: expected N (1-64), a-b or a,b,c" compare "$T/cap.json" --policies round_robin --seeds 0
+expect 2 "--seeds: expected" compare "$T/cap.json" --policies round_robin --seeds 1,1
+expect 2 "--rates: expected increasing loads" compare "$T/cap.json" --policies round_robin --rates 4,2
+expect 2 "--jobs: expected 1 to 1024 workers" compare "$T/cap.json" --policies round_robin -j 0
+expect 0 "" sweep "$T/cap.json" --vary workload.sessions_per_s=2,4 --seeds 2 --out "$T/cap_sw" --quiet
+[ "$(cut -d, -f1-4 "$T/cap_sw/sweep.csv" | tr '\n' ' ')" = "workload.sessions_per_s,vary.seed,point,seed 2,1,0,1 2,2,1,2 4,1,2,1 4,2,3,2 " ] && ok ||
+	bad "sweep --seeds: $(cut -d, -f1-4 "$T/cap_sw/sweep.csv" | tr '\n' ' ')"
+expect 2 'has no rate key of its own' compare workloads/scenarios/mix.json --policies round_robin --rates 1,2 --out "$T/cap_mix"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,64 @@
+/* cells: a comparison's runs, policy x seed x load, in this process or in worker processes. */
+#ifndef KVSIM_CLI_CELLS_H
+#define KVSIM_CLI_CELLS_H
+
+#include <stdio.h>
+
+struct cJSON;
+struct cli_common;
+struct afile_set;
+struct met_summary;
+
+#define CMP_MAX_SEEDS 64
+#define CMP_MAX_RATES 64
+
+/* The grid of a comparison. Cell (p, s, r) runs policy names[p] with seed
+ * seeds[s] (the scenario's when n_seeds is 0) at load r: r = 0 the
+ * scenario's own, r > 0 rate_path = rates[r - 1]. Its index is
+ * (p * max(n_seeds, 1) + s) * (1 + n_rates) + r, its folder
+ * OUT/<policy>[/rate-<rate>][/seed-<seed> for s > 0]. */
+struct cmp_grid {
+	const char **names;
+	int n_pol;
+	long long seeds[CMP_MAX_SEEDS];
+	int n_seeds;
+	double rates[CMP_MAX_RATES];
+	int n_rates;
+	char rate_path[128]; /* workload.<the workload's rate key> */
+	int jobs;            /* worker processes; <= 1: in this process, files renamed together */
+};
+
+int cmp_n_seeds(const struct cmp_grid *g);
+int cmp_n_cells(const struct cmp_grid *g);
+int cmp_cell(const struct cmp_grid *g, int p, int s, int r);
+
+/* Parses --seeds ("N": seeds 1..N; "a-b"; "a,b,c") into g. 0, or -1. */
+int cmp_parse_seeds(struct cmp_grid *g, const char *v);
+/* Parses --rates "r1,r2,..." (positive, increasing) into g. 0, or -1. */
+int cmp_parse_rates(struct cmp_grid *g, const char *v);
+/* Finds the workload's rate key in base (rate_path); 0, or -1 with err. */
+int cmp_rate_path(struct cmp_grid *g, const struct cJSON *base, char *err, size_t errlen);
+
+/* Runs every cell of g into sums (cmp_n_cells of them, zeroed), cells of
+ * load 0 and seed index 0 into set when in this process. Results are the
+ * same whatever g->jobs. CLI_OK, or a CLI_* code after reporting. */
+int cmp_run(const struct cli_common *o, const struct cJSON *base, const struct cmp_grid *g,
+	    const char *out, struct afile_set *set, struct met_summary *sums);
+
+/* Adds to each column entry of cmp (the comparison.json array, one entry
+ * per policy) its "seeds" (when several) and "capacity" (when --rates)
+ * objects, and writes OUT/capacity.json when --rates. 0, or -1 with err. */
+int cmp_annotate(const struct cmp_grid *g, const struct met_summary *sums, struct cJSON *cmp,
+		 const char *out, char *err, size_t errlen);
+/* The comparison table with each figure's median over the seeds and its
+ * range, "0.052 (0.049-0.061)", one column per policy. */
+void cmp_print_seeds_table(FILE *f, const struct cmp_grid *g, const struct met_summary *sums);
+/* compare --rates --plot: DIR/plots/latency_load.dat and the figure drawn
+ * from it into figs (struct report_figs). 0, or 3 with err. */
+struct report_figs;
+int cmp_plot_capacity(const struct cmp_grid *g, const struct met_summary *sums, const char *out,
+		      struct report_figs *figs, char *err, size_t errlen);
+/* The load curves and capacity, one block per policy. */
+void cmp_print_capacity(FILE *f, const struct cmp_grid *g, const struct met_summary *sums);
+
+#endif
