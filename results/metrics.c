@@ -13,6 +13,7 @@
 #include "results/fmt.h"
 #include "results/metric_table.h"
 #include "sim/request.h"
+#include "workloads/workload.h"
 
 void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_ttft_s,
 		   double slo_tpot_s, FILE *csv)
@@ -34,13 +35,76 @@ void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv
 	met_init_with(m, NULL, slo_ttft_s, slo_tpot_s, csv);
 }
 
+static void sample_free(struct met_sample *s)
+{
+	free(s->v);
+	free(s->hist);
+}
+
 void met_free(struct metrics *m)
 {
-	for (int i = 0; i < MET_STAT_MAX; i++) {
-		free(m->sample[i].v);
-		free(m->sample[i].hist);
+	for (int i = 0; i < MET_STAT_MAX; i++)
+		sample_free(&m->sample[i]);
+	for (size_t k = 0; k < m->n_stages; k++) {
+		sample_free(&m->stage_acc[k].ttft);
+		sample_free(&m->stage_acc[k].tpot);
+		sample_free(&m->stage_acc[k].e2e);
 	}
+	free(m->stage_acc);
 	memset(m, 0, sizeof *m);
+}
+
+int met_set_stages(struct metrics *m, const struct wl_stage_info *win, size_t n)
+{
+	m->stage_acc = n ? calloc(n, sizeof *m->stage_acc) : NULL;
+	if (n && !m->stage_acc)
+		return -1;
+	m->stage_win = win;
+	m->n_stages = n;
+	return 0;
+}
+
+/* r's stage: the last whose window starts at or before its arrival (the
+ * windows are in time order), or -1. O(log stages). */
+static long stage_of(const struct metrics *m, const struct request *r)
+{
+	size_t lo = 0, hi = m->n_stages;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->stage_win[mid].requests && m->stage_win[mid].start_ns <= r->arrival_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (long)lo - 1 : -1;
+}
+
+static int stage_record(struct metrics *m, const struct request *r, const double *v)
+{
+	long k = stage_of(m, r);
+	if (k < 0)
+		return 0;
+	struct met_stage_acc *a = &m->stage_acc[k];
+	int rc = 0;
+	a->arrived++;
+	if (r->finish_ns > a->last_finish_ns)
+		a->last_finish_ns = r->finish_ns;
+	if (r->state == REQ_DONE) {
+		a->completed++;
+		a->input_tokens += r->prompt_tokens;
+		a->output_tokens += r->output_tokens;
+	} else if (r->state == REQ_SHED) {
+		a->shed++;
+	} else {
+		a->failed++;
+	}
+	if (!isnan(v[MET_TTFT]))
+		rc |= met_sample_add(&a->ttft, v[MET_TTFT]);
+	if (!isnan(v[MET_TPOT]))
+		rc |= met_sample_add(&a->tpot, v[MET_TPOT]);
+	if (!isnan(v[MET_E2E]))
+		rc |= met_sample_add(&a->e2e, v[MET_E2E]);
+	return rc;
 }
 
 /* Histogram bins: bin 0 holds values <= 1 ns, bin b >= 1 holds
@@ -240,6 +304,8 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 		m->recompute_gpu_s += recompute_s;
 	}
 	m->preemptions += r->preemptions;
+	if (m->n_stages)
+		rc |= stage_record(m, r, v);
 	if (m->csv)
 		csv_row(m, r, status, v);
 	return rc ? -1 : 0;
@@ -356,6 +422,28 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	out->goodput_rps = sim_time_s > 0 ? (double)m->slo_met / sim_time_s : 0;
 	out->shed_why = m->shed_why;
 	out->failed_why = m->failed_why;
+	out->stages = m->n_stages ? calloc(m->n_stages, sizeof *out->stages) : NULL;
+	out->n_stages = out->stages ? m->n_stages : 0;
+	for (size_t k = 0; k < out->n_stages; k++) {
+		const struct wl_stage_info *w = &m->stage_win[k];
+		struct met_stage_acc *a = &m->stage_acc[k];
+		struct met_stage *st = &out->stages[k];
+		st->start_s = (double)w->start_ns * 1e-9;
+		st->end_s = (double)w->end_ns * 1e-9;
+		st->rate = w->rate;
+		st->duration_s = w->duration_s;
+		st->sent = w->requests;
+		st->last_finish_s = (double)a->last_finish_ns * 1e-9;
+		st->arrived = a->arrived;
+		st->completed = a->completed;
+		st->shed = a->shed;
+		st->failed = a->failed;
+		st->input_tokens = a->input_tokens;
+		st->output_tokens = a->output_tokens;
+		met_stats_of(&a->ttft, &st->ttft);
+		met_stats_of(&a->tpot, &st->tpot);
+		met_stats_of(&a->e2e, &st->e2e);
+	}
 }
 
 void met_summary_free(struct met_summary *s)
@@ -366,4 +454,7 @@ void met_summary_free(struct met_summary *s)
 	free(s->pools);
 	s->pools = NULL;
 	s->n_pools = 0;
+	free(s->stages);
+	s->stages = NULL;
+	s->n_stages = 0;
 }

@@ -25,6 +25,18 @@ struct met_stats {
 	size_t n;
 };
 
+/* One stage of a benchmark (wl_ops.stages): the requests that arrived in
+ * its window, and their figures (summary.json's stages[]). */
+struct met_stage {
+	double start_s, end_s;     /* its timer's start; its last arrival */
+	double rate, duration_s;   /* as configured (duration 0: none) */
+	double last_finish_s;      /* when its last request ended */
+	uint64_t sent;             /* the requests it sends */
+	uint64_t arrived, completed, shed, failed;
+	uint64_t input_tokens, output_tokens; /* of its completed requests */
+	struct met_stats ttft, tpot, e2e;
+};
+
 struct met_tokens {
 	uint64_t input, output, cached, reloaded, migrated, recomputed, fresh, preempt_recomputed;
 };
@@ -80,6 +92,9 @@ struct met_summary {
 		};
 	};
 	int percentiles_exact; /* 0: some came from the histogram */
+	/* A benchmark's stages (wl_ops.stages), or NULL and 0; owned */
+	struct met_stage *stages;
+	size_t n_stages;
 	struct met_tokens tokens;
 	double prefix_hit_ratio, recompute_ratio, recompute_gpu_s;
 	int truncated;     /* the run hit sim_opts.wall_limit_s (benchmarks) */

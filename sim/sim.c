@@ -594,6 +594,14 @@ static int sim_setup(struct sim *s, struct afile *csv, char *err, size_t errlen)
 		met_csv_header(csv->f);
 	}
 	met_init(&s->met, sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, csv->f);
+	if (s->wl->stages) {
+		const struct wl_stage_info *win;
+		size_t n = s->wl->stages(s->wl_st, &win);
+		if (met_set_stages(&s->met, win, n)) {
+			snprintf(err, errlen, "out of memory");
+			return 3;
+		}
+	}
 	if (init_cluster(s, err, errlen))
 		return 3;
 	s->end_arrivals_ns = (int64_t)llround(sc->duration_s * 1e9);

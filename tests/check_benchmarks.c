@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "config/yaml.h"
+#include "results/metrics.h"
 #include "sim/request.h"
 #include "workloads/workload.h"
 #include "tests/suites.h"
@@ -309,6 +310,44 @@ START_TEST(measured_configs_read)
 }
 END_TEST
 
+/* Figures per stage: a request counts in the stage whose window holds its
+ * arrival; throughput is over the stage's timer start to its last end. */
+START_TEST(stage_figures)
+{
+	struct wl_stage_info win[2] = {{1000000000LL, 2000000000LL, 2, 1, 2},
+				       {4000000000LL, 5000000000LL, 1, 1, 1}};
+	struct metrics m;
+	met_init(&m, 1, 1, NULL);
+	ck_assert_int_eq(met_set_stages(&m, win, 2), 0);
+	/* arrival, first token, finish (s); output tokens */
+	static const double q[3][4] = {{1.5, 1.6, 2.6, 11}, {2.0, 2.2, 3.2, 11}, {5.0, 5.5, 6.5, 3}};
+	for (int i = 0; i < 3; i++) {
+		struct request r = {0};
+		r.state = REQ_DONE;
+		r.arrival_ns = (int64_t)(q[i][0] * 1e9);
+		r.first_token_ns = (int64_t)(q[i][1] * 1e9);
+		r.finish_ns = (int64_t)(q[i][2] * 1e9);
+		r.enqueue_ns = r.sched_ns = r.arrival_ns;
+		r.prompt_tokens = 100;
+		r.output_tokens = (uint32_t)q[i][3];
+		ck_assert_int_eq(met_record(&m, &r, 0), 0);
+	}
+	struct met_summary sum = {0};
+	met_summarize(&m, 7, &sum);
+	ck_assert_uint_eq(sum.n_stages, 2);
+	ck_assert_uint_eq(sum.stages[0].completed, 2);
+	ck_assert_uint_eq(sum.stages[1].completed, 1);
+	ck_assert_double_eq_tol(sum.stages[0].ttft.mean, 0.15, 1e-9);  /* (0.1 + 0.2) / 2 */
+	ck_assert_double_eq_tol(sum.stages[0].tpot.mean, 0.1, 1e-9);   /* 1 s / 10 tokens */
+	ck_assert_double_eq_tol(sum.stages[1].tpot.mean, 0.5, 1e-9);   /* 1 s / 2 tokens */
+	ck_assert_double_eq_tol(sum.stages[0].last_finish_s, 3.2, 1e-9);
+	ck_assert_uint_eq(sum.stages[0].output_tokens, 22);
+	ck_assert_uint_eq(sum.stages[0].sent, 2);
+	met_summary_free(&sum);
+	met_free(&m);
+}
+END_TEST
+
 Suite *benchmarks_suite(void)
 {
 	Suite *s = suite_create("benchmarks");
@@ -320,6 +359,7 @@ Suite *benchmarks_suite(void)
 	tcase_add_test(tc, vllm_max_concurrency_slots);
 	tcase_add_test(tc, yaml_values_and_errors);
 	tcase_add_test(tc, measured_configs_read);
+	tcase_add_test(tc, stage_figures);
 	suite_add_tcase(s, tc);
 	return s;
 }
