@@ -22,12 +22,44 @@ void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_tt
 	m->slo_ttft_s = slo_ttft_s;
 	m->slo_tpot_s = slo_tpot_s;
 	m->csv = csv;
+	m->table = t;
 	size_t it = 0;
 	for (const struct res_stat *g; (g = res_stat_next(t, &it));) {
 		/* check_metric_table holds every table to this */
 		assert(m->n_stat < MET_STAT_MAX && g->slot < MET_STAT_MAX);
 		m->stat[m->n_stat++] = g;
 	}
+}
+
+void met_set_client(struct metrics *m, const struct met_client *c)
+{
+	if (!c->on || m->client.on)
+		return;
+	m->client = *c;
+	/* the client's groups, in table order among the others */
+	m->n_stat = 0;
+	size_t it = 0;
+	for (const struct res_stat *g; (g = res_stat_next_all(m->table, &it));)
+		m->stat[m->n_stat++] = g;
+}
+
+/* g's figure for r in the client's view: TTFT plus what comes before the
+ * engine and the first chunk's way back; the time per message the client
+ * times after the first. NaN: none. */
+static double client_stat_of(const struct metrics *m, const struct res_stat *g,
+			     const struct request *r)
+{
+	const struct met_client *c = &m->client;
+	if (r->state != REQ_DONE)
+		return NAN;
+	double span = (double)(r->first_token_ns - r->arrival_ns) * 1e-9;
+	if (g->client == RES_CLIENT_TTFT)
+		return span + c->api_server_s + c->tokenize_s_per_token * r->prompt_tokens +
+		       c->first_chunk_s;
+	if (r->output_tokens < 2)
+		return NAN;
+	double msgs = (double)(r->output_tokens - 1) * c->messages_per_token;
+	return (double)(r->finish_ns - r->first_token_ns) * 1e-9 / msgs;
 }
 
 void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv)
@@ -49,6 +81,8 @@ void met_free(struct metrics *m)
 		sample_free(&m->stage_acc[k].ttft);
 		sample_free(&m->stage_acc[k].tpot);
 		sample_free(&m->stage_acc[k].e2e);
+		sample_free(&m->stage_acc[k].ttft_client);
+		sample_free(&m->stage_acc[k].itl_client);
 	}
 	free(m->stage_acc);
 	memset(m, 0, sizeof *m);
@@ -104,6 +138,10 @@ static int stage_record(struct metrics *m, const struct request *r, const double
 		rc |= met_sample_add(&a->tpot, v[MET_TPOT]);
 	if (!isnan(v[MET_E2E]))
 		rc |= met_sample_add(&a->e2e, v[MET_E2E]);
+	if (!isnan(v[MET_TTFT_CLIENT]))
+		rc |= met_sample_add(&a->ttft_client, v[MET_TTFT_CLIENT]);
+	if (!isnan(v[MET_ITL_CLIENT]))
+		rc |= met_sample_add(&a->itl_client, v[MET_ITL_CLIENT]);
 	return rc;
 }
 
@@ -174,9 +212,14 @@ static double hist_quantile(const struct met_sample *s, double f)
 
 void met_csv_header_with(FILE *f, const struct res_metrics *t)
 {
+	met_csv_header_opts(f, t, 0);
+}
+
+void met_csv_header_opts(FILE *f, const struct res_metrics *t, int client)
+{
 	fputs("id,session,turn,node,status,reason,arrival_s,prompt_tokens,output_tokens,", f);
 	size_t it = 0;
-	for (const struct res_stat *g; (g = res_stat_next(t, &it));)
+	for (const struct res_stat *g; (g = client ? res_stat_next_all(t, &it) : res_stat_next(t, &it));)
 		fprintf(f, "%s,", g->key);
 	fputs("cached,reloaded,migrated,recomputed,fresh,preempt_recomputed,preemptions,"
 	      "prefill_node\n",
@@ -276,7 +319,8 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 		v[k] = NAN;
 	for (size_t k = 0; k < m->n_stat; k++) {
 		unsigned slot = m->stat[k]->slot;
-		v[slot] = res_stat_of(m->stat[k], r);
+		v[slot] = m->stat[k]->client ? client_stat_of(m, m->stat[k], r)
+					     : res_stat_of(m->stat[k], r);
 		if (!isnan(v[slot]))
 			rc |= met_sample_add(&m->sample[slot], v[slot]);
 	}
@@ -422,6 +466,7 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	out->goodput_rps = sim_time_s > 0 ? (double)m->slo_met / sim_time_s : 0;
 	out->shed_why = m->shed_why;
 	out->failed_why = m->failed_why;
+	out->client = m->client.on;
 	out->stages = m->n_stages ? calloc(m->n_stages, sizeof *out->stages) : NULL;
 	out->n_stages = out->stages ? m->n_stages : 0;
 	for (size_t k = 0; k < out->n_stages; k++) {
@@ -443,6 +488,8 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 		met_stats_of(&a->ttft, &st->ttft);
 		met_stats_of(&a->tpot, &st->tpot);
 		met_stats_of(&a->e2e, &st->e2e);
+		met_stats_of(&a->ttft_client, &st->ttft_client);
+		met_stats_of(&a->itl_client, &st->itl_client);
 	}
 }
 

@@ -15,6 +15,12 @@
 #include "results/metrics.h"
 #include "base/afile.h"
 
+/* A row of the client's view in a run without it: not written. */
+static int row_absent(const struct res_metric *m, const struct met_summary *s)
+{
+	return (m->use & RES_M_IF_CLIENT) && !s->client;
+}
+
 /* Adds to o the figure of the row whose path is key (a top-level key). */
 static void add_figure(cJSON *o, const struct res_metrics *t, const char *key,
 		       const struct met_summary *s)
@@ -34,7 +40,7 @@ static cJSON *add_object(cJSON *o, const struct res_metrics *t, const char *key,
 	cJSON *obj = cJSON_AddObjectToObject(o, key);
 	size_t klen = strlen(key);
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++)
-		if (!strncmp(m->path, key, klen) && m->path[klen] == '.')
+		if (!strncmp(m->path, key, klen) && m->path[klen] == '.' && !row_absent(m, s))
 			cJSON_AddNumberToObject(obj, m->path + klen + 1, res_metric_value(m, s));
 	return obj;
 }
@@ -44,7 +50,8 @@ static cJSON *add_object(cJSON *o, const struct res_metrics *t, const char *key,
 static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met_summary *s)
 {
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++) {
-		if ((m->use & RES_M_ARRAY_LEN) || m->scope != RES_SCOPE_RUN || res_json_at(o, m->path))
+		if ((m->use & RES_M_ARRAY_LEN) || m->scope != RES_SCOPE_RUN || row_absent(m, s) ||
+		    res_json_at(o, m->path))
 			continue;
 		const char *dot = strchr(m->path, '.');
 		if (!dot) {
@@ -64,7 +71,7 @@ static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met
 static void add_stat_objects(cJSON *o, const struct res_metrics *t, const struct met_summary *s)
 {
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++)
-		if (m->stat)
+		if (m->stat && !row_absent(m, s))
 			add_object(o, t, m->stat->key, s);
 }
 
@@ -147,6 +154,10 @@ static void add_stages(cJSON *o, const struct met_summary *s)
 		add_stage_stats(e, "ttft_s", &st->ttft);
 		add_stage_stats(e, "tpot_s", &st->tpot);
 		add_stage_stats(e, "e2e_s", &st->e2e);
+		if (s->client) {
+			add_stage_stats(e, "ttft_client_s", &st->ttft_client);
+			add_stage_stats(e, "itl_client_s", &st->itl_client);
+		}
 		double span = st->last_finish_s - st->start_s;
 		cJSON *tp = cJSON_AddObjectToObject(e, "throughput");
 		cJSON_AddNumberToObject(tp, "requests_per_s", span > 0 ? st->completed / span : 0);

@@ -348,6 +348,52 @@ START_TEST(stage_figures)
 }
 END_TEST
 
+/* The client's view: TTFT plus the API server (1 ms), tokenising 100
+ * tokens at 10 us and the first chunk (0.5 ms); ITL the decode span over
+ * the 10 later tokens' 20 messages. A run without it has no such column. */
+START_TEST(client_view_by_hand)
+{
+	struct metrics m;
+	char buf[1024] = "";
+	FILE *f = fmemopen(buf, sizeof buf, "w");
+	ck_assert_ptr_nonnull(f);
+	met_csv_header_opts(f, NULL, 1);
+	met_init(&m, 1, 1, f);
+	const struct met_client c = {1, 1e-3, 10e-6, 0.5e-3, 2};
+	met_set_client(&m, &c);
+	struct request r = {0};
+	r.state = REQ_DONE;
+	r.arrival_ns = r.enqueue_ns = r.sched_ns = 0;
+	r.first_token_ns = 100000000;
+	r.finish_ns = 1100000000;
+	r.prompt_tokens = 100;
+	r.output_tokens = 11;
+	r.prefill_node = -1;
+	ck_assert_int_eq(met_record(&m, &r, 0), 0);
+	struct met_summary sum = {0};
+	met_summarize(&m, 2, &sum);
+	ck_assert_int_eq(sum.client, 1);
+	ck_assert_double_eq_tol(sum.stat[MET_TTFT_CLIENT].mean, 0.1025, 1e-12);
+	ck_assert_double_eq_tol(sum.stat[MET_ITL_CLIENT].mean, 0.05, 1e-12);
+	ck_assert_double_eq_tol(sum.stat[MET_TTFT].mean, 0.1, 1e-12); /* the engine's stays */
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "queue_s,ttft_client_s,itl_client_s,cached"));
+	ck_assert_ptr_nonnull(strstr(buf, ",0.102500000,0.050000000,"));
+	met_summary_free(&sum);
+	met_free(&m);
+	/* without a client block: neither the columns nor the figures */
+	memset(buf, 0, sizeof buf);
+	f = fmemopen(buf, sizeof buf, "w");
+	met_csv_header_opts(f, NULL, 0);
+	fclose(f);
+	ck_assert_ptr_null(strstr(buf, "client"));
+	met_init(&m, 1, 1, NULL);
+	ck_assert_int_eq(met_record(&m, &r, 0), 0);
+	ck_assert_uint_eq(m.sample[MET_TTFT_CLIENT].count, 0);
+	met_free(&m);
+}
+END_TEST
+
 Suite *benchmarks_suite(void)
 {
 	Suite *s = suite_create("benchmarks");
@@ -360,6 +406,7 @@ Suite *benchmarks_suite(void)
 	tcase_add_test(tc, yaml_values_and_errors);
 	tcase_add_test(tc, measured_configs_read);
 	tcase_add_test(tc, stage_figures);
+	tcase_add_test(tc, client_view_by_hand);
 	suite_add_tcase(s, tc);
 	return s;
 }
