@@ -157,6 +157,43 @@ START_TEST(constant_timer_scales_exponential_gaps)
 }
 END_TEST
 
+/* inference-perf's poisson timer: second by second a Poisson(3) count,
+ * spread over the second so that its last arrival is on the second; the
+ * stage stops at int(rate x duration) = 1200. A second is empty with
+ * probability e^-3, so about 400 (1 - e^-3) = 380 arrivals are on whole
+ * seconds. synthetic prompts all start with the same text. */
+START_TEST(poisson_timer_by_seconds)
+{
+	put_file("p.yaml", "data:\n  type: synthetic\n  input_distribution:\n"
+			   "    {type: uniform, min: 40, max: 80, total_count: 7}\n"
+			   "  output_distribution: {type: fixed, mean: 5, total_count: 9}\n"
+			   "load:\n  type: poisson\n  stages: [{rate: 3, duration: 400}]\n");
+	const struct wl_ops *ops;
+	char err[512] = "";
+	void *st = make("{\"kind\": \"inference_perf\", \"config\": \"p.yaml\"}", &ops, err,
+			sizeof err);
+	ck_assert_msg(st != NULL, "%s", err);
+	struct request r = {0};
+	int64_t n = 0, whole = 0, prev = 0;
+	uint64_t first_block = 0;
+	while (ops->next(st, &r) == 1) {
+		ck_assert(r.arrival_ns >= prev);
+		prev = r.arrival_ns;
+		whole += r.arrival_ns % 1000000000LL == 0;
+		ck_assert(r.prompt_tokens >= 40 && r.prompt_tokens <= 80);
+		ck_assert_uint_eq(r.n_shared, r.prompt_tokens / 16);
+		if (!n)
+			first_block = r.hashes[0];
+		ck_assert(r.hashes[0] == first_block); /* the same text's start */
+		n++;
+	}
+	ck_assert_int_eq(n, 1200);
+	ck_assert_msg(whole > 330 && whole < 430, "%lld arrivals on whole seconds", (long long)whole);
+	free(r.hashes);
+	ops->destroy(st);
+}
+END_TEST
+
 /* vllm bench's random dataset: input lengths integer-uniform in
  * [floor(99 x 0.5), ceil(99 x 1.5)] = [49, 149] plus the BOS the server adds,
  * outputs in [20, 60]; gamma gaps with burstiness b have cv 1/sqrt(b) and are
@@ -401,6 +438,7 @@ Suite *benchmarks_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, shared_prefix_cycles_prompts_in_stages);
 	tcase_add_test(tc, constant_timer_scales_exponential_gaps);
+	tcase_add_test(tc, poisson_timer_by_seconds);
 	tcase_add_test(tc, vllm_random_lengths_and_burstiness);
 	tcase_add_test(tc, vllm_max_concurrency_slots);
 	tcase_add_test(tc, yaml_values_and_errors);
