@@ -1,15 +1,15 @@
 # kvsim: build, run, test, benchmark. `make help` lists the targets.
 CC      ?= cc
-PKGS    := gsl libcjson check
+PKGS    := gsl libcjson yaml-0.1 check
 # chromium: headless, for tests/browser.sh (report.html in a real browser) and make docs.
-APT_PKGS := libgsl-dev libcjson-dev check gnuplot-nox pkg-config parallel
+APT_PKGS := libgsl-dev libcjson-dev libyaml-dev check gnuplot-nox pkg-config parallel
 VERSION := 0.1.0$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "+g$$(git rev-parse --short HEAD)")
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS  ?= -O2 -g
 B       ?= build
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -I. -I$(B) \
-             $(shell pkg-config --cflags gsl libcjson 2>/dev/null)
-LIBS     = $(shell pkg-config --libs gsl libcjson 2>/dev/null) -lm
+             $(shell pkg-config --cflags gsl libcjson yaml-0.1 2>/dev/null)
+LIBS     = $(shell pkg-config --libs gsl libcjson yaml-0.1 2>/dev/null) -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
 LIB_SRC  := $(wildcard base/*.c) $(wildcard model/*.c) $(wildcard config/*.c) \
@@ -50,7 +50,7 @@ help:
 deps:
 	@if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $(PKGS) && \
 	    command -v gnuplot >/dev/null 2>&1 && command -v parallel >/dev/null 2>&1; then \
-		echo "deps: gsl, libcjson, check, gnuplot, parallel present"; \
+		echo "deps: gsl, libcjson, libyaml, check, gnuplot, parallel present"; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "deps: installing $(APT_PKGS)"; \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(APT_PKGS); \

@@ -497,12 +497,36 @@ int cfg_scenario_load(struct scenario *s, const cJSON *root, const char *catalog
 	return cfg_scenario_load_from(s, root, catalog_file, NULL, err, errlen);
 }
 
+/* The client block (docs/model.md, "The client's view"); its defaults and
+ * their sources are listed there. */
+static int load_client(struct client_cfg *c, const cJSON *o, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"api_server_ms", "tokenize_us_per_token",
+					   "first_chunk_ms", "messages_per_token", NULL};
+	*c = (struct client_cfg){0, 1.0, 10.0, 0.5, 1.0};
+	if (!o)
+		return 0;
+	c->on = 1;
+	return cfg_expect_object(o, "client", err, errlen) ||
+			       cfg_check_keys(o, "client", keys, err, errlen) ||
+			       cfg_number(o, "client", "api_server_ms", 0, 1e6, &c->api_server_ms, err,
+					  errlen) ||
+			       cfg_number(o, "client", "tokenize_us_per_token", 0, 1e6,
+					  &c->tokenize_us_per_token, err, errlen) ||
+			       cfg_number(o, "client", "first_chunk_ms", 0, 1e6, &c->first_chunk_ms,
+					  err, errlen) ||
+			       cfg_number(o, "client", "messages_per_token", 0.01, 1e3,
+					  &c->messages_per_token, err, errlen)
+		       ? -1
+		       : 0;
+}
+
 int cfg_scenario_load_from(struct scenario *s, const cJSON *root, const char *catalog_file,
 			   const char *source, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"name",   "seed",   "duration_s", "cluster",
 					   "router", "workload", "faults",   "slo",
-					   "output", "catalog",  NULL};
+					   "output", "catalog",  "client",   NULL};
 	memset(s, 0, sizeof *s);
 	cfg_scenario_set_source(s, source);
 	if (cfg_check_keys(root, "", keys, err, errlen) || cfg_check_utf8(root, "", err, errlen))
@@ -546,7 +570,8 @@ int cfg_scenario_load_from(struct scenario *s, const cJSON *root, const char *ca
 		goto fail;
 	}
 
-	if (load_faults(s, sub(root, "faults"), err, errlen))
+	if (load_faults(s, sub(root, "faults"), err, errlen) ||
+	    load_client(&s->client, sub(root, "client"), err, errlen))
 		goto fail;
 	static const char *const slo_keys[] = {"ttft_p99_s", "tpot_p99_s", NULL};
 	static const char *const out_keys[] = {"timeseries_interval_s", NULL};

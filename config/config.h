@@ -72,6 +72,13 @@ struct scenario {
 	struct router_cfg router;
 	struct cJSON *workload; /* the workload object (owned); read by workloads/ */
 	double slo_ttft_p99_s, slo_tpot_p99_s;
+	/* The client's view (docs/model.md): what a benchmark client adds to
+	 * the engine's times; on: the scenario has a client block. */
+	struct client_cfg {
+		int on;
+		double api_server_ms, tokenize_us_per_token, first_chunk_ms;
+		double messages_per_token;
+	} client;
 	double timeseries_interval_s;
 	struct fault_cfg *faults;
 	int n_faults;

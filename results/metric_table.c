@@ -28,6 +28,7 @@
 #define SWP RES_M_SWEEP
 #define PD RES_M_IF_DISAGG
 #define SC RES_M_IF_SCALED
+#define CL RES_M_IF_CLIENT
 
 /* Rows of one JSON object keep the object's key order; the order of the
  * rest is the comparison table's, comparison.csv's, diff's and sweep.csv's
@@ -56,6 +57,9 @@ static const struct res_metric builtin[] = {
     RES_STATS("TPOT",  "tpot",  MET_TPOT,  RES_PER_TOKEN(first_token_ns, finish_ns), 4, RES_NO_PARTS, DIF,                TAB | CSV | DIF | SWP, 0,   TAB | CSV | DIF | SWP, 0),
     RES_STATS("E2E",   "e2e",   MET_E2E,   RES_SPAN(arrival_ns, finish_ns),        2, RES_NO_PARTS, 0,                  DIF,                   0,   TAB | CSV | DIF | SWP, 0),
     RES_STATS("queue", "queue", MET_QUEUE, RES_SPAN(enqueue_ns, sched_ns),         3, RES_NO_PARTS, 0,                  0,                     0,   TAB | CSV | DIF,       0),
+    /* the client's view (docs/model.md): only in runs with a client block */
+    RES_STATS("client TTFT", "ttft_client", MET_TTFT_CLIENT, RES_CLIENT(arrival_ns, first_token_ns, RES_CLIENT_TTFT), 3, RES_NO_PARTS, TAB | CSV | CL, TAB | CSV | CL, TAB | CSV | CL, TAB | CSV | CL, CL),
+    RES_STATS("client ITL",  "itl_client",  MET_ITL_CLIENT,  RES_CLIENT(first_token_ns, finish_ns, RES_CLIENT_ITL),  4, RES_NO_PARTS, TAB | CSV | CL, TAB | CSV | CL, CL,             TAB | CSV | CL, CL),
     {"prefix hit ratio",     "prefix_hit_ratio",               HI, F64(prefix_hit_ratio),         3, 1, "prefix_hit_ratio",           TAB | CSV | DIF | SWP, NULL},
     {"recompute ratio",      "recompute_ratio",                LO, F64(recompute_ratio),          3, 1, "recompute_ratio",            TAB | CSV | DIF | SWP, NULL},
     {"recompute GPU-s",      "recompute_gpu_s",                LO, F64(recompute_gpu_s),          1, 1, "recompute_gpu_s",            TAB | CSV | DIF, NULL},
@@ -202,10 +206,12 @@ const char *res_scope_key(enum res_scope scope)
 
 int res_metric_shown(const struct res_metric *m, const struct met_summary *s, size_t n)
 {
-	if (!(m->use & (RES_M_IF_DISAGG | RES_M_IF_SCALED)))
+	if (!(m->use & (RES_M_IF_DISAGG | RES_M_IF_SCALED | RES_M_IF_CLIENT)))
 		return 1;
 	for (size_t j = 0; j < n; j++)
-		if ((m->use & RES_M_IF_DISAGG) ? s[j].disaggregated : s[j].autoscaled)
+		if ((m->use & RES_M_IF_DISAGG)	   ? s[j].disaggregated
+		    : (m->use & RES_M_IF_CLIENT) ? s[j].client
+						 : s[j].autoscaled)
 			return 1;
 	return 0;
 }
@@ -291,13 +297,21 @@ void res_metric_csv_cell(const struct res_metric *m, const struct met_summary *s
 	snprintf(buf, len, isnan(v) ? "n/a" : "%.9g", v);
 }
 
-const struct res_stat *res_stat_next(const struct res_metrics *t, size_t *cursor)
+const struct res_stat *res_stat_next_all(const struct res_metrics *t, size_t *cursor)
 {
 	t = res_metrics_or_builtin(t);
 	while (*cursor < t->n)
 		if (t->row[(*cursor)++].stat)
 			return t->row[*cursor - 1].stat;
 	return NULL;
+}
+
+const struct res_stat *res_stat_next(const struct res_metrics *t, size_t *cursor)
+{
+	const struct res_stat *g;
+	while ((g = res_stat_next_all(t, cursor)) && g->client)
+		;
+	return g;
 }
 
 double res_stat_of(const struct res_stat *g, const struct request *r)

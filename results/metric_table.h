@@ -53,6 +53,9 @@ enum {
 	RES_M_IF_DISAGG = 1 << 8,
 	/* ... only when some column autoscales (met_summary.autoscaled) */
 	RES_M_IF_SCALED = 1 << 9,
+	/* ... only when some column has the client's view (met_summary.client);
+	 * summary.json too has the row only then */
+	RES_M_IF_CLIENT = 1 << 10,
 };
 
 /* A statistics group's sample: one figure per completed request, the time
@@ -66,7 +69,12 @@ struct res_stat {
 	unsigned slot;   /* enum met_slot: its place in the collector and the summary */
 	size_t from, to; /* offsetof(struct request, a time) */
 	int per_token;
+	/* RES_CLIENT_*: a figure of the client's view, worked out from the
+	 * span and the run's client terms (struct met_client); such a group
+	 * is collected, written and shown only in runs with a client block */
+	int client;
 };
+enum { RES_CLIENT_NONE, RES_CLIENT_TTFT, RES_CLIENT_ITL };
 
 /* One metric. The summary writer writes rows in table order within each
  * JSON object (paths are "key" or "object.key"); each output takes the
@@ -97,8 +105,9 @@ struct res_metric {
  * 0). span: RES_SPAN(from, to) or RES_PER_TOKEN(from, to), times of
  * struct request. Needs results/summary.h and sim/request.h. */
 /* clang-format off */
-#define RES_SPAN(from, to) offsetof(struct request, from), offsetof(struct request, to), 0
-#define RES_PER_TOKEN(from, to) offsetof(struct request, from), offsetof(struct request, to), 1
+#define RES_SPAN(from, to) offsetof(struct request, from), offsetof(struct request, to), 0, 0
+#define RES_PER_TOKEN(from, to) offsetof(struct request, from), offsetof(struct request, to), 1, 0
+#define RES_CLIENT(from, to, kind) offsetof(struct request, from), offsetof(struct request, to), 0, kind
 #define RES_NO_PARTS
 #define RES_STAT_ROW(label, stem, slot, what, dec, use, group)                                   \
 	{label " " #what " (s)", stem "_s." #what, RES_BETTER_LOWER, RES_SCOPE_RUN, RES_KIND_F64, \
@@ -112,7 +121,7 @@ struct res_metric {
 	RES_STAT_ROW(label, stem, slot, p99, dec, u_p99, NULL),                                  \
 	RES_STAT_ROW(label, stem, slot, max, dec, u_max, NULL),                                  \
 	{label " samples", stem "_s.count", RES_BETTER_NONE, RES_SCOPE_RUN, RES_KIND_SIZE,       \
-	 offsetof(struct met_summary, stat[slot].n), 0, 0, 1, NULL, 0, NULL}
+	 offsetof(struct met_summary, stat[slot].n), 0, 0, 1, NULL, (u_max) & RES_M_IF_CLIENT, NULL}
 /* clang-format on */
 
 struct res_metrics {
@@ -157,8 +166,12 @@ const char *res_metric_text_at(const struct res_metric *m, const struct met_summ
 size_t res_scope_count(enum res_scope scope, const struct met_summary *s);
 const char *res_scope_key(enum res_scope scope);
 /* The statistics groups of t (NULL: the built-in table), in table order:
- * start with *cursor = 0 and call until NULL (a whole walk is O(n)). */
+ * start with *cursor = 0 and call until NULL (a whole walk is O(n)). The
+ * client's view's groups (res_stat.client) are left out: a run without a
+ * client block has them nowhere. */
 const struct res_stat *res_stat_next(const struct res_metrics *t, size_t *cursor);
+/* The same with the client's view's groups. */
+const struct res_stat *res_stat_next_all(const struct res_metrics *t, size_t *cursor);
 /* The figure of group g for request r, or NaN when r has none (it did not
  * complete; one output token for a per-token group). */
 double res_stat_of(const struct res_stat *g, const struct request *r);

@@ -13,6 +13,7 @@
 #include "results/fmt.h"
 #include "results/metric_table.h"
 #include "sim/request.h"
+#include "workloads/workload.h"
 
 void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_ttft_s,
 		   double slo_tpot_s, FILE *csv)
@@ -21,6 +22,7 @@ void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_tt
 	m->slo_ttft_s = slo_ttft_s;
 	m->slo_tpot_s = slo_tpot_s;
 	m->csv = csv;
+	m->table = t;
 	size_t it = 0;
 	for (const struct res_stat *g; (g = res_stat_next(t, &it));) {
 		/* check_metric_table holds every table to this */
@@ -29,18 +31,118 @@ void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_tt
 	}
 }
 
+void met_set_client(struct metrics *m, const struct met_client *c)
+{
+	if (!c->on || m->client.on)
+		return;
+	m->client = *c;
+	/* the client's groups, in table order among the others */
+	m->n_stat = 0;
+	size_t it = 0;
+	for (const struct res_stat *g; (g = res_stat_next_all(m->table, &it));)
+		m->stat[m->n_stat++] = g;
+}
+
+/* g's figure for r in the client's view: TTFT plus what comes before the
+ * engine and the first chunk's way back; the time per message the client
+ * times after the first. NaN: none. */
+static double client_stat_of(const struct metrics *m, const struct res_stat *g,
+			     const struct request *r)
+{
+	const struct met_client *c = &m->client;
+	if (r->state != REQ_DONE)
+		return NAN;
+	double span = (double)(r->first_token_ns - r->arrival_ns) * 1e-9;
+	if (g->client == RES_CLIENT_TTFT)
+		return span + c->api_server_s + c->tokenize_s_per_token * r->prompt_tokens +
+		       c->first_chunk_s;
+	if (r->output_tokens < 2)
+		return NAN;
+	double msgs = (double)(r->output_tokens - 1) * c->messages_per_token;
+	return (double)(r->finish_ns - r->first_token_ns) * 1e-9 / msgs;
+}
+
 void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv)
 {
 	met_init_with(m, NULL, slo_ttft_s, slo_tpot_s, csv);
 }
 
+static void sample_free(struct met_sample *s)
+{
+	free(s->v);
+	free(s->hist);
+}
+
 void met_free(struct metrics *m)
 {
-	for (int i = 0; i < MET_STAT_MAX; i++) {
-		free(m->sample[i].v);
-		free(m->sample[i].hist);
+	for (int i = 0; i < MET_STAT_MAX; i++)
+		sample_free(&m->sample[i]);
+	for (size_t k = 0; k < m->n_stages; k++) {
+		sample_free(&m->stage_acc[k].ttft);
+		sample_free(&m->stage_acc[k].tpot);
+		sample_free(&m->stage_acc[k].e2e);
+		sample_free(&m->stage_acc[k].ttft_client);
+		sample_free(&m->stage_acc[k].itl_client);
 	}
+	free(m->stage_acc);
 	memset(m, 0, sizeof *m);
+}
+
+int met_set_stages(struct metrics *m, const struct wl_stage_info *win, size_t n)
+{
+	m->stage_acc = n ? calloc(n, sizeof *m->stage_acc) : NULL;
+	if (n && !m->stage_acc)
+		return -1;
+	m->stage_win = win;
+	m->n_stages = n;
+	return 0;
+}
+
+/* r's stage: the last whose window starts at or before its arrival (the
+ * windows are in time order), or -1. O(log stages). */
+static long stage_of(const struct metrics *m, const struct request *r)
+{
+	size_t lo = 0, hi = m->n_stages;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->stage_win[mid].requests && m->stage_win[mid].start_ns <= r->arrival_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (long)lo - 1 : -1;
+}
+
+static int stage_record(struct metrics *m, const struct request *r, const double *v)
+{
+	long k = stage_of(m, r);
+	if (k < 0)
+		return 0;
+	struct met_stage_acc *a = &m->stage_acc[k];
+	int rc = 0;
+	a->arrived++;
+	if (r->finish_ns > a->last_finish_ns)
+		a->last_finish_ns = r->finish_ns;
+	if (r->state == REQ_DONE) {
+		a->completed++;
+		a->input_tokens += r->prompt_tokens;
+		a->output_tokens += r->output_tokens;
+	} else if (r->state == REQ_SHED) {
+		a->shed++;
+	} else {
+		a->failed++;
+	}
+	if (!isnan(v[MET_TTFT]))
+		rc |= met_sample_add(&a->ttft, v[MET_TTFT]);
+	if (!isnan(v[MET_TPOT]))
+		rc |= met_sample_add(&a->tpot, v[MET_TPOT]);
+	if (!isnan(v[MET_E2E]))
+		rc |= met_sample_add(&a->e2e, v[MET_E2E]);
+	if (!isnan(v[MET_TTFT_CLIENT]))
+		rc |= met_sample_add(&a->ttft_client, v[MET_TTFT_CLIENT]);
+	if (!isnan(v[MET_ITL_CLIENT]))
+		rc |= met_sample_add(&a->itl_client, v[MET_ITL_CLIENT]);
+	return rc;
 }
 
 /* Histogram bins: bin 0 holds values <= 1 ns, bin b >= 1 holds
@@ -110,9 +212,14 @@ static double hist_quantile(const struct met_sample *s, double f)
 
 void met_csv_header_with(FILE *f, const struct res_metrics *t)
 {
+	met_csv_header_opts(f, t, 0);
+}
+
+void met_csv_header_opts(FILE *f, const struct res_metrics *t, int client)
+{
 	fputs("id,session,turn,node,status,reason,arrival_s,prompt_tokens,output_tokens,", f);
 	size_t it = 0;
-	for (const struct res_stat *g; (g = res_stat_next(t, &it));)
+	for (const struct res_stat *g; (g = client ? res_stat_next_all(t, &it) : res_stat_next(t, &it));)
 		fprintf(f, "%s,", g->key);
 	fputs("cached,reloaded,migrated,recomputed,fresh,preempt_recomputed,preemptions,"
 	      "prefill_node\n",
@@ -212,7 +319,8 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 		v[k] = NAN;
 	for (size_t k = 0; k < m->n_stat; k++) {
 		unsigned slot = m->stat[k]->slot;
-		v[slot] = res_stat_of(m->stat[k], r);
+		v[slot] = m->stat[k]->client ? client_stat_of(m, m->stat[k], r)
+					     : res_stat_of(m->stat[k], r);
 		if (!isnan(v[slot]))
 			rc |= met_sample_add(&m->sample[slot], v[slot]);
 	}
@@ -240,6 +348,8 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 		m->recompute_gpu_s += recompute_s;
 	}
 	m->preemptions += r->preemptions;
+	if (m->n_stages)
+		rc |= stage_record(m, r, v);
 	if (m->csv)
 		csv_row(m, r, status, v);
 	return rc ? -1 : 0;
@@ -357,6 +467,31 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	out->goodput_rps = sim_time_s > 0 ? (double)m->slo_met / sim_time_s : 0;
 	out->shed_why = m->shed_why;
 	out->failed_why = m->failed_why;
+	out->client = m->client.on;
+	out->stages = m->n_stages ? calloc(m->n_stages, sizeof *out->stages) : NULL;
+	out->n_stages = out->stages ? m->n_stages : 0;
+	for (size_t k = 0; k < out->n_stages; k++) {
+		const struct wl_stage_info *w = &m->stage_win[k];
+		struct met_stage_acc *a = &m->stage_acc[k];
+		struct met_stage *st = &out->stages[k];
+		st->start_s = (double)w->start_ns * 1e-9;
+		st->end_s = (double)w->end_ns * 1e-9;
+		st->rate = w->rate;
+		st->duration_s = w->duration_s;
+		st->sent = w->requests;
+		st->last_finish_s = (double)a->last_finish_ns * 1e-9;
+		st->arrived = a->arrived;
+		st->completed = a->completed;
+		st->shed = a->shed;
+		st->failed = a->failed;
+		st->input_tokens = a->input_tokens;
+		st->output_tokens = a->output_tokens;
+		met_stats_of(&a->ttft, &st->ttft);
+		met_stats_of(&a->tpot, &st->tpot);
+		met_stats_of(&a->e2e, &st->e2e);
+		met_stats_of(&a->ttft_client, &st->ttft_client);
+		met_stats_of(&a->itl_client, &st->itl_client);
+	}
 }
 
 void met_summary_free(struct met_summary *s)
@@ -367,4 +502,7 @@ void met_summary_free(struct met_summary *s)
 	free(s->pools);
 	s->pools = NULL;
 	s->n_pools = 0;
+	free(s->stages);
+	s->stages = NULL;
+	s->n_stages = 0;
 }

@@ -25,6 +25,14 @@ struct met_sample {
 	double sum, max;
 };
 
+struct wl_stage_info;
+/* A stage's running figures (met_set_stages). */
+struct met_stage_acc {
+	struct met_sample ttft, tpot, e2e, ttft_client, itl_client;
+	uint64_t arrived, completed, shed, failed, input_tokens, output_tokens;
+	int64_t last_finish_ns;
+};
+
 /* The collector a run fills as requests end. */
 struct metrics {
 	/* One sample per statistics group of the metric table, by slot
@@ -44,6 +52,14 @@ struct metrics {
 	double slo_ttft_s, slo_tpot_s;
 	struct met_reasons shed_why, failed_why;
 	FILE *csv; /* requests.csv rows, or NULL */
+	const struct res_metrics *table; /* the groups' table (NULL: built-in) */
+	struct met_client client;        /* the client's view; .on 0: none */
+	/* A benchmark's stage windows (the workload's; read as requests end,
+	 * when their stage's window is filled) and their figures; NULL, 0:
+	 * none. */
+	const struct wl_stage_info *stage_win;
+	struct met_stage_acc *stage_acc;
+	size_t n_stages;
 };
 
 /* Adds one value (0, or -1 when memory runs out). */
@@ -54,6 +70,14 @@ void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv
 void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_ttft_s,
 		   double slo_tpot_s, FILE *csv);
 void met_free(struct metrics *m);
+/* Adds the client's view (the table's client groups, RES_CLIENT_*) with
+ * terms c; nothing when c->on is 0. Call after init, before any record. */
+void met_set_client(struct metrics *m, const struct met_client *c);
+/* Records figures per stage too: a request counts in the stage whose
+ * window [start_ns, end_ns] holds its arrival. win (n of them) stays the
+ * caller's and must live as long as m. Returns 0, or -1 when memory runs
+ * out. */
+int met_set_stages(struct metrics *m, const struct wl_stage_info *win, size_t n);
 /* Records a request that has ended (REQ_DONE, REQ_SHED or REQ_FAILED).
  * recompute_s: GPU seconds its recomputed tokens cost. Returns 0, or -1
  * when memory runs out. */
@@ -63,6 +87,8 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s);
 void met_csv_header(FILE *f);
 /* met_csv_header with the groups of table t (NULL: the built-in table). */
 void met_csv_header_with(FILE *f, const struct res_metrics *t);
+/* met_csv_header_with, with the client's view's columns when client. */
+void met_csv_header_opts(FILE *f, const struct res_metrics *t, int client);
 /* Mean, quantiles (GSL, over the sorted sample) and max; sorts the sample. */
 void met_stats_of(struct met_sample *s, struct met_stats *out);
 /* Fills the request-derived part of out (the caller fills nodes, perf and

@@ -11,7 +11,25 @@
  * met_summary.stat and metrics.sample hold one per group. The first four
  * are read by name too (met_summary.ttft, metrics.tpot, ...); a table's
  * groups for TTFT, TPOT, E2E and queue take these slots. */
-enum met_slot { MET_TTFT, MET_TPOT, MET_E2E, MET_QUEUE, MET_STAT_MAX = 8 };
+enum met_slot {
+	MET_TTFT,
+	MET_TPOT,
+	MET_E2E,
+	MET_QUEUE,
+	MET_TTFT_CLIENT, /* the client's view (a scenario's client block) */
+	MET_ITL_CLIENT,
+	MET_STAT_MAX = 8
+};
+
+/* The client's view of a request (docs/model.md, "The client's view"): what
+ * a benchmark client adds to the engine's times. */
+struct met_client {
+	int on;                      /* the scenario has a client block */
+	double api_server_s;         /* before the engine: HTTP, validation, hand-over */
+	double tokenize_s_per_token; /* prompt tokenisation in the API server */
+	double first_chunk_s;        /* detokenising and streaming the first token */
+	double messages_per_token;   /* streamed messages the client times per token */
+};
 
 /* Counts by reason (static strings), in first-seen order. */
 struct met_reasons {
@@ -23,6 +41,19 @@ struct met_reasons {
 struct met_stats {
 	double mean, p50, p90, p99, max;
 	size_t n;
+};
+
+/* One stage of a benchmark (wl_ops.stages): the requests that arrived in
+ * its window, and their figures (summary.json's stages[]). */
+struct met_stage {
+	double start_s, end_s;     /* its timer's start; its last arrival */
+	double rate, duration_s;   /* as configured (duration 0: none) */
+	double last_finish_s;      /* when its last request ended */
+	uint64_t sent;             /* the requests it sends */
+	uint64_t arrived, completed, shed, failed;
+	uint64_t input_tokens, output_tokens; /* of its completed requests */
+	struct met_stats ttft, tpot, e2e;
+	struct met_stats ttft_client, itl_client; /* with a client block */
 };
 
 struct met_tokens {
@@ -80,6 +111,10 @@ struct met_summary {
 		};
 	};
 	int percentiles_exact; /* 0: some came from the histogram */
+	int client; /* the run has client-view figures (met_client.on) */
+	/* A benchmark's stages (wl_ops.stages), or NULL and 0; owned */
+	struct met_stage *stages;
+	size_t n_stages;
 	struct met_tokens tokens;
 	double prefix_hit_ratio, recompute_ratio, recompute_gpu_s;
 	int truncated;     /* the run hit sim_opts.wall_limit_s (benchmarks) */

@@ -15,6 +15,12 @@
 #include "results/metrics.h"
 #include "base/afile.h"
 
+/* A row of the client's view in a run without it: not written. */
+static int row_absent(const struct res_metric *m, const struct met_summary *s)
+{
+	return (m->use & RES_M_IF_CLIENT) && !s->client;
+}
+
 /* Adds to o the figure of the row whose path is key (a top-level key). */
 static void add_figure(cJSON *o, const struct res_metrics *t, const char *key,
 		       const struct met_summary *s)
@@ -34,7 +40,7 @@ static cJSON *add_object(cJSON *o, const struct res_metrics *t, const char *key,
 	cJSON *obj = cJSON_AddObjectToObject(o, key);
 	size_t klen = strlen(key);
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++)
-		if (!strncmp(m->path, key, klen) && m->path[klen] == '.')
+		if (!strncmp(m->path, key, klen) && m->path[klen] == '.' && !row_absent(m, s))
 			cJSON_AddNumberToObject(obj, m->path + klen + 1, res_metric_value(m, s));
 	return obj;
 }
@@ -44,7 +50,8 @@ static cJSON *add_object(cJSON *o, const struct res_metrics *t, const char *key,
 static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met_summary *s)
 {
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++) {
-		if ((m->use & RES_M_ARRAY_LEN) || m->scope != RES_SCOPE_RUN || res_json_at(o, m->path))
+		if ((m->use & RES_M_ARRAY_LEN) || m->scope != RES_SCOPE_RUN || row_absent(m, s) ||
+		    res_json_at(o, m->path))
 			continue;
 		const char *dot = strchr(m->path, '.');
 		if (!dot) {
@@ -64,7 +71,7 @@ static void add_unplaced(cJSON *o, const struct res_metrics *t, const struct met
 static void add_stat_objects(cJSON *o, const struct res_metrics *t, const struct met_summary *s)
 {
 	for (const struct res_metric *m = t->row; m < t->row + t->n; m++)
-		if (m->stat)
+		if (m->stat && !row_absent(m, s))
 			add_object(o, t, m->stat->key, s);
 }
 
@@ -103,6 +110,62 @@ static void add_mechanisms(cJSON *o, const struct met_summary *s)
 		cJSON_AddStringToObject(me, "product", s->product);
 	cJSON_AddStringToObject(me, "kv_transfer", mech_path_name(s->kv_transfer));
 	mech_json(&s->mech, me);
+}
+
+static void add_stage_stats(cJSON *o, const char *key, const struct met_stats *st)
+{
+	cJSON *x = cJSON_AddObjectToObject(o, key);
+	cJSON_AddNumberToObject(x, "mean", st->mean);
+	cJSON_AddNumberToObject(x, "p50", st->p50);
+	cJSON_AddNumberToObject(x, "p90", st->p90);
+	cJSON_AddNumberToObject(x, "p99", st->p99);
+	cJSON_AddNumberToObject(x, "max", st->max);
+	cJSON_AddNumberToObject(x, "count", (double)st->n);
+}
+
+/* A benchmark's stages (docs/outputs.md, "Stages"): per stage its window,
+ * its requests and their latency and throughput, as a benchmark client
+ * reports each stage. Throughput is over the stage's span: from its
+ * timer's start to its last request's end. */
+static void add_stages(cJSON *o, const struct met_summary *s)
+{
+	if (!s->n_stages)
+		return;
+	cJSON *a = cJSON_AddArrayToObject(o, "stages");
+	for (size_t k = 0; a && k < s->n_stages; k++) {
+		const struct met_stage *st = &s->stages[k];
+		cJSON *e = cJSON_CreateObject();
+		if (!e || !cJSON_AddItemToArray(a, e)) {
+			cJSON_Delete(e);
+			return;
+		}
+		cJSON_AddNumberToObject(e, "stage", (double)k);
+		cJSON_AddNumberToObject(e, "rate", st->rate);
+		cJSON_AddNumberToObject(e, "duration_s", st->duration_s);
+		cJSON_AddNumberToObject(e, "start_s", st->start_s);
+		cJSON_AddNumberToObject(e, "end_s", st->end_s);
+		cJSON_AddNumberToObject(e, "last_finish_s", st->last_finish_s);
+		cJSON *rq = cJSON_AddObjectToObject(e, "requests");
+		cJSON_AddNumberToObject(rq, "sent", (double)st->sent);
+		cJSON_AddNumberToObject(rq, "ended", (double)st->arrived);
+		cJSON_AddNumberToObject(rq, "completed", (double)st->completed);
+		cJSON_AddNumberToObject(rq, "shed", (double)st->shed);
+		cJSON_AddNumberToObject(rq, "failed", (double)st->failed);
+		add_stage_stats(e, "ttft_s", &st->ttft);
+		add_stage_stats(e, "tpot_s", &st->tpot);
+		add_stage_stats(e, "e2e_s", &st->e2e);
+		if (s->client) {
+			add_stage_stats(e, "ttft_client_s", &st->ttft_client);
+			add_stage_stats(e, "itl_client_s", &st->itl_client);
+		}
+		double span = st->last_finish_s - st->start_s;
+		cJSON *tp = cJSON_AddObjectToObject(e, "throughput");
+		cJSON_AddNumberToObject(tp, "requests_per_s", span > 0 ? st->completed / span : 0);
+		cJSON_AddNumberToObject(tp, "input_tokens_per_s",
+					span > 0 ? st->input_tokens / span : 0);
+		cJSON_AddNumberToObject(tp, "output_tokens_per_s",
+					span > 0 ? st->output_tokens / span : 0);
+	}
 }
 
 cJSON *res_summary_json(const struct met_summary *s)
@@ -160,6 +223,7 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	add_object(o, t, "load_imbalance", s);
 	add_object(o, t, "perf", s);
 	add_unplaced(o, t, s);
+	add_stages(o, s);
 	return o;
 }
 

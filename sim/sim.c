@@ -592,9 +592,21 @@ static int sim_setup(struct sim *s, struct afile *csv, char *err, size_t errlen)
 		snprintf(path, sizeof path, "%s/requests.csv", s->opts->out_dir);
 		if (res_mkdirs(s->opts->out_dir, err, errlen) || afile_open(csv, path, err, errlen))
 			return 3;
-		met_csv_header(csv->f);
+		met_csv_header_opts(csv->f, NULL, sc->client.on);
 	}
 	met_init(&s->met, sc->slo_ttft_p99_s, sc->slo_tpot_p99_s, csv->f);
+	const struct met_client mc = {sc->client.on, sc->client.api_server_ms * 1e-3,
+				      sc->client.tokenize_us_per_token * 1e-6,
+				      sc->client.first_chunk_ms * 1e-3, sc->client.messages_per_token};
+	met_set_client(&s->met, &mc);
+	if (s->wl->stages) {
+		const struct wl_stage_info *win;
+		size_t n = s->wl->stages(s->wl_st, &win);
+		if (met_set_stages(&s->met, win, n)) {
+			snprintf(err, errlen, "out of memory");
+			return 3;
+		}
+	}
 	if (init_cluster(s, err, errlen))
 		return 3;
 	s->end_arrivals_ns = (int64_t)llround(sc->duration_s * 1e9);

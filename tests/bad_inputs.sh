@@ -81,7 +81,7 @@ scen unknown_gpu '{"cluster": {"gpu": "H900"}}' 'cluster.gpu: unknown GPU "H900"
 scen unknown_model '{"cluster": {"model": "GPT-9"}}' 'cluster.model: unknown model "GPT-9" (known: Llama-3-8B, Llama-3-70B, Llama-3.1-8B'
 scen unknown_policy '{"router": {"policy": "magic"}}' "router.policy: unknown policy \"magic\" (known: $KNOWN_POLICIES)"
 scen unknown_link '{"cluster": {"links": {"inter_server": "ib-xyz"}}}' 'cluster.links.inter_server: unknown link "ib-xyz" (known: nvlink3, nvlink4'
-scen unknown_workload '{"workload": {"kind": "batch"}}' 'workload.kind: unknown workload "batch" (known: open, chat, rag, agent, mix, trace)'
+scen unknown_workload '{"workload": {"kind": "batch"}}' 'workload.kind: unknown workload "batch" (known: open, chat, rag, agent, mix, trace, inference_perf, vllm_bench)'
 scen unknown_dist '{"workload": {"turns": {"dist": "poisson", "mean": 3}}}' 'workload.turns.dist: expected one of constant, uniform, exponential, lognormal, gamma, geometric, zipf, got "poisson"'
 scen dist_param '{"workload": {"user_tokens": {"dist": "lognormal", "median": 100}}}' 'workload.user_tokens.sigma: missing (a lognormal distribution needs it)'
 scen dist_order '{"workload": {"user_tokens": {"dist": "uniform", "min": 50, "max": 10}}}' 'workload.user_tokens.max: expected max >= min (50), got 10'
@@ -357,6 +357,26 @@ done
 scen as_max_bound '{"cluster": {"nodes": 2, "autoscaler": {"kind": "planner", "max_nodes": 100000}}}' 'cluster.autoscaler.max_nodes: expected at most 40000 (a Kubernetes cluster'"'"'s 5,000 nodes, here DGX-H100 servers of 8 GPUs at tp 1: 8 replicas each), got 100000'
 scen as_max_bound_tp '{"cluster": {"model": "Llama-3-70B", "tp": 4, "pools": [{"nodes": 1, "autoscaler": {"kind": "hpa", "metric": "busy", "target": 0.5, "max_nodes": 1000000}}]}}' 'cluster.pools[0].autoscaler.max_nodes: expected at most 10000'
 scen as_alpha_zero '{"cluster": {"nodes": 2, "autoscaler": {"kind": "planner", "predictor": "holt", "alpha": 0, "max_nodes": 4}}}' 'cluster.autoscaler.alpha: expected a number in (0, 1] (at 0 the forecast never follows the load), got 0'
+
+# inference-perf's config.yaml: YAML errors name the file and line; bad keys the key
+ip_case() { # NAME YAML FRAGMENT
+	printf '%s' "$2" >"$T/$1.yaml"
+	printf '{"workload": {"kind": "inference_perf", "config": "%s.yaml"}}' "$1" >"$T/$1.json"
+	bad "$1" "$T/$1.json: $3" run "$T/$1.json" --out "$T/out_$1"
+}
+ip_case ip_flow "$(printf 'data:\n  type: shared_prefix\nload: {type: constant, stages: [1, 2\nserver: x\n')" "$T/ip_flow.yaml:4: "
+ip_case ip_dup "$(printf 'data:\n  type: random\n  type: shared_prefix\n')" "$T/ip_dup.yaml:3: duplicate key \"type\""
+ip_case ip_tab "$(printf 'data:\n\ttype: random\n')" "$T/ip_tab.yaml:2: "
+ip_case ip_alias "$(printf 'a: &x 1\nb: *x\n')" "$T/ip_alias.yaml:2: aliases (*name) are not supported"
+ip_case ip_kind "$(printf 'data:\n  type: sharegpt\nload:\n  stages: [{rate: 1, duration: 1}]\n')" "$T/ip_kind.yaml: data.type: expected one of shared_prefix, random, synthetic, got \"sharegpt\""
+ip_case ip_key "$(printf 'data:\n  type: shared_prefix\n  shared_prefix: {num_groups: 2, prompts: 3}\nload:\n  stages: [{rate: 1, duration: 1}]\n')" "$T/ip_key.yaml: data.shared_prefix.prompts: unknown key"
+ip_case ip_count "$(printf 'data:\n  type: random\n  input_distribution: {mean: 100}\n  output_distribution: {mean: 10, total_count: 5}\nload:\n  stages: [{rate: 1, duration: 1}]\n')" "$T/ip_count.yaml: data.input_distribution.total_count: required for this data type"
+ip_case ip_stage "$(printf 'data:\n  type: shared_prefix\n  shared_prefix: {}\nload:\n  type: constant\n  stages: [{rate: 0, duration: 10}]\n')" "$T/ip_stage.yaml: load.stages[0].rate: expected a number in [1e-09, 1e+07], got 0"
+ip_case ip_load "$(printf 'data:\n  type: shared_prefix\n  shared_prefix: {}\nload:\n  type: concurrent\n  stages: [{num_requests: 10, concurrency_level: 2}]\n')" "$T/ip_load.yaml: load.type: expected one of constant, poisson, got \"concurrent\""
+scen ip_noconfig '{"workload": {"kind": "inference_perf"}}' 'workload.config: required (inference-perf'"'"'s config.yaml)'
+scen vb_ratio '{"workload": {"kind": "vllm_bench", "random_range_ratio": 1}}' 'workload.random_range_ratio: expected a number in [0, 0.999999], got 1'
+scen vb_rate '{"workload": {"kind": "vllm_bench", "request_rate": "fast"}}' 'workload.request_rate: expected a number'
+scen client_key '{"client": {"api_ms": 1}}' 'client.api_ms: unknown key'
 
 # an unpriced GPU has no cost: plan will not rank it by cost
 printf '{"gpus": {"X1": {"bf16_flops": 1e15, "hbm_bytes": 100e9, "hbm_bytes_per_s": 4e12, "tdp_w": 800, "link": "nvlink4"}}}' >"$T/cat_x1.json"

@@ -23,5 +23,6 @@ Suite *pd_suite(void);
 Suite *scale_suite(void);
 Suite *energy_suite(void);
 Suite *mech_suite(void);
+Suite *benchmarks_suite(void);
 
 #endif

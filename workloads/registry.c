@@ -7,7 +7,8 @@
 #include "config/cfg.h"
 #include "workloads/registry.h"
 
-static const struct wl_ops *const all[] = {&wl_open, &wl_chat, &wl_rag, &wl_agent, &wl_mix, &wl_trace};
+static const struct wl_ops *const all[] = {&wl_open, &wl_chat, &wl_rag, &wl_agent, &wl_mix, &wl_trace,
+					  &wl_inference_perf, &wl_vllm_bench};
 
 const struct wl_ops *wl_find(const char *kind)
 {

@@ -10,5 +10,7 @@ extern const struct wl_ops wl_rag;
 extern const struct wl_ops wl_agent;
 extern const struct wl_ops wl_mix;
 extern const struct wl_ops wl_trace;
+extern const struct wl_ops wl_inference_perf;
+extern const struct wl_ops wl_vllm_bench;
 
 #endif

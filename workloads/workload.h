@@ -20,6 +20,15 @@ struct wl_env {
 	const struct wl_schedule *schedule;
 };
 
+/* A benchmark's stage (inference-perf's load.stages; a vllm_bench run is
+ * one): its arrivals are those in [start_ns, end_ns], in the order made. */
+struct wl_stage_info {
+	int64_t start_ns, end_ns; /* when it began; its last arrival */
+	double rate;              /* requests per second it asks for */
+	double duration_s;        /* as configured; 0: none (vllm_bench) */
+	uint64_t requests;        /* how many it sends */
+};
+
 /* A source streams requests: it never holds more than the sessions that are
  * still going, so memory does not grow with requests served. */
 struct wl_ops {
@@ -70,6 +79,11 @@ struct wl_ops {
 	 * trace). */
 	const char *rate_key;
 	double rate_default;
+	/* Its stages, for results per stage (summary.json's stages): points
+	 * *out at n windows (the source's own, valid until destroy) and
+	 * returns n. Called after the run; a stage not reached is zero. NULL:
+	 * a workload without stages. */
+	size_t (*stages)(void *st, const struct wl_stage_info **out);
 };
 
 const struct wl_ops *wl_find(const char *kind);
