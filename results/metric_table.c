@@ -78,6 +78,15 @@ static const struct res_metric builtin[] = {
     {"SLO TPOT p99 (s)",     "slo.tpot_p99_s",                 NO, F64(slo_tpot_s),               4, 1, NULL,                         0, NULL},
     {"SLO attainment",       "slo.attainment",                 HI, F64(slo_attainment),           3, 1, "slo_attainment",             TAB | CSV | DIF | SWP | RES_M_SWEEP_LAST, NULL},
     {"goodput (req/s)",      "slo.goodput_rps",                HI, F64(goodput_rps),              2, 1, "goodput_rps",                TAB | CSV | DIF | SWP, NULL},
+    {"warm-up s",            "steadiness.warmup_s",            NO, F64(steadiness.warmup_s),      1, 1, NULL,                         0, NULL},
+    {"arrival window s",     "steadiness.window_s",            NO, F64(steadiness.window_s),      1, 1, NULL,                         0, NULL},
+    {"TTFT p99 1st half (s)", "steadiness.ttft_p99_first_half_s", NO, F64(steadiness.ttft_p99_first_s), 3, 1, NULL, 0, NULL},
+    {"TTFT p99 2nd half (s)", "steadiness.ttft_p99_second_half_s", NO, F64(steadiness.ttft_p99_second_s), 3, 1, NULL, 0, NULL},
+    {"in system mid",        "steadiness.in_system_mid",       NO, F64(steadiness.in_system_mid), 0, 1, NULL,                         0, NULL},
+    {"in system end",        "steadiness.in_system_end",       NO, F64(steadiness.in_system_end), 0, 1, NULL,                         0, NULL},
+    {"arrived 2nd half",     "steadiness.arrived_second_half", NO, F64(steadiness.arrived_second), 0, 1, NULL,                        0, NULL},
+    {"ended 2nd half",       "steadiness.ended_second_half",   NO, F64(steadiness.ended_second),  0, 1, NULL,                         0, NULL},
+    {"shed share 2nd half",  "steadiness.shed_share_second_half", NO, F64(steadiness.shed_share_second), 4, 1, NULL,                  0, NULL},
     {"GPU-hours",            "gpu_hours",                      LO, F64(gpu_hours),                2, 1, "gpu_hours",                  TAB | CSV | DIF | SWP, NULL},
     {"cost (USD)",           "cost_usd",                       LO, F64(cost_usd),                 2, 1, "cost_usd",                   TAB | CSV | DIF | SWP, NULL},
     {"energy J",             "energy.joules",                  LO, F64(energy_j),                 0, 1, NULL,                         0, NULL},
@@ -129,6 +138,18 @@ static const struct res_metric builtin[] = {
 /* clang-format on */
 
 static const struct res_metrics builtin_table = {builtin, sizeof builtin / sizeof *builtin};
+
+int res_metric_is_latency(const struct res_metric *m)
+{
+	const size_t stat = offsetof(struct met_summary, stat),
+		     split = offsetof(struct met_summary, ttft_split_s);
+	const size_t stat_len = sizeof ((struct met_summary *)0)->stat,
+		     split_len = sizeof ((struct met_summary *)0)->ttft_split_s;
+	return m->scope == RES_SCOPE_RUN && m->kind == RES_KIND_F64 &&
+	       m->better == RES_BETTER_LOWER &&
+	       ((m->offset >= stat && m->offset < stat + stat_len) ||
+		(m->offset >= split && m->offset < split + split_len));
+}
 
 const struct res_metrics *res_metrics_builtin(void)
 {

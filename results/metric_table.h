@@ -129,6 +129,10 @@ enum res_list {
 	RES_LIST_SWEEP,    /* sweep.csv */
 };
 
+/* Whether m is a latency (a statistic of a per-request time, or a part of
+ * the mean TTFT): a column that did not reach a steady state is never
+ * named best on one. */
+int res_metric_is_latency(const struct res_metric *m);
 /* The built-in table (static; never freed). */
 const struct res_metrics *res_metrics_builtin(void);
 /* t, or the built-in table when t is NULL. */

@@ -12,6 +12,7 @@
 
 #include "results/fmt.h"
 #include "results/metric_table.h"
+#include "results/steady.h"
 #include "sim/request.h"
 
 void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_ttft_s,
@@ -40,6 +41,7 @@ void met_free(struct metrics *m)
 		free(m->sample[i].v);
 		free(m->sample[i].hist);
 	}
+	free(m->steady);
 	memset(m, 0, sizeof *m);
 }
 
@@ -240,6 +242,7 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 		m->recompute_gpu_s += recompute_s;
 	}
 	m->preemptions += r->preemptions;
+	rc |= steady_record(&m->steady, r, v[MET_TTFT]);
 	if (m->csv)
 		csv_row(m, r, status, v);
 	return rc ? -1 : 0;
@@ -356,6 +359,7 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	out->goodput_rps = sim_time_s > 0 ? (double)m->slo_met / sim_time_s : 0;
 	out->shed_why = m->shed_why;
 	out->failed_why = m->failed_why;
+	steady_judge(m->steady, m->slo_ttft_s, &out->steadiness);
 }
 
 void met_summary_free(struct met_summary *s)

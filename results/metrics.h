@@ -44,6 +44,7 @@ struct metrics {
 	double slo_ttft_s, slo_tpot_s;
 	struct met_reasons shed_why, failed_why;
 	FILE *csv; /* requests.csv rows, or NULL */
+	struct met_steady *steady; /* requests binned by time (allocated on first use) */
 };
 
 /* Adds one value (0, or -1 when memory runs out). */

@@ -437,7 +437,7 @@ START_TEST(rows_are_complete)
 	while (res_stat_next(NULL, &it))
 		groups++;
 	/* six rows per group, and the rest: a new group changes only the first */
-	ck_assert_uint_eq(t->n - 6 * groups, 77);
+	ck_assert_uint_eq(t->n - 6 * groups, 86);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct res_metric *r = &t->row[i];
 		ck_assert_msg(r->name && r->path && r->unit > 0, "row %zu", i);
@@ -754,7 +754,7 @@ START_TEST(pd_keys_in_summary_json)
 	ck_assert_ptr_nonnull(strstr(want, " requests ttft_s tpot_s e2e_s queue_s "));
 	snprintf(want + strlen(want), sizeof want - strlen(want), "%s",
 		 "percentiles ttft_split tokens prefix_hit_ratio recompute_ratio recompute_gpu_s "
-		 "migration offload pd_transfer preemptions throughput slo energy gpu_hours "
+		 "migration offload pd_transfer preemptions throughput slo steady steady_reason steadiness energy gpu_hours "
 		 "cost_usd scaling pools nodes load_imbalance perf ");
 	ck_assert_str_eq(keys, want);
 	cJSON_Delete(j);
