@@ -10,6 +10,7 @@
 #include "policies/policy.h"
 #include "results/metrics.h"
 #include "results/report.h"
+#include "results/verdict.h"
 #include "results/writer.h"
 #include "base/afile.h"
 #include "sim/sim.h"
@@ -334,6 +335,22 @@ static void print_comparison(const struct compare_args *c, const char *out,
 		printf("report:  %s/report.html (self-contained) and %s/report.md\n", out, out);
 }
 
+/* comparison.json's object: "columns" (a reference to cmp, each column's
+ * summary) and "verdict" (against column baseline; -1: the first). NULL
+ * when memory runs out. */
+static cJSON *comparison_doc(cJSON *cmp, const struct met_summary *sums, int n, int baseline)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *verdict = res_verdict_json(sums, (size_t)n, baseline);
+	if (!doc || !verdict || !cJSON_AddItemReferenceToObject(doc, "columns", cmp)) {
+		cJSON_Delete(doc);
+		cJSON_Delete(verdict);
+		return NULL;
+	}
+	cJSON_AddItemToObject(doc, "verdict", verdict);
+	return doc;
+}
+
 static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 {
 	struct compare_args c;
@@ -381,13 +398,18 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 			cJSON_AddItemToArray(cmp, j);
 		}
 	}
+	/* comparison.json: the columns' summaries and the verdict on them */
+	cJSON *doc = rc == CLI_OK ? comparison_doc(cmp, sums, n, baseline) : NULL;
+	if (rc == CLI_OK && !doc)
+		rc = CLI_INTERNAL;
 	if (rc == CLI_OK)
-		rc = write_outputs(&o, out, base, names, sums, n, baseline, cmp, &set);
+		rc = write_outputs(&o, out, base, names, sums, n, baseline, doc, &set);
 	afile_set_discard(&set);
 	if (rc != CLI_OK)
 		remove_empty_dirs(out, names, n);
 	if (rc == CLI_OK && !o.quiet)
-		print_comparison(&c, out, sums, n, baseline, cmp);
+		print_comparison(&c, out, sums, n, baseline, doc);
+	cJSON_Delete(doc);
 	for (int i = 0; sums && i < n; i++)
 		met_summary_free(&sums[i]);
 	free(sums);

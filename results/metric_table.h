@@ -53,6 +53,11 @@ enum {
 	RES_M_IF_DISAGG = 1 << 8,
 	/* ... only when some column autoscales (met_summary.autoscaled) */
 	RES_M_IF_SCALED = 1 << 9,
+	/* Never marked best: a total per run, which closed-loop runs that
+	 * serve different work and drain at different times do not compare
+	 * by (its figure per unit of work served is compared instead), and
+	 * the simulator's own speed (perf). */
+	RES_M_NO_BEST = 1 << 10,
 };
 
 /* A statistics group's sample: one figure per completed request, the time
@@ -129,8 +134,8 @@ enum res_list {
 	RES_LIST_SWEEP,    /* sweep.csv */
 };
 
-/* Whether m is a latency (a statistic of a per-request time, or a part of
- * the mean TTFT): a column that did not reach a steady state is never
+/* Whether m is a latency (a statistic of a per-request time, a part of
+ * the mean TTFT, or SLO attainment and goodput, read from them): a column that did not reach a steady state is never
  * named best on one. */
 int res_metric_is_latency(const struct res_metric *m);
 /* The built-in table (static; never freed). */

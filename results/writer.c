@@ -157,6 +157,8 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	add_object(o, t, "energy", s);
 	add_figure(o, t, "gpu_hours", s);
 	add_figure(o, t, "cost_usd", s);
+	add_figure(o, t, "cost_per_output_token_usd", s);
+	add_figure(o, t, "gpu_hours_per_output_token", s);
 	add_object(o, t, "scaling", s);
 	add_scope_array(o, t, RES_SCOPE_POOL, s);
 	add_scope_array(o, t, RES_SCOPE_NODE, s);
@@ -259,8 +261,8 @@ size_t res_best_columns(const struct res_metric *m, const struct met_summary *s,
 	int higher = m->better == RES_BETTER_HIGHER;
 	double top = NAN;
 	size_t with_value = 0, marked = 0;
-	int perf = !strncmp(m->path, "perf.", 5), latency = res_metric_is_latency(m);
-	if (perf) /* the simulator's own speed: no column is better for it */
+	int latency = res_metric_is_latency(m);
+	if (m->use & RES_M_NO_BEST) /* a total per run, or the simulator's own speed */
 		return 0;
 	for (size_t j = 0; j < n; j++) {
 		double v = res_shown_value(m, &s[j]);
