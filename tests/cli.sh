@@ -356,6 +356,27 @@ sed -n 's/^- //p' "$T/rep_shed/report.md" | sed -n '1,/shed/p' >"$T/verdict.md"
 sed -n 's/^<li>\(.*\)<\/li>$/\1/p' "$T/rep_shed/report.html" | sed -n '1,/shed/p' >"$T/verdict.html"
 cmp -s "$T/verdict.md" "$T/verdict.html" && [ "$(wc -l <"$T/verdict.md")" -eq 9 ] && ok ||
 	bad "report.md's and report.html's verdicts differ: $(diff "$T/verdict.md" "$T/verdict.html")"
+# Attribution: a column whose mechanisms differ from the baseline's runs again under the
+# baseline's, and those figures are those of a plain run with the baseline's mechanisms
+# forced by --set router.policy_params.<policy>.<key>.
+expect 0 "attribution:" compare "$T/small.json" --policies round_robin,session_affinity --attribute \
+	--no-perf --out "$T/attr"
+grep -q '"attribution"' "$T/attr/comparison.json" && grep -q '"baseline_mechanisms"' "$T/attr/comparison.json" &&
+	grep -q '"routing"' "$T/attr/comparison.json" && [ -s "$T/attr/attribution/session_affinity/summary.json" ] &&
+	[ ! -e "$T/attr/attribution/round_robin" ] && ok || bad "compare --attribute wrote no attribution"
+mk() { sed -n "/\"mechanisms\"/,/^\t}/s/^\t*\"$1\":\t\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$T/attr/round_robin/summary.json" | head -n 1; }
+P=router.policy_params.session_affinity
+expect 0 "" compare "$T/small.json" --policies session_affinity --no-perf --out "$T/forced" \
+	--set "$P.migration=$(mk migration)" --set "$P.watermark_action=$(mk watermark_action)" \
+	--set "$P.offload=$(mk offload)" --set "$P.shed=$(mk shed)" \
+	--set "$P.shed_wait_slo_multiple=$(mk shed_wait_slo_multiple)" \
+	--set "$P.load_report_interval_ms=$(mk load_report_interval_ms)" \
+	--set "$P.health.enabled=$(mk enabled)" --set "$P.health.max_temperature_c=$(mk max_temperature_c)" \
+	--set "$P.health.throttled=$(mk throttled)" --set "$P.health.max_kv_util=$(mk max_kv_util)"
+sed '/"perf":/,/}/d' "$T/attr/attribution/session_affinity/summary.json" >"$T/attr_sa.json"
+sed '/"perf":/,/}/d' "$T/forced/session_affinity/summary.json" >"$T/forced_sa.json"
+cmp -s "$T/attr_sa.json" "$T/forced_sa.json" && ok ||
+	bad "the attributed run differs from the run with the mechanisms forced: $(diff "$T/attr_sa.json" "$T/forced_sa.json" | head -n 20)"
 grep -q '^| | round_robin | session_affinity | kv_cost (baseline) |$' "$T/rep_shed/report.md" &&
 	grep -q '<td><strong>[0-9.]*</strong></td>' "$T/rep_shed/report.html" && ok ||
 	bad "the report's table does not mark the baseline and best figures"
