@@ -8,7 +8,6 @@
 
 #include "cli/cli.h"
 #include "policies/policy.h"
-#include "config/mech.h"
 #include "results/attribution.h"
 #include "results/metrics.h"
 #include "results/report.h"
@@ -377,20 +376,6 @@ static cJSON *comparison_doc(cJSON *cmp, const struct met_summary *sums,
 	return doc;
 }
 
-/* Whether columns i and b ran with the same mechanisms. */
-static int same_mechanisms(const struct met_summary *i, const struct met_summary *b)
-{
-	cJSON *x = cJSON_CreateObject(), *y = cJSON_CreateObject();
-	if (x && y) {
-		mech_json(&i->mech, x);
-		mech_json(&b->mech, y);
-	}
-	int same = x && y && cJSON_Compare(x, y, 1);
-	cJSON_Delete(x);
-	cJSON_Delete(y);
-	return same;
-}
-
 /* root's object at router.policy_params.<policy>, made where missing. */
 static cJSON *own_params(cJSON *root, const char *policy)
 {
@@ -419,13 +404,13 @@ static int run_attribution(const struct cli_common *o, const char *out, const cJ
 {
 	int rc = CLI_OK;
 	for (int i = 0; i < n && rc == CLI_OK; i++) {
-		if (i == b || same_mechanisms(&sums[i], &sums[b]))
+		if (i == b || res_same_mechanisms(&sums[i], &sums[b]))
 			continue;
 		char dir[4096], err[1024];
 		snprintf(dir, sizeof dir, "%s/attribution/%s", out, names[i]);
 		if (!o->quiet)
 			fprintf(stderr, "[attribution] %s under %s's mechanisms\n", names[i], names[b]);
-		cJSON *root = cJSON_Duplicate(base, 1), *mech = cJSON_CreateObject();
+		cJSON *root = cJSON_Duplicate(base, 1), *mech = res_mechanism_keys(&sums[b]);
 		cJSON *own = root && !cli_select_policy(root, names[i], err, sizeof err)
 				 ? own_params(root, names[i])
 				 : NULL;
@@ -434,7 +419,6 @@ static int run_attribution(const struct cli_common *o, const char *out, const cJ
 			cJSON_Delete(mech);
 			return CLI_INTERNAL;
 		}
-		mech_json(&sums[b].mech, mech);
 		for (cJSON *k = mech->child; k; k = k->next) {
 			cJSON_DeleteItemFromObjectCaseSensitive(own, k->string);
 			cJSON_AddItemToObject(own, k->string, cJSON_Duplicate(k, 1));
@@ -497,7 +481,7 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 	struct met_summary *attr = calloc((size_t)n, sizeof *attr);
 	int b = baseline >= 0 ? baseline : 0, differ = 0;
 	for (int i = 0; rc == CLI_OK && i < n; i++)
-		differ |= !same_mechanisms(&sums[i], &sums[b]);
+		differ |= !res_same_mechanisms(&sums[i], &sums[b]);
 	if (!attr)
 		rc = CLI_INTERNAL;
 	else if (rc == CLI_OK && n > 1 && differ && (c.attribute || o.report))

@@ -7,9 +7,27 @@
 
 #include <cjson/cJSON.h>
 
+#include "config/mech.h"
 #include "results/metric_table.h"
 #include "results/summary.h"
 #include "results/verdict.h"
+
+cJSON *res_mechanism_keys(const struct met_summary *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (o)
+		mech_json(&s->mech, o);
+	return o;
+}
+
+int res_same_mechanisms(const struct met_summary *a, const struct met_summary *b)
+{
+	cJSON *x = res_mechanism_keys(a), *y = res_mechanism_keys(b);
+	int same = x && y && cJSON_Compare(x, y, 1);
+	cJSON_Delete(x);
+	cJSON_Delete(y);
+	return same;
+}
 
 int res_attributed(const struct met_summary *attr, size_t n)
 {

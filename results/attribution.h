@@ -17,6 +17,12 @@ struct cJSON;
  * (s[j] - s[baseline]) is routing (attr[j] - s[baseline]) plus
  * mechanisms (s[j] - attr[j]). */
 
+/* Whether columns a and b ran with the same mechanisms. */
+int res_same_mechanisms(const struct met_summary *a, const struct met_summary *b);
+/* s's mechanisms as summary.json's "mechanisms" lists them (the keys of
+ * `kvsim list mechanisms`, health's in an object): what forces them at
+ * router.policy_params.<policy>. NULL when memory runs out. */
+struct cJSON *res_mechanism_keys(const struct met_summary *s);
 /* Whether any column is attributed. */
 int res_attributed(const struct met_summary *attr, size_t n);
 /* The split as a table (one row per headline figure, one column per
