@@ -17,6 +17,7 @@
 #include "results/metric_table.h"
 #include "results/metrics.h"
 #include "results/report.h"
+#include "results/verdict.h"
 #include "results/writer.h"
 #include "base/afile.h"
 #include "sim/sim.h"
@@ -399,6 +400,23 @@ static cJSON *seeds_json(const struct cmp_grid *g, const struct met_summary *sum
 		cJSON_AddNumberToObject(f, "max", hi);
 	}
 	return o;
+}
+
+int cmp_seed_spread(const void *ctx, const struct res_metric *m, size_t p,
+		    struct res_spread *out)
+{
+	const struct cmp_spread_ctx *c = ctx;
+	const struct cmp_grid *g = c->g;
+	if (g->n_seeds < 2 || p >= (size_t)g->n_pol)
+		return -1;
+	double x[CMP_MAX_SEEDS];
+	for (int s = 0; s < g->n_seeds; s++) {
+		x[s] = res_metric_value(m, &c->sums[cmp_cell(g, (int)p, s, 0)]);
+		if (!isfinite(x[s]))
+			return -1;
+	}
+	cap_spread(x, (size_t)g->n_seeds, &out->min, &out->median, &out->max);
+	return 0;
 }
 
 int cmp_annotate(const struct cmp_grid *g, const struct met_summary *sums, cJSON *cmp,

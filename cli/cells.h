@@ -50,6 +50,17 @@ int cmp_run(const struct cli_common *o, const struct cJSON *base, const struct c
  * objects, and writes OUT/capacity.json when --rates. 0, or -1 with err. */
 int cmp_annotate(const struct cmp_grid *g, const struct met_summary *sums, struct cJSON *cmp,
 		 const char *out, char *err, size_t errlen);
+/* The verdict's spread source (res_spread_fn) over g's cells sums: column
+ * p's min, median and max of figure m over its seeds when --seeds gave
+ * several and every seed has the figure (0), else -1 (one seed). */
+struct res_metric;
+struct res_spread;
+struct cmp_spread_ctx {
+	const struct cmp_grid *g;
+	const struct met_summary *sums;
+};
+int cmp_seed_spread(const void *ctx, const struct res_metric *m, size_t p,
+		    struct res_spread *out);
 /* The comparison table with each figure's median over the seeds and its
  * range, "0.052 (0.049-0.061)", one column per policy. */
 void cmp_print_seeds_table(FILE *f, const struct cmp_grid *g, const struct met_summary *sums);

@@ -9,8 +9,10 @@
 #include "cli/cells.h"
 #include "cli/cli.h"
 #include "policies/policy.h"
+#include "results/attribution.h"
 #include "results/metrics.h"
 #include "results/report.h"
+#include "results/verdict.h"
 #include "results/writer.h"
 #include "base/afile.h"
 #include "sim/sim.h"
@@ -39,7 +41,7 @@ static const struct cli_opt run_opts[] = {
 };
 CLI_TABLE_FITS(run_opts);
 
-enum { O_BASELINE = CLI_OPT_OWN, O_FORMAT, O_JOBS, O_SEEDS, O_RATES };
+enum { O_BASELINE = CLI_OPT_OWN, O_FORMAT, O_JOBS, O_SEEDS, O_RATES, O_ATTRIBUTE };
 
 /* compare --format: how the table goes to stdout. */
 enum cmp_format { CMP_TEXT, CMP_MD, CMP_CSV, CMP_JSON };
@@ -68,6 +70,12 @@ static const struct cli_opt compare_opts[] = {
      "show none; --report's verdict and table compare with it too (there default: the "
      "first)",
      "@policy", 0},
+    {O_ATTRIBUTE, "attribute", 0, NULL,
+     "run each column whose mechanisms differ from the baseline column's again under the "
+     "baseline's mechanisms, and split its change against the baseline into routing and "
+     "mechanisms (comparison.json's attribution; --report does this whenever mechanisms "
+     "differ)",
+     NULL, 0},
     {O_FORMAT, "format", 0, "text|md|csv|json",
      "the printed table: aligned text, the best figure of each row in bold on a terminal "
      "(not when NO_COLOR is set or stdout is not a terminal); a Markdown table, the best "
@@ -217,8 +225,9 @@ static void remove_empty_dirs(const char *out, const char **names, int n)
  * files, and all appear together; then the figures and report asked for
  * (the report's verdict against column baseline, -1: the first). */
 static int write_outputs(const struct cli_common *o, const char *out, const cJSON *base,
-			 const char **names, const struct met_summary *sums, int n, int baseline,
-			 cJSON *cmp, struct afile_set *set, const struct cmp_grid *g,
+			 const char **names, const struct met_summary *sums,
+			 const struct met_summary *attr, int n, int baseline, cJSON *cmp,
+			 struct afile_set *set, const struct cmp_grid *g,
 			 const struct met_summary *cells)
 {
 	char path[4096], csv[4096], err[1024];
@@ -242,7 +251,8 @@ static int write_outputs(const struct cli_common *o, const char *out, const cJSO
 	}
 	if (rc == CLI_OK && o->report) {
 		char *scen = cJSON_Print(base);
-		if (!scen || res_report(out, scen, sums, (size_t)n, baseline, figs, err, sizeof err)) {
+		if (!scen || res_report(out, scen, sums, attr, (size_t)n, baseline, figs, err,
+					       sizeof err)) {
 			fprintf(stderr, "kvsim: %s\n", scen ? err : "out of memory");
 			rc = CLI_INTERNAL;
 		}
@@ -258,6 +268,7 @@ struct compare_args {
 	const char *baseline; /* NULL: no deltas */
 	enum cmp_format format;
 	struct cmp_grid g; /* --seeds, --rates, -j */
+	int attribute;     /* --attribute */
 };
 
 /* The options into c; CLI_END to go on, else cli_next's end. */
@@ -294,6 +305,7 @@ static int compare_parse(const struct cli_ctx *cx, int argc, char **argv, struct
 			c->g.jobs = (int)j;
 			break;
 		}
+		case O_ATTRIBUTE: c->attribute = 1; break;
 		case O_FORMAT: {
 			int k = 0;
 			while (k < 4 && strcmp(v, cmp_format_names[k]))
@@ -344,7 +356,8 @@ static int bold_ok(void)
 }
 
 static void print_comparison(const struct compare_args *c, const char *out,
-			     const struct met_summary *sums, int n, int baseline, const cJSON *cmp)
+			     const struct met_summary *sums, const struct met_summary *attr, int n,
+			     int baseline, const cJSON *cmp)
 {
 	const struct cli_common *o = &c->o;
 	if (c->format == CMP_CSV) {
@@ -365,9 +378,13 @@ static void print_comparison(const struct compare_args *c, const char *out,
 	if (c->format == CMP_MD) {
 		fputc('\n', stdout);
 		res_print_comparison_with(stdout, sums, (size_t)n, RES_STYLE_MD, &topts);
+		res_print_attribution(stdout, sums, attr, (size_t)n, baseline < 0 ? 0 : baseline,
+				      RES_STYLE_MD);
 		return;
 	}
 	res_print_comparison_with(stdout, sums, (size_t)n, RES_STYLE_TEXT, &topts);
+	res_print_attribution(stdout, sums, attr, (size_t)n, baseline < 0 ? 0 : baseline,
+			      RES_STYLE_TEXT);
 	printf("\nwrote %s/comparison.json, %s/comparison.csv and "
 	       "%s/<policy>/{summary.json,requests.csv,timeseries.csv}\n",
 	       out, out, out);
@@ -375,6 +392,86 @@ static void print_comparison(const struct compare_args *c, const char *out,
 		printf("figures: %s/plots/ (PNG and SVG)\n", out);
 	if (o->report)
 		printf("report:  %s/report.html (self-contained) and %s/report.md\n", out, out);
+}
+
+/* comparison.json's object: "columns" (a reference to cmp, each column's
+ * summary) and "verdict" (against column baseline; -1: the first). NULL
+ * when memory runs out. */
+static cJSON *comparison_doc(cJSON *cmp, const struct met_summary *sums,
+			     const struct met_summary *attr, int n, int baseline,
+			     const struct cmp_spread_ctx *spread)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *verdict = res_verdict_json_spread(sums, (size_t)n, baseline, cmp_seed_spread, spread);
+	if (!doc || !verdict || !cJSON_AddItemReferenceToObject(doc, "columns", cmp)) {
+		cJSON_Delete(doc);
+		cJSON_Delete(verdict);
+		return NULL;
+	}
+	cJSON_AddItemToObject(doc, "verdict", verdict);
+	if (res_attributed(attr, (size_t)n)) {
+		cJSON *a = res_attribution_json(sums, attr, (size_t)n, baseline < 0 ? 0 : baseline);
+		if (!a) {
+			cJSON_Delete(doc);
+			return NULL;
+		}
+		cJSON_AddItemToObject(doc, "attribution", a);
+	}
+	return doc;
+}
+
+/* root's object at router.policy_params.<policy>, made where missing. */
+static cJSON *own_params(cJSON *root, const char *policy)
+{
+	static const char *const path[] = {"router", "policy_params"};
+	cJSON *o = root;
+	for (int k = 0; k < 3 && o; k++) {
+		const char *key = k < 2 ? path[k] : policy;
+		cJSON *next = cJSON_GetObjectItemCaseSensitive(o, key);
+		if (!cJSON_IsObject(next)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+			next = cJSON_AddObjectToObject(o, key);
+		}
+		o = next;
+	}
+	return o;
+}
+
+/* Attribution: each column whose mechanisms differ from column b's runs
+ * again with b's forced at router.policy_params.<policy> (as --set
+ * router.policy_params.<policy>.<key>=... forces them), its files in
+ * DIR/attribution/<policy>/; attr[j] gets that run's summary (the others
+ * keep an empty policy name). */
+static int run_attribution(const struct cli_common *o, const char *out, const cJSON *base,
+			   const char **names, const struct met_summary *sums, int n, int b,
+			   struct met_summary *attr, struct afile_set *set)
+{
+	int rc = CLI_OK;
+	for (int i = 0; i < n && rc == CLI_OK; i++) {
+		if (i == b || res_same_mechanisms(&sums[i], &sums[b]))
+			continue;
+		char dir[4096], err[1024];
+		snprintf(dir, sizeof dir, "%s/attribution/%s", out, names[i]);
+		if (!o->quiet)
+			fprintf(stderr, "[attribution] %s under %s's mechanisms\n", names[i], names[b]);
+		cJSON *root = cJSON_Duplicate(base, 1), *mech = res_mechanism_keys(&sums[b]);
+		cJSON *own = root && !cli_select_policy(root, names[i], err, sizeof err)
+				 ? own_params(root, names[i])
+				 : NULL;
+		if (!own || !mech) {
+			cJSON_Delete(root);
+			cJSON_Delete(mech);
+			return CLI_INTERNAL;
+		}
+		for (cJSON *k = mech->child; k; k = k->next) {
+			cJSON_DeleteItemFromObjectCaseSensitive(own, k->string);
+			cJSON_AddItemToObject(own, k->string, cJSON_Duplicate(k, 1));
+		}
+		cJSON_Delete(mech);
+		rc = run_one(o, root, dir, set, &attr[i]);
+		cJSON_Delete(root);
+	}
+	return rc;
 }
 
 static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
@@ -429,13 +526,28 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 		fprintf(stderr, "kvsim: %s\n", err);
 		rc = CLI_INTERNAL;
 	}
+	/* attribution, when asked for or when a report compares different mechanisms */
+	struct met_summary *attr = calloc((size_t)n, sizeof *attr);
+	int b = baseline >= 0 ? baseline : 0, differ = 0;
+	for (int i = 0; rc == CLI_OK && i < n; i++)
+		differ |= !res_same_mechanisms(&sums[i], &sums[b]);
+	if (!attr)
+		rc = CLI_INTERNAL;
+	else if (rc == CLI_OK && n > 1 && differ && (c.attribute || o.report))
+		rc = run_attribution(&o, out, base, names, sums, n, b, attr, &set);
+	/* comparison.json: the columns' summaries and the verdict on them */
+	struct cmp_spread_ctx spread = {&c.g, all};
+	cJSON *doc = rc == CLI_OK ? comparison_doc(cmp, sums, attr, n, baseline, &spread) : NULL;
+	if (rc == CLI_OK && !doc)
+		rc = CLI_INTERNAL;
 	if (rc == CLI_OK)
-		rc = write_outputs(&o, out, base, names, sums, n, baseline, cmp, &set, &c.g, all);
+		rc = write_outputs(&o, out, base, names, sums, attr, n, baseline, doc, &set, &c.g,
+				   all);
 	afile_set_discard(&set);
 	if (rc != CLI_OK)
 		remove_empty_dirs(out, names, n);
 	if (rc == CLI_OK && !o.quiet) {
-		print_comparison(&c, out, sums, n, baseline, cmp);
+		print_comparison(&c, out, sums, attr, n, baseline, doc);
 		if (c.format == CMP_TEXT && c.g.n_seeds > 1) {
 			fputc('\n', stdout);
 			cmp_print_seeds_table(stdout, &c.g, all);
@@ -443,6 +555,10 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 		if (c.format == CMP_TEXT && c.g.n_rates)
 			cmp_print_capacity(stdout, &c.g, all);
 	}
+	cJSON_Delete(doc);
+	for (int i = 0; attr && i < n; i++)
+		met_summary_free(&attr[i]);
+	free(attr);
 	for (int i = 0; all && i < n_cells; i++)
 		met_summary_free(&all[i]);
 	free(all);

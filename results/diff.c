@@ -168,6 +168,12 @@ static int diff_all(const cJSON *base, const cJSON *new_, const struct diff_opts
 		return compare_summaries(cJSON_IsString(p) ? p->valuestring : "-", base, new_, o, t,
 					 out, c, err, errlen);
 	}
+	/* comparison.json: an object whose "columns" are the summaries (an
+	 * array alone before it had a verdict) */
+	if (cJSON_IsObject(base) && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(base, "columns")))
+		base = cJSON_GetObjectItemCaseSensitive(base, "columns");
+	if (cJSON_IsObject(new_) && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(new_, "columns")))
+		new_ = cJSON_GetObjectItemCaseSensitive(new_, "columns");
 	if (!cJSON_IsArray(base) || !cJSON_IsArray(new_)) {
 		snprintf(err, errlen, "expected two summary.json objects or two comparison.json "
 				      "arrays");

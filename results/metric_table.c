@@ -29,6 +29,7 @@
 #define PD RES_M_IF_DISAGG
 #define SC RES_M_IF_SCALED
 #define CL RES_M_IF_CLIENT
+#define NB RES_M_NO_BEST
 
 /* Rows of one JSON object keep the object's key order; the order of the
  * rest is the comparison table's, comparison.csv's, diff's and sweep.csv's
@@ -82,11 +83,22 @@ static const struct res_metric builtin[] = {
     {"SLO TPOT p99 (s)",     "slo.tpot_p99_s",                 NO, F64(slo_tpot_s),               4, 1, NULL,                         0, NULL},
     {"SLO attainment",       "slo.attainment",                 HI, F64(slo_attainment),           3, 1, "slo_attainment",             TAB | CSV | DIF | SWP | RES_M_SWEEP_LAST, NULL},
     {"goodput (req/s)",      "slo.goodput_rps",                HI, F64(goodput_rps),              2, 1, "goodput_rps",                TAB | CSV | DIF | SWP, NULL},
-    {"GPU-hours",            "gpu_hours",                      LO, F64(gpu_hours),                2, 1, "gpu_hours",                  TAB | CSV | DIF | SWP, NULL},
-    {"cost (USD)",           "cost_usd",                       LO, F64(cost_usd),                 2, 1, "cost_usd",                   TAB | CSV | DIF | SWP, NULL},
-    {"energy J",             "energy.joules",                  LO, F64(energy_j),                 0, 1, NULL,                         0, NULL},
+    {"warm-up s",            "steadiness.warmup_s",            NO, F64(steadiness.warmup_s),      1, 1, NULL,                         0, NULL},
+    {"arrival window s",     "steadiness.window_s",            NO, F64(steadiness.window_s),      1, 1, NULL,                         0, NULL},
+    {"TTFT p99 1st half (s)", "steadiness.ttft_p99_first_half_s", NO, F64(steadiness.ttft_p99_first_s), 3, 1, NULL, 0, NULL},
+    {"TTFT p99 2nd half (s)", "steadiness.ttft_p99_second_half_s", NO, F64(steadiness.ttft_p99_second_s), 3, 1, NULL, 0, NULL},
+    {"in system mid",        "steadiness.in_system_mid",       NO, F64(steadiness.in_system_mid), 0, 1, NULL,                         0, NULL},
+    {"in system end",        "steadiness.in_system_end",       NO, F64(steadiness.in_system_end), 0, 1, NULL,                         0, NULL},
+    {"arrived 2nd half",     "steadiness.arrived_second_half", NO, F64(steadiness.arrived_second), 0, 1, NULL,                        0, NULL},
+    {"ended 2nd half",       "steadiness.ended_second_half",   NO, F64(steadiness.ended_second),  0, 1, NULL,                         0, NULL},
+    {"shed share 2nd half",  "steadiness.shed_share_second_half", NO, F64(steadiness.shed_share_second), 4, 1, NULL,                  0, NULL},
+    {"GPU-hours",            "gpu_hours",                      LO, F64(gpu_hours),                2, 1, "gpu_hours",                  TAB | CSV | DIF | SWP | NB, NULL},
+    {"cost (USD)",           "cost_usd",                       LO, F64(cost_usd),                 2, 1, "cost_usd",                   TAB | CSV | DIF | SWP | NB, NULL},
+    {"cost/M out tok (USD)", "cost_per_output_token_usd", LO, PER(cost_usd, tokens.output), 3, 1e-6, NULL,            TAB, NULL},
+    {"GPU-h/M out tok",     "gpu_hours_per_output_token", LO, PER(gpu_hours, tokens.output), 4, 1e-6, NULL,          TAB, NULL},
+    {"energy J",             "energy.joules",                  LO, F64(energy_j),                 0, 1, NULL,                         NB, NULL},
     {"J per output token",   "energy.j_per_output_token",      LO, F64(energy_j_per_out),         3, 1, "j_per_output_token",         TAB | CSV | DIF | SWP, NULL},
-    {"energy (kWh)",         "energy.kwh",                     LO, F64(energy_kwh),               3, 1, "energy_kwh",                 TAB | CSV | DIF | SWP, NULL},
+    {"energy (kWh)",         "energy.kwh",                     LO, F64(energy_kwh),               3, 1, "energy_kwh",                 TAB | CSV | DIF | SWP | NB, NULL},
     {"scale-ups",            "scaling.up",                     NO, U64(scale_up),                 0, 1, "scale_ups",                  TAB | CSV | SC, NULL},
     {"scale-downs",          "scaling.down",                   NO, U64(scale_down),               0, 1, "scale_downs",                TAB | CSV | SC, NULL},
     {"nodes mean",           "scaling.nodes_mean",             NO, F64(nodes_mean),               2, 1, "nodes_mean",                 TAB | CSV | SC, NULL},
@@ -95,10 +107,10 @@ static const struct res_metric builtin[] = {
     {"load Jain index",      "load_imbalance.jain",            HI, F64(imbalance_jain),           3, 1, "load_jain",                  TAB | CSV | DIF, NULL},
     {"nodes",                "nodes",                          NO, SIZE(n_nodes),                 0, 1, NULL,                         TAB | RES_M_ARRAY_LEN, NULL},
     {"simulated s",          "sim_time_s",                     NO, F64(sim_time_s),               1, 1, NULL,                         TAB, NULL},
-    {"events",               "perf.events",                    LO, U64(events),                   0, 1, NULL,                         RES_M_DIFF_NAMED | RES_M_DIFF_LAST, NULL},
-    {"wall s",               "perf.wall_s",                    LO, F64(wall_s),                   2, 1, NULL,                         TAB | RES_M_DIFF_NAMED, NULL},
-    {"requests per wall s",  "perf.requests_per_wall_s",       HI, F64(requests_per_wall_s),      0, 1, NULL,                         RES_M_DIFF_NAMED, NULL},
-    {"peak RSS bytes",       "perf.peak_rss_bytes",            LO, U64(peak_rss_bytes),           0, 1, NULL,                         RES_M_DIFF_NAMED, NULL},
+    {"events",               "perf.events",                    LO, U64(events),                   0, 1, NULL,                         RES_M_DIFF_NAMED | RES_M_DIFF_LAST | NB, NULL},
+    {"wall s",               "perf.wall_s",                    LO, F64(wall_s),                   2, 1, NULL,                         TAB | RES_M_DIFF_NAMED | NB, NULL},
+    {"requests per wall s",  "perf.requests_per_wall_s",       HI, F64(requests_per_wall_s),      0, 1, NULL,                         RES_M_DIFF_NAMED | NB, NULL},
+    {"peak RSS bytes",       "perf.peak_rss_bytes",            LO, U64(peak_rss_bytes),           0, 1, NULL,                         RES_M_DIFF_NAMED | NB, NULL},
     {"input tokens",         "tokens.input",                   NO, U64(tokens.input),             0, 1, "tokens_input",               CSV, NULL},
     {"output tokens",        "tokens.output",                  NO, U64(tokens.output),            0, 1, NULL,                         0, NULL},
     {"cached tokens",        "tokens.cached",                  HI, U64(tokens.cached),            0, 1, "tokens_cached",              CSV, NULL},
@@ -133,6 +145,20 @@ static const struct res_metric builtin[] = {
 /* clang-format on */
 
 static const struct res_metrics builtin_table = {builtin, sizeof builtin / sizeof *builtin};
+
+int res_metric_is_latency(const struct res_metric *m)
+{
+	const size_t stat = offsetof(struct met_summary, stat),
+		     split = offsetof(struct met_summary, ttft_split_s);
+	const size_t stat_len = sizeof ((struct met_summary *)0)->stat,
+		     split_len = sizeof ((struct met_summary *)0)->ttft_split_s;
+	if (!strcmp(m->path, "slo.attainment") || !strcmp(m->path, "slo.goodput_rps"))
+		return 1; /* read from the latencies */
+	return m->scope == RES_SCOPE_RUN && m->kind == RES_KIND_F64 &&
+	       m->better == RES_BETTER_LOWER &&
+	       ((m->offset >= stat && m->offset < stat + stat_len) ||
+		(m->offset >= split && m->offset < split + split_len));
+}
 
 const struct res_metrics *res_metrics_builtin(void)
 {

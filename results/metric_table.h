@@ -56,6 +56,11 @@ enum {
 	/* ... only when some column has the client's view (met_summary.client);
 	 * summary.json too has the row only then */
 	RES_M_IF_CLIENT = 1 << 10,
+	/* Never marked best: a total per run, which closed-loop runs that
+	 * serve different work and drain at different times do not compare
+	 * by (its figure per unit of work served is compared instead), and
+	 * the simulator's own speed (perf). */
+	RES_M_NO_BEST = 1 << 11,
 };
 
 /* A statistics group's sample: one figure per completed request, the time
@@ -138,6 +143,10 @@ enum res_list {
 	RES_LIST_SWEEP,    /* sweep.csv */
 };
 
+/* Whether m is a latency (a statistic of a per-request time, a part of
+ * the mean TTFT, or SLO attainment and goodput, read from them): a column that did not reach a steady state is never
+ * named best on one. */
+int res_metric_is_latency(const struct res_metric *m);
 /* The built-in table (static; never freed). */
 const struct res_metrics *res_metrics_builtin(void);
 /* t, or the built-in table when t is NULL. */

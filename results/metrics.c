@@ -12,6 +12,7 @@
 
 #include "results/fmt.h"
 #include "results/metric_table.h"
+#include "results/steady.h"
 #include "sim/request.h"
 #include "workloads/workload.h"
 
@@ -85,6 +86,7 @@ void met_free(struct metrics *m)
 		sample_free(&m->stage_acc[k].itl_client);
 	}
 	free(m->stage_acc);
+	free(m->steady);
 	memset(m, 0, sizeof *m);
 }
 
@@ -350,6 +352,7 @@ int met_record(struct metrics *m, const struct request *r, double recompute_s)
 	m->preemptions += r->preemptions;
 	if (m->n_stages)
 		rc |= stage_record(m, r, v);
+	rc |= steady_record(&m->steady, r, v[MET_TTFT]);
 	if (m->csv)
 		csv_row(m, r, status, v);
 	return rc ? -1 : 0;
@@ -492,6 +495,7 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 		met_stats_of(&a->ttft_client, &st->ttft_client);
 		met_stats_of(&a->itl_client, &st->itl_client);
 	}
+	steady_judge(m->steady, m->slo_ttft_s, &out->steadiness);
 }
 
 void met_summary_free(struct met_summary *s)

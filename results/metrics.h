@@ -60,6 +60,7 @@ struct metrics {
 	const struct wl_stage_info *stage_win;
 	struct met_stage_acc *stage_acc;
 	size_t n_stages;
+	struct met_steady *steady; /* requests binned by time (allocated on first use) */
 };
 
 /* Adds one value (0, or -1 when memory runs out). */

@@ -13,6 +13,7 @@
 
 #include "results/metrics.h"
 #include "results/scale_fig.h"
+#include "results/attribution.h"
 #include "results/verdict.h"
 #include "results/writer.h"
 #include "base/afile.h"
@@ -840,8 +841,9 @@ static const char *const table_key =
     "Each row's best figure in bold (rows where lower or higher is better); in "
     "parentheses, each figure's change against the baseline column";
 
-int res_report(const char *dir, const char *scenario_json, const struct met_summary *s, size_t n,
-	       int baseline, const struct report_figs *figs, char *err, size_t errlen)
+int res_report(const char *dir, const char *scenario_json, const struct met_summary *s,
+	       const struct met_summary *attr, size_t n, int baseline,
+	       const struct report_figs *figs, char *err, size_t errlen)
 {
 	/* report.md and report.html appear together or not at all (afile). */
 	char md[4200], html[4200];
@@ -865,10 +867,12 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	fputs("## Verdict\n\nBest column per headline figure", f);
 	fprintf(f, n > 1 ? ", against the baseline `%s`:\n\n" : ":\n\n", base);
 	res_print_verdict(f, s, n, baseline, RES_STYLE_MD);
+	res_print_attribution_verdict(f, s, attr, n, baseline, RES_STYLE_MD);
 	fputs("\n## Comparison\n\n", f);
 	if (n > 1)
 		fprintf(f, "%s (`%s`).\n\n", table_key, base);
 	res_print_table_with(f, NULL, s, n, RES_STYLE_MD, &topts);
+	res_print_attribution(f, s, attr, n, baseline, RES_STYLE_MD);
 	res_print_pools(f, s, n, RES_STYLE_MD);
 	fputs("\n## Figures\n\n", f);
 	for (size_t i = 0; figs && i < figs->n; i++)
@@ -916,6 +920,11 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	}
 	fputs(":</p>\n", f);
 	res_print_verdict(f, s, n, baseline, RES_STYLE_HTML);
+	if (res_attributed(attr, n)) {
+		fputs("<ul class=\"verdict\">\n", f);
+		res_print_attribution_verdict(f, s, attr, n, baseline, RES_STYLE_HTML);
+		fputs("</ul>\n", f);
+	}
 	fputs("<h2 id=\"comparison\">Comparison</h2>\n", f);
 	if (n > 1) {
 		fprintf(f, "<p>%s (<code>", table_key);
@@ -923,6 +932,7 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		fputs("</code>).</p>\n", f);
 	}
 	res_print_table_with(f, NULL, s, n, RES_STYLE_HTML, &topts);
+	res_print_attribution(f, s, attr, n, baseline, RES_STYLE_HTML);
 	res_print_pools(f, s, n, RES_STYLE_HTML);
 	fputs("<h2 id=\"figures\">Figures</h2>\n<p>Hover a figure drawn as SVG for its "
 	      "coordinates; click a key entry to hide or show that series.</p>\n",

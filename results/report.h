@@ -49,8 +49,12 @@ int res_read_policies(const char *dir, char names[][48], size_t max, char *err, 
  * best figure marked and the changes against the baseline, the pools
  * (res_print_pools; with more than one), the figures,
  * the mechanisms each column ran with, and the scenario (scenario_json as
- * given; in HTML folded in <details>). Both appear or neither. */
-int res_report(const char *dir, const char *scenario_json, const struct met_summary *s, size_t n,
-	       int baseline, const struct report_figs *figs, char *err, size_t errlen);
+ * given; in HTML folded in <details>). attr (NULL: none): each column's
+ * run under the baseline's mechanisms (results/attribution.h); the verdict
+ * then says where the gains come from and the table is followed by the
+ * split. Both appear or neither. */
+int res_report(const char *dir, const char *scenario_json, const struct met_summary *s,
+	       const struct met_summary *attr, size_t n, int baseline,
+	       const struct report_figs *figs, char *err, size_t errlen);
 
 #endif

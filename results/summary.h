@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "config/mech.h"
+#include "results/steady.h"
 
 /* Slots of the statistics groups of the metric table (struct res_stat):
  * met_summary.stat and metrics.sample hold one per group. The first four
@@ -198,6 +199,8 @@ struct met_summary {
 	uint64_t peak_rss_bytes;
 	/* shed and failure reasons, in first-seen order */
 	struct met_reasons shed_why, failed_why;
+	/* whether the run reached a steady state, and the evidence */
+	struct met_steadiness steadiness;
 };
 
 #endif

@@ -214,9 +214,14 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	add_figure(o, t, "preemptions", s);
 	add_object(o, t, "throughput", s);
 	add_object(o, t, "slo", s);
+	cJSON_AddBoolToObject(o, "steady", !s->steadiness.unsteady);
+	cJSON_AddStringToObject(o, "steady_reason", s->steadiness.reason);
+	add_object(o, t, "steadiness", s);
 	add_object(o, t, "energy", s);
 	add_figure(o, t, "gpu_hours", s);
 	add_figure(o, t, "cost_usd", s);
+	add_figure(o, t, "cost_per_output_token_usd", s);
+	add_figure(o, t, "gpu_hours_per_output_token", s);
 	add_object(o, t, "scaling", s);
 	add_scope_array(o, t, RES_SCOPE_POOL, s);
 	add_scope_array(o, t, RES_SCOPE_NODE, s);
@@ -320,16 +325,19 @@ size_t res_best_columns(const struct res_metric *m, const struct met_summary *s,
 	int higher = m->better == RES_BETTER_HIGHER;
 	double top = NAN;
 	size_t with_value = 0, marked = 0;
+	int latency = res_metric_is_latency(m);
+	if (m->use & RES_M_NO_BEST) /* a total per run, or the simulator's own speed */
+		return 0;
 	for (size_t j = 0; j < n; j++) {
 		double v = res_shown_value(m, &s[j]);
-		if (isnan(v))
+		if (isnan(v) || (latency && s[j].steadiness.unsteady))
 			continue;
 		with_value++;
 		if (isnan(top) || (higher ? v > top : v < top))
 			top = v;
 	}
 	for (size_t j = 0; j < n; j++)
-		if (res_shown_value(m, &s[j]) == top) {
+		if (res_shown_value(m, &s[j]) == top && !(latency && s[j].steadiness.unsteady)) {
 			best[j] = 1;
 			marked++;
 		}
@@ -377,8 +385,8 @@ static void print_header(FILE *f, const struct met_summary *s, size_t n, enum re
 		fputs("<table>\n<tr><th></th>", f);
 	for (size_t j = 0; j < n; j++) {
 		char name[96];
-		snprintf(name, sizeof name, "%s%s", s[j].policy,
-			 (int)j == baseline ? " (baseline)" : "");
+		snprintf(name, sizeof name, "%s%s%s", s[j].policy,
+			 s[j].steadiness.unsteady ? "*" : "", (int)j == baseline ? " (baseline)" : "");
 		if (style == RES_STYLE_TEXT)
 			fprintf(f, " %*s", w, name);
 		else if (style == RES_STYLE_MD)
@@ -412,6 +420,25 @@ static void print_cell(FILE *f, enum res_style style, int width, const char *cel
 		fputs("<td>", f);
 	fprintf(f, "%s%s%s%s", best ? on[style] : "", cell, best ? off[style] : "", delta);
 	fputs(style == RES_STYLE_TEXT ? "" : style == RES_STYLE_MD ? " |" : "</td>", f);
+}
+
+/* Under the table, one line per column that did not reach a steady state
+ * (its header carries a "*"). */
+static void print_unsteady(FILE *f, const struct met_summary *s, size_t n, enum res_style style)
+{
+	for (size_t j = 0; j < n; j++) {
+		if (!s[j].steadiness.unsteady)
+			continue;
+		const char *r = s[j].steadiness.reason;
+		if (style == RES_STYLE_HTML)
+			fprintf(f, "<p class=\"unsteady\">* %s: not steady, %s; its latencies grow with "
+				   "the horizon and are never named best</p>\n",
+				s[j].policy, r);
+		else
+			fprintf(f, "%s* %s: not steady, %s; its latencies grow with the horizon and are "
+				   "never named best\n",
+				style == RES_STYLE_MD ? "\n" : "", s[j].policy, r);
+	}
 }
 
 void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summary *s, size_t n,
@@ -462,6 +489,7 @@ void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met
 	}
 	if (style == RES_STYLE_HTML)
 		fputs("</table>\n", f);
+	print_unsteady(f, s, n, style);
 	if (best != best_small)
 		free(best);
 }

@@ -374,8 +374,9 @@ START_TEST(every_path_resolves_in_a_run)
 	cJSON *j = NULL;
 	ck_assert_int_eq(cfg_read_json(DIR "/run/summary.json", &j, err, sizeof err), 0);
 	char *ref_text = th_slurp("results/baselines/default.json");
-	cJSON *ref = cJSON_Parse(ref_text);
+	cJSON *doc = cJSON_Parse(ref_text);
 	free(ref_text);
+	const cJSON *ref = cJSON_GetObjectItemCaseSensitive(doc, "columns"); /* comparison.json */
 	ck_assert(cJSON_IsArray(ref) && cJSON_IsObject(ref->child));
 	assert_same_keys(j, ref->child);
 	const struct res_metrics *t = res_metrics_builtin();
@@ -428,7 +429,7 @@ START_TEST(every_path_resolves_in_a_run)
 	res_metric_cell(p99, &m, cell, sizeof cell);
 	snprintf(expect, sizeof expect, "%.3f", m.ttft.p99);
 	ck_assert_str_eq(cell, expect);
-	cJSON_Delete(ref);
+	cJSON_Delete(doc);
 	cJSON_Delete(j);
 	met_summary_free(&m);
 }
@@ -445,7 +446,7 @@ START_TEST(rows_are_complete)
 	while (res_stat_next_all(NULL, &it))
 		groups++;
 	/* six rows per group, and the rest: a new group changes only the first */
-	ck_assert_uint_eq(t->n - 6 * groups, 77);
+	ck_assert_uint_eq(t->n - 6 * groups, 88);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct res_metric *r = &t->row[i];
 		ck_assert_msg(r->name && r->path && r->unit > 0, "row %zu", i);
@@ -466,7 +467,7 @@ START_TEST(rows_are_complete)
 	it = 0;
 	while (res_metric_next(NULL, RES_LIST_TABLE, &it))
 		n++;
-	ck_assert_uint_eq(n, 50); /* 7 of the client's view */
+	ck_assert_uint_eq(n, 52); /* 7 of the client's view */
 	it = n = 0;
 	while (res_metric_next(NULL, RES_LIST_DIFF, &it))
 		n++;
@@ -762,8 +763,9 @@ START_TEST(pd_keys_in_summary_json)
 	ck_assert_ptr_nonnull(strstr(want, " requests ttft_s tpot_s e2e_s queue_s "));
 	snprintf(want + strlen(want), sizeof want - strlen(want), "%s",
 		 "percentiles ttft_split tokens prefix_hit_ratio recompute_ratio recompute_gpu_s "
-		 "migration offload pd_transfer preemptions throughput slo energy gpu_hours "
-		 "cost_usd scaling pools nodes load_imbalance perf ");
+		 "migration offload pd_transfer preemptions throughput slo steady steady_reason "
+		 "steadiness energy gpu_hours cost_usd cost_per_output_token_usd "
+		 "gpu_hours_per_output_token scaling pools nodes load_imbalance perf ");
 	ck_assert_str_eq(keys, want);
 	cJSON_Delete(j);
 
@@ -877,6 +879,51 @@ START_TEST(pool_table_per_column_and_pool)
 	     *mech = strstr(text, "\nmechanisms (");
 	ck_assert(table && pools && mech && table < pools && pools < mech);
 	free(text);
+}
+END_TEST
+
+/* The verdict knows noise: one seed's figures differ materially only past
+ * the figure's noise floor, several seeds' only where their ranges are
+ * apart; a column that is not steady is never best on a latency; the
+ * simulator's speed and per-run totals are never best. */
+START_TEST(verdict_material_only_beyond_noise)
+{
+	const struct res_metric *ttft = res_metric_find(NULL, RES_LIST_TABLE, "ttft_s.p99");
+	ck_assert_ptr_nonnull(ttft);
+	/* one seed: 10% and 5 ms of the baseline's figure */
+	struct res_spread a = {0.100, 0.100, 0.100}, b = {0.114, 0.114, 0.114};
+	ck_assert_int_eq(res_material(ttft, &a, &b), 0); /* 0.014 < 0.005 + 0.0114 */
+	b = (struct res_spread){0.120, 0.120, 0.120};
+	ck_assert_int_eq(res_material(ttft, &a, &b), 1);
+	/* seeds: ranges that overlap are not material, however far the medians */
+	a = (struct res_spread){0.090, 0.100, 0.125};
+	ck_assert_int_eq(res_material(ttft, &a, &b), 0);
+	a = (struct res_spread){0.090, 0.100, 0.119};
+	ck_assert_int_eq(res_material(ttft, &a, &b), 1);
+
+	struct met_summary s[3];
+	memset(s, 0, sizeof s);
+	struct res_spread sp[3] = {{3.2, 3.2, 3.2}, {0.30, 0.30, 0.30}, {0.31, 0.31, 0.31}};
+	unsigned char best[3];
+	size_t top;
+	int material;
+	ck_assert_uint_eq(res_verdict_row(ttft, s, sp, 3, 0, best, &top, &material), 2);
+	ck_assert(!best[0] && best[1] && best[2] && top == 1 && material);
+	s[1].steadiness.unsteady = 1; /* its tail grows with the horizon */
+	ck_assert_uint_eq(res_verdict_row(ttft, s, sp, 3, 0, best, &top, &material), 1);
+	ck_assert(!best[0] && !best[1] && best[2] && top == 2 && material);
+	/* all within noise of the baseline: named best, not material */
+	s[1].steadiness.unsteady = 0;
+	sp[0] = (struct res_spread){0.32, 0.32, 0.32};
+	ck_assert_uint_eq(res_verdict_row(ttft, s, sp, 3, 0, best, &top, &material), 3);
+	ck_assert_int_eq(material, 0);
+
+	s[0].wall_s = 1;
+	s[1].wall_s = 2;
+	s[0].cost_usd = 1;
+	s[1].cost_usd = 2;
+	ck_assert_uint_eq(res_best_columns(res_metric_find(NULL, RES_LIST_TABLE, "perf.wall_s"), s, 2, best), 0);
+	ck_assert_uint_eq(res_best_columns(res_metric_find(NULL, RES_LIST_TABLE, "cost_usd"), s, 2, best), 0);
 }
 END_TEST
 
@@ -1261,6 +1308,7 @@ Suite *metric_table_suite(void)
 	tcase_add_test(tc, one_row_reaches_every_output);
 	tcase_add_test(tc, one_row_is_diffed);
 	tcase_add_test(tc, no_sample_is_na_everywhere);
+	tcase_add_test(tc, verdict_material_only_beyond_noise);
 	tcase_add_test(tc, one_row_is_a_sweep_column);
 	tcase_add_test(tc, every_path_resolves_in_a_run);
 	tcase_add_test(tc, rows_are_complete);

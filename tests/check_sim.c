@@ -996,6 +996,46 @@ START_TEST(shedding_when_every_node_is_full)
 }
 END_TEST
 
+/* Steadiness: an open stream two nodes keep up with is steady; one past
+ * their capacity is not (its backlog grows); one held flat by its queue
+ * bound while shedding is not either. */
+START_TEST(steadiness_tells_overload_from_a_steady_state)
+{
+	static const char *open_small =
+	    "{\"duration_s\": 240, \"cluster\": {\"nodes\": 2, \"nodes_per_server\": 2},"
+	    " \"router\": {\"policy\": \"round_robin\"},"
+	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 2}}";
+	struct met_summary m;
+	struct tally t;
+	memset(&t, 0, sizeof t);
+	run(open_small, NULL, NULL, &m, &t);
+	ck_assert_int_eq(m.steadiness.known, 1);
+	ck_assert_msg(!m.steadiness.unsteady, "underloaded: %s", m.steadiness.reason);
+	ck_assert_double_le(m.steadiness.in_system_end, m.steadiness.in_system_mid + 20);
+	met_summary_free(&m);
+
+	const char *over[] = {"workload.rate_per_s=60", NULL};
+	memset(&t, 0, sizeof t);
+	run(open_small, over, NULL, &m, &t);
+	ck_assert_uint_eq(m.shed, 0);
+	ck_assert_int_eq(m.steadiness.known, 1);
+	ck_assert_int_eq(m.steadiness.unsteady, 1);
+	ck_assert_double_gt(m.steadiness.in_system_end, m.steadiness.in_system_mid);
+	ck_assert_ptr_nonnull(strstr(m.steadiness.reason, "grew"));
+	met_summary_free(&m);
+
+	/* far past capacity the queue bound sheds and holds the queue flat */
+	const char *shed[] = {"workload.rate_per_s=200", NULL};
+	memset(&t, 0, sizeof t);
+	run(open_small, shed, NULL, &m, &t);
+	ck_assert_uint_gt(m.shed, 0);
+	ck_assert_int_eq(m.steadiness.unsteady, 1);
+	ck_assert_double_gt(m.steadiness.shed_share_second, 0.01);
+	ck_assert_ptr_nonnull(strstr(m.steadiness.reason, "shed"));
+	met_summary_free(&m);
+}
+END_TEST
+
 /* Past MET_EXACT_MAX values a sample turns into a histogram: memory stops
  * growing, mean and max stay exact, quantiles are within a 0.1% bin. */
 START_TEST(long_runs_keep_percentiles_in_flat_memory)
@@ -1238,6 +1278,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, two_slow_faults_multiply);
 	tcase_add_test(tc, queueing_oracle_md1);
 	tcase_add_test(tc, shedding_when_every_node_is_full);
+	tcase_add_test(tc, steadiness_tells_overload_from_a_steady_state);
 	tcase_add_test(tc, long_runs_keep_percentiles_in_flat_memory);
 	tcase_add_test(tc, exact_percentiles_match_gsl);
 	suite_add_tcase(s, tc);
