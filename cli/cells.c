@@ -1,10 +1,12 @@
 /* cells: a comparison's runs, policy x seed x load, in this process or in worker processes. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +38,11 @@ int cmp_n_cells(const struct cmp_grid *g)
 int cmp_cell(const struct cmp_grid *g, int p, int s, int r)
 {
 	return (p * cmp_n_seeds(g) + s) * (1 + g->n_rates) + r;
+}
+
+int cmp_cell_skipped(const struct cmp_grid *g, int i)
+{
+	return g->same_r > 0 && i % (1 + g->n_rates) == g->same_r;
 }
 
 int cmp_parse_seeds(struct cmp_grid *g, const char *v)
@@ -110,6 +117,30 @@ int cmp_rate_path(struct cmp_grid *g, const cJSON *base, char *err, size_t errle
 		return -1;
 	}
 	snprintf(g->rate_path, sizeof g->rate_path, "workload.%s", ops->rate_key);
+	/* the load curve: the rates, and the scenario's own where it names one */
+	const cJSON *own = cJSON_GetObjectItemCaseSensitive(wl, ops->rate_key);
+	int has_own = cJSON_IsNumber(own) && own->valuedouble > 0, placed = !has_own;
+	g->n_pts = g->same_r = 0;
+	for (int r = 1; r <= g->n_rates; r++) {
+		double x = g->rates[r - 1];
+		if (!placed && own->valuedouble <= x) {
+			placed = 1;
+			if (own->valuedouble == x) {
+				g->same_r = r;
+				g->pt_rate[g->n_pts] = x;
+				g->pt_r[g->n_pts++] = 0;
+				continue;
+			}
+			g->pt_rate[g->n_pts] = own->valuedouble;
+			g->pt_r[g->n_pts++] = 0;
+		}
+		g->pt_rate[g->n_pts] = x;
+		g->pt_r[g->n_pts++] = r;
+	}
+	if (!placed) {
+		g->pt_rate[g->n_pts] = own->valuedouble;
+		g->pt_r[g->n_pts++] = 0;
+	}
 	return 0;
 }
 
@@ -213,21 +244,18 @@ static int get_summary(FILE *f, struct met_summary *m)
 	return 0;
 }
 
-/* Worker w of jobs runs cells w, w + jobs, ...; each result waits in
- * files[i]. The exit status: the first cell's failure, else 0. */
-static void worker(const struct cli_common *o, const cJSON *base, const struct cmp_grid *g,
-		   const char *out, FILE **files, int w, int jobs)
+/* A worker takes the next task not yet taken (next: a counter shared by
+ * the workers), so a slow task does not hold back the ones after it; each
+ * result waits in files[i]. The exit status: the first task's failure,
+ * else 0. Which worker runs a task changes nothing in its results. */
+static void worker(int n, cmp_task_fn fn, void *ctx, FILE **files, int *next)
 {
-	int n = cmp_n_cells(g), rc = 0;
-	for (int i = w; i < n && !rc && !intr_caught(); i += jobs) {
+	int rc = 0;
+	for (int i; !rc && !intr_caught() && (i = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED)) < n;) {
+		if (!files[i])
+			continue;
 		struct met_summary m;
-		rc = run_cell(o, base, g, i, out, NULL, &m, 0);
-		if (rc == CLI_OK && !o->quiet) {
-			int r = i % (1 + g->n_rates), ps = i / (1 + g->n_rates);
-			char dir[4096];
-			cell_dir(g, "", ps / cmp_n_seeds(g), ps % cmp_n_seeds(g), r, dir, sizeof dir);
-			fprintf(stderr, "[%d/%d] %s: done\n", i + 1, n, dir + 1);
-		}
+		rc = fn(ctx, i, &m);
 		if (rc == CLI_OK) {
 			if (put_summary(files[i], &m))
 				rc = CLI_INTERNAL;
@@ -238,16 +266,26 @@ static void worker(const struct cli_common *o, const cJSON *base, const struct c
 	_exit(intr_caught() ? 128 + intr_caught() : rc);
 }
 
-static int run_pool(const struct cli_common *o, const cJSON *base, const struct cmp_grid *g,
-		    const char *out, struct met_summary *sums)
+int cmp_run_parallel(int n, int jobs, cmp_task_fn fn, void *ctx, const unsigned char *skip,
+		     struct met_summary *sums)
 {
-	int n = cmp_n_cells(g), jobs = g->jobs < n ? g->jobs : n, rc = CLI_OK, started = 0;
-	FILE **files = calloc((size_t)n, sizeof *files);
-	pid_t *pids = calloc((size_t)jobs, sizeof *pids), parent = getpid();
+	int rc = CLI_OK, started = 0, todo = 0;
+	for (int i = 0; i < n; i++)
+		todo += !(skip && skip[i]);
+	if (jobs > todo)
+		jobs = todo;
+	FILE **files = calloc((size_t)n + 1, sizeof *files);
+	pid_t *pids = calloc((size_t)jobs + 1, sizeof *pids), parent = getpid();
+	int *next = mmap(NULL, sizeof *next, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	if (next == MAP_FAILED)
+		next = NULL;
+	else
+		*next = 0;
 	for (int i = 0; files && i < n; i++)
-		if (!(files[i] = tmpfile()))
+		if (!(skip && skip[i]) && !(files[i] = tmpfile()))
 			rc = CLI_INTERNAL;
-	if (!files || !pids)
+	if (!files || !pids || !next)
 		rc = CLI_INTERNAL;
 	fflush(stdout);
 	fflush(stderr);
@@ -262,7 +300,7 @@ static int run_pool(const struct cli_common *o, const cJSON *base, const struct 
 			prctl(PR_SET_PDEATHSIG, SIGTERM); /* a worker ends with the comparison */
 			if (getppid() != parent)
 				_exit(128 + SIGTERM);
-			worker(o, base, g, out, files, started, jobs);
+			worker(n, fn, ctx, files, next);
 		}
 	}
 	for (int k = 0; k < started; k++) {
@@ -275,7 +313,7 @@ static int run_pool(const struct cli_common *o, const cJSON *base, const struct 
 			rc = code;
 	}
 	for (int i = 0; rc == CLI_OK && i < n; i++)
-		if (get_summary(files[i], &sums[i])) {
+		if (files[i] && get_summary(files[i], &sums[i])) {
 			fprintf(stderr, "kvsim: a worker's result was lost\n");
 			rc = CLI_INTERNAL;
 		}
@@ -284,7 +322,46 @@ static int run_pool(const struct cli_common *o, const cJSON *base, const struct 
 			fclose(files[i]);
 	free(files);
 	free(pids);
+	if (next)
+		munmap(next, sizeof *next);
 	return intr_caught() ? 128 + intr_caught() : rc;
+}
+
+/* A comparison's cells as parallel tasks. */
+struct cell_ctx {
+	const struct cli_common *o;
+	const cJSON *base;
+	const struct cmp_grid *g;
+	const char *out;
+};
+
+static int cell_task(void *ctx, int i, struct met_summary *m)
+{
+	const struct cell_ctx *c = ctx;
+	const struct cmp_grid *g = c->g;
+	int rc = run_cell(c->o, c->base, g, i, c->out, NULL, m, 0);
+	if (rc == CLI_OK && !c->o->quiet) {
+		int r = i % (1 + g->n_rates), ps = i / (1 + g->n_rates);
+		char dir[4096];
+		cell_dir(g, "", ps / cmp_n_seeds(g), ps % cmp_n_seeds(g), r, dir, sizeof dir);
+		fprintf(stderr, "[%d/%d] %s: done\n", i + 1, cmp_n_cells(g), dir + 1);
+	}
+	return rc;
+}
+
+static int run_pool(const struct cli_common *o, const cJSON *base, const struct cmp_grid *g,
+		    const char *out, struct met_summary *sums)
+{
+	int n = cmp_n_cells(g);
+	unsigned char *skip = calloc((size_t)n, 1);
+	if (!skip)
+		return CLI_INTERNAL;
+	for (int i = 0; i < n; i++)
+		skip[i] = (unsigned char)cmp_cell_skipped(g, i);
+	struct cell_ctx c = {o, base, g, out};
+	int rc = cmp_run_parallel(n, g->jobs, cell_task, &c, skip, sums);
+	free(skip);
+	return rc;
 }
 
 int cmp_run(const struct cli_common *o, const cJSON *base, const struct cmp_grid *g,
@@ -297,6 +374,8 @@ int cmp_run(const struct cli_common *o, const cJSON *base, const struct cmp_grid
 	for (int i = 0; i < n && rc == CLI_OK; i++) {
 		int r = i % (1 + g->n_rates), ps = i / (1 + g->n_rates);
 		int s = ps % cmp_n_seeds(g), p = ps / cmp_n_seeds(g);
+		if (cmp_cell_skipped(g, i))
+			continue;
 		if (!o->quiet) {
 			if (n == g->n_pol)
 				fprintf(stderr, "[%d/%d] %s\n", p + 1, g->n_pol, g->names[p]);
@@ -324,17 +403,18 @@ static int steady_of(const struct met_summary *m)
 	return steady;
 }
 
-/* Policy p's load curve over the rates: each figure the median over the
- * seeds. pts has g->n_rates entries. */
+/* Policy p's load curve over the points (g->pt_rate): each figure the
+ * median over the seeds. pts has g->n_pts entries. */
 static void load_curve(const struct cmp_grid *g, const struct met_summary *sums, int p,
 		       struct cap_point *pts)
 {
 	int ns = cmp_n_seeds(g);
 	double x[4][CMP_MAX_SEEDS], lo, hi;
-	for (int r = 1; r <= g->n_rates; r++) {
-		struct cap_point *c = &pts[r - 1];
+	for (int k = 0; k < g->n_pts; k++) {
+		struct cap_point *c = &pts[k];
+		int r = g->pt_r[k];
 		memset(c, 0, sizeof *c);
-		c->rate = g->rates[r - 1];
+		c->rate = g->pt_rate[k];
 		c->completed = c->steady = 1;
 		for (int s = 0; s < ns; s++) {
 			const struct met_summary *m = &sums[cmp_cell(g, p, s, r)];
@@ -427,8 +507,8 @@ int cmp_annotate(const struct cmp_grid *g, const struct met_summary *sums, cJSON
 		cap = cJSON_CreateObject();
 		cJSON_AddStringToObject(cap, "rate_key", g->rate_path);
 		cJSON *rates = cJSON_AddArrayToObject(cap, "rates");
-		for (int r = 0; r < g->n_rates; r++)
-			cJSON_AddItemToArray(rates, cJSON_CreateNumber(g->rates[r]));
+		for (int k = 0; k < g->n_pts; k++)
+			cJSON_AddItemToArray(rates, cJSON_CreateNumber(g->pt_rate[k]));
 		cJSON *seeds = cJSON_AddArrayToObject(cap, "seeds");
 		for (int s = 0; s < cmp_n_seeds(g); s++)
 			cJSON_AddItemToArray(seeds, cJSON_CreateNumber(
@@ -446,9 +526,9 @@ int cmp_annotate(const struct cmp_grid *g, const struct met_summary *sums, cJSON
 			cJSON_AddItemToObject(col, "seeds", seeds_json(g, sums, p));
 		if (!g->n_rates)
 			continue;
-		struct cap_point pts[CMP_MAX_RATES];
+		struct cap_point pts[CMP_MAX_RATES + 1];
 		load_curve(g, sums, p, pts);
-		int at = cap_capacity(pts, (size_t)g->n_rates, sums[0].slo_ttft_s,
+		int at = cap_capacity(pts, (size_t)g->n_pts, sums[0].slo_ttft_s,
 				      sums[0].slo_tpot_s);
 		cJSON *c = cJSON_AddObjectToObject(col, "capacity");
 		cJSON_AddStringToObject(c, "rate_key", g->rate_path);
@@ -459,8 +539,8 @@ int cmp_annotate(const struct cmp_grid *g, const struct met_summary *sums, cJSON
 			cJSON_AddNullToObject(c, "rate");
 			cJSON_AddNullToObject(caps, g->names[p]);
 		}
-		cJSON_AddItemToObject(c, "curve", curve_json(pts, g->n_rates));
-		cJSON_AddItemToObject(curves, g->names[p], curve_json(pts, g->n_rates));
+		cJSON_AddItemToObject(c, "curve", curve_json(pts, g->n_pts));
+		cJSON_AddItemToObject(curves, g->names[p], curve_json(pts, g->n_pts));
 	}
 	int rc = 0;
 	if (cap) {
@@ -522,24 +602,33 @@ void cmp_print_seeds_table(FILE *f, const struct cmp_grid *g, const struct met_s
 
 void cmp_print_capacity(FILE *f, const struct cmp_grid *g, const struct met_summary *sums)
 {
-	fprintf(f, "\ncapacity: the highest %s at which TTFT p99 <= %g s and TPOT p99 <= %g s\n"
-		   "(at most 0.1%% shed or failed, steady) at it and every lower load%s\n",
+	fprintf(f, "\ncapacity: the highest %s at which TTFT p99 <= %g s and TPOT p99 <= %g s,\n"
+		   "at most 0.1%% shed or failed, and steady, at it and every lower load%s\n",
 		g->rate_path, sums[0].slo_ttft_s, sums[0].slo_tpot_s,
 		g->n_seeds > 1 ? "; medians over the seeds" : "");
+	fprintf(f, "%-20s", "TTFT p99 (s) at");
+	for (int k = 0; k < g->n_pts; k++)
+		fprintf(f, " %9g", g->pt_rate[k]);
+	fprintf(f, "  capacity\n");
 	for (int p = 0; p < g->n_pol; p++) {
-		struct cap_point pts[CMP_MAX_RATES];
+		struct cap_point pts[CMP_MAX_RATES + 1];
 		load_curve(g, sums, p, pts);
-		int at = cap_capacity(pts, (size_t)g->n_rates, sums[0].slo_ttft_s,
+		int at = cap_capacity(pts, (size_t)g->n_pts, sums[0].slo_ttft_s,
 				      sums[0].slo_tpot_s);
+		fprintf(f, "%-20s", g->names[p]);
+		for (int k = 0; k < g->n_pts; k++) {
+			char cell[32];
+			snprintf(cell, sizeof cell, "%.3f%s", pts[k].ttft_p99_s,
+				 pts[k].meets ? " " : !pts[k].steady ? "*" : "!");
+			fprintf(f, " %9s", cell);
+		}
 		if (at >= 0)
-			fprintf(f, "%-20s %g\n", g->names[p], pts[at].rate);
+			fprintf(f, "  %g%s\n", pts[at].rate, at + 1 < g->n_pts ? "" : " or more");
 		else
-			fprintf(f, "%-20s none of the rates\n", g->names[p]);
-		for (int r = 0; r < g->n_rates; r++)
-			fprintf(f, "  %-10g TTFT p99 %9.4f s  TPOT p99 %8.4f s  attainment %6.4f  %s\n",
-				pts[r].rate, pts[r].ttft_p99_s, pts[r].tpot_p99_s, pts[r].attainment,
-				pts[r].meets ? "meets" : pts[r].steady ? "fails" : "not steady");
+			fprintf(f, "  below %g\n", pts[0].rate);
 	}
+	fprintf(f, "(* not steady; ! steady but over an SLO or losing requests; TPOT p99 and "
+		   "each point's figures in capacity.json)\n");
 }
 
 int cmp_plot_capacity(const struct cmp_grid *g, const struct met_summary *sums, const char *out,
@@ -557,13 +646,13 @@ int cmp_plot_capacity(const struct cmp_grid *g, const struct met_summary *sums, 
 	}
 	size_t used = 0;
 	for (int p = 0; p < g->n_pol; p++) {
-		struct cap_point pts[CMP_MAX_RATES];
+		struct cap_point pts[CMP_MAX_RATES + 1];
 		load_curve(g, sums, p, pts);
-		int at = cap_capacity(pts, (size_t)g->n_rates, sums[0].slo_ttft_s,
+		int at = cap_capacity(pts, (size_t)g->n_pts, sums[0].slo_ttft_s,
 				      sums[0].slo_tpot_s);
 		/* a header per block: gnuplot takes each block's first line as one */
 		fprintf(f, "%srate,ttft_p99_s,tpot_p99_s,capacity_ttft_p99_s\n", p ? "\n\n" : "");
-		for (int r = 0; r < g->n_rates; r++) {
+		for (int r = 0; r < g->n_pts; r++) {
 			fprintf(f, "%.9g,%.9g,", pts[r].rate, pts[r].ttft_p99_s);
 			if (pts[r].tpot_p99_s >= 0)
 				fprintf(f, "%.9g,", pts[r].tpot_p99_s);
@@ -584,4 +673,91 @@ int cmp_plot_capacity(const struct cmp_grid *g, const struct met_summary *sums, 
 	}
 	return res_plot_capacity(out, g->rate_path, names, sums[0].slo_ttft_s, sums[0].slo_tpot_s,
 				 figs, err, errlen);
+}
+
+void cmp_capacity_verdict(const struct cmp_grid *g, const struct met_summary *sums, int baseline,
+			  char *buf, size_t len, cJSON *verdict)
+{
+	int at[64], top = -1;
+	double rate[64];
+	for (int p = 0; p < g->n_pol && p < 64; p++) {
+		struct cap_point pts[CMP_MAX_RATES + 1];
+		load_curve(g, sums, p, pts);
+		at[p] = cap_capacity(pts, (size_t)g->n_pts, sums[0].slo_ttft_s, sums[0].slo_tpot_s);
+		rate[p] = at[p] >= 0 ? pts[at[p]].rate : NAN;
+		if (at[p] > top)
+			top = at[p];
+	}
+	int n = g->n_pol < 64 ? g->n_pol : 64, b = baseline >= 0 && baseline < n ? baseline : 0;
+	/* best: every column within one load step of the highest capacity (the
+	 * grid's precision, and what seeds 1-3 move the default scenario's
+	 * capacities by: docs/outputs.md, The verdict) */
+	size_t used = (size_t)snprintf(buf, len,
+				       "Capacity, the highest %s meeting the SLOs while steady "
+				       "(tried %g to %g%s): ",
+				       g->rate_path, g->pt_rate[0], g->pt_rate[g->n_pts - 1],
+				       g->n_seeds > 1 ? ", medians over the seeds" : "");
+	int named = 0, base_best = 0;
+	cJSON *best = cJSON_CreateArray();
+	for (int p = 0; p < n; p++) {
+		if (top < 0 || at[p] < top - 1)
+			continue;
+		named++;
+		base_best |= p == b;
+		cJSON_AddItemToArray(best, cJSON_CreateString(g->names[p]));
+	}
+	for (int p = 0, k = 0; p < n && used < len; p++) {
+		if (top < 0 || at[p] < top - 1)
+			continue;
+		k++;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", k == 1 ? "" : k == named ? " and " : ", ",
+					 g->names[p]);
+	}
+	int material = top >= 0 && !base_best && top - at[b] >= 2;
+	double change = at[b] >= 0 && top >= 0 ? g->pt_rate[top] / rate[b] - 1 : NAN;
+	if (used < len) {
+		if (top < 0)
+			used += (size_t)snprintf(buf + used, len - used,
+						 "no column meets them at %g", g->pt_rate[0]);
+		else if (base_best)
+			used += (size_t)snprintf(buf + used, len - used,
+						 "%s highest, the baseline among them: no material "
+						 "difference from it",
+						 named > 1 ? " tie within one load step as the" : " the");
+		else if (at[b] < 0)
+			used += (size_t)snprintf(buf + used, len - used,
+						 "%s highest, where %s meets them at no load tried, material",
+						 named > 1 ? " tie within one load step as the" : " the",
+						 g->names[b]);
+		else
+			used += (size_t)snprintf(buf + used, len - used,
+						 "%s highest, %+.0f%% against %s (%g), %s",
+						 named > 1 ? " tie within one load step as the" : " the",
+						 100 * change, g->names[b], rate[b],
+						 material ? "material" : "within one load step");
+	}
+	for (int p = 0; p < n && used < len; p++) {
+		char fig[48];
+		if (at[p] >= 0)
+			snprintf(fig, sizeof fig, at[p] + 1 < g->n_pts ? "%g" : "%g or more", rate[p]);
+		else
+			snprintf(fig, sizeof fig, "below %g", g->pt_rate[0]);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s %s", p ? ", " : "; each: ",
+					 g->names[p], fig);
+	}
+	if (used < len)
+		snprintf(buf + used, len - used, ".");
+	if (!verdict) {
+		cJSON_Delete(best);
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "figure", "capacity");
+	cJSON_AddItemToObject(o, "best", best);
+	if (isnan(change))
+		cJSON_AddNullToObject(o, "change");
+	else
+		cJSON_AddNumberToObject(o, "change", change);
+	cJSON_AddBoolToObject(o, "material", material || (top >= 0 && at[b] < 0));
+	cJSON_InsertItemInArray(verdict, 0, o);
 }

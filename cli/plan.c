@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/cells.h"
 #include "cli/cli.h"
 #include "experiments/plan_day.h"
 #include "experiments/plan_pools.h"
@@ -24,7 +25,8 @@ enum {
 	O_POOL,
 	O_POOL_GPUS,
 	O_AUTOSCALER,
-	O_RANK
+	O_RANK,
+	O_SEEDS
 };
 
 static const struct cli_opt plan_opts[] = {
@@ -55,6 +57,10 @@ static const struct cli_opt plan_opts[] = {
     {O_RANK, "rank", 0, "cost|energy|gpu_hours",
      "--search autoscale: rank the fleets by cost in USD (default), energy or GPU-hours",
      "cost energy gpu_hours", 0},
+    {O_SEEDS, "seeds", 0, "N|a-b|a,b,c",
+     "run every probe at each of these seeds (N: seeds 1 to N); a probe passes only when it "
+     "passes at every seed, and prints each figure's median with the TTFT and TPOT range",
+     NULL, 0},
     CLI_ROW_POLICY("route with policy P"),
     CLI_ROW_SET,
     CLI_ROW_SEED,
@@ -196,6 +202,18 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 			if (rank_opt(cx->cmd, p, v))
 				return CLI_BAD;
 			break;
+		case O_SEEDS: {
+			struct cmp_grid g = {0};
+			if (cmp_parse_seeds(&g, v)) {
+				cli_bad_value(cx->cmd, "--seeds", "N (1-64), a-b or a,b,c: distinct seeds",
+					      v);
+				return CLI_BAD;
+			}
+			for (int k = 0; k < g.n_seeds; k++)
+				p->seeds[k] = g.seeds[k];
+			p->n_seeds = g.n_seeds;
+			break;
+		}
 		case O_MIN: p->min_arg = v; break;
 		case O_MAX: p->max_arg = v; break;
 		case O_RATE_KEY:
@@ -302,8 +320,8 @@ static double search_rate(struct plan *p, const struct fleet *fl, double start, 
 	if (got) {
 		pass_at = r;
 		*best = f;
-		while (r * 2 <= p->max) {
-			r *= 2;
+		while (r < p->max) { /* doubling, and --max itself last */
+			r = r * 2 <= p->max ? r * 2 : p->max;
 			got = plan_probe_value(p, fl, p->rate_key, r, &f);
 			if (got < 0)
 				return -1;
@@ -318,8 +336,8 @@ static double search_rate(struct plan *p, const struct fleet *fl, double start, 
 			return pass_at; /* passes up to --max */
 	} else {
 		fail_at = r;
-		while (r / 2 >= p->min) {
-			r /= 2;
+		while (r > p->min) { /* halving, and --min itself last */
+			r = r / 2 >= p->min ? r / 2 : p->min;
 			got = plan_probe_value(p, fl, p->rate_key, r, &f);
 			if (got < 0)
 				return -1;
@@ -510,6 +528,11 @@ static int write_plan(struct plan *p, const struct scenario *base, cJSON *answer
 	if (p->slo_tpot > 0)
 		cJSON_AddNumberToObject(slo, "tpot_p99_s", p->slo_tpot);
 	cJSON_AddNumberToObject(j, "seed", (double)base->seed);
+	if (p->n_seeds > 0) {
+		cJSON *sd = cJSON_AddArrayToObject(j, "seeds");
+		for (int k = 0; k < p->n_seeds; k++)
+			cJSON_AddItemToArray(sd, cJSON_CreateNumber((double)p->seeds[k]));
+	}
 	cJSON_AddNumberToObject(j, "runs", (double)p->runs);
 	cJSON_AddStringToObject(j, "kvsim_version", kvsim_version());
 	cJSON_AddItemToObject(j, "answers", answers);

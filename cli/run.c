@@ -228,7 +228,7 @@ static int write_outputs(const struct cli_common *o, const char *out, const cJSO
 			 const char **names, const struct met_summary *sums,
 			 const struct met_summary *attr, int n, int baseline, cJSON *cmp,
 			 struct afile_set *set, const struct cmp_grid *g,
-			 const struct met_summary *cells)
+			 const struct met_summary *cells, const struct res_verdict_in *vin)
 {
 	char path[4096], csv[4096], err[1024];
 	snprintf(path, sizeof path, "%s/comparison.json", out);
@@ -251,7 +251,7 @@ static int write_outputs(const struct cli_common *o, const char *out, const cJSO
 	}
 	if (rc == CLI_OK && o->report) {
 		char *scen = cJSON_Print(base);
-		if (!scen || res_report(out, scen, sums, attr, (size_t)n, baseline, figs, err,
+		if (!scen || res_report(out, scen, sums, attr, (size_t)n, baseline, figs, vin, err,
 					       sizeof err)) {
 			fprintf(stderr, "kvsim: %s\n", scen ? err : "out of memory");
 			rc = CLI_INTERNAL;
@@ -357,7 +357,8 @@ static int bold_ok(void)
 
 static void print_comparison(const struct compare_args *c, const char *out,
 			     const struct met_summary *sums, const struct met_summary *attr, int n,
-			     int baseline, const cJSON *cmp)
+			     int baseline, const cJSON *cmp, const struct res_verdict_in *vin,
+			     const struct met_summary *cells)
 {
 	const struct cli_common *o = &c->o;
 	if (c->format == CMP_CSV) {
@@ -385,6 +386,14 @@ static void print_comparison(const struct compare_args *c, const char *out,
 	res_print_comparison_with(stdout, sums, (size_t)n, RES_STYLE_TEXT, &topts);
 	res_print_attribution(stdout, sums, attr, (size_t)n, baseline < 0 ? 0 : baseline,
 			      RES_STYLE_TEXT);
+	if (c->g.n_rates)
+		cmp_print_capacity(stdout, &c->g, cells);
+	if (n > 1) {
+		printf("\nverdict, against %s:\n", sums[baseline < 0 ? 0 : baseline].policy);
+		res_print_verdict_in(stdout, sums, (size_t)n, baseline, RES_STYLE_TEXT, vin);
+		res_print_attribution_verdict(stdout, sums, attr, (size_t)n,
+					      baseline < 0 ? 0 : baseline, RES_STYLE_TEXT);
+	}
 	printf("\nwrote %s/comparison.json, %s/comparison.csv and "
 	       "%s/<policy>/{summary.json,requests.csv,timeseries.csv}\n",
 	       out, out, out);
@@ -437,21 +446,45 @@ static cJSON *own_params(cJSON *root, const char *policy)
 	return o;
 }
 
+/* The attribution runs as parallel tasks: task i runs trees[i] into
+ * DIR/attribution/<policy>/ (NULL tree: none). */
+struct attr_ctx {
+	const struct cli_common *o;
+	cJSON **trees;
+	const char *out;
+	const char **names;
+};
+
+static int attr_task(void *ctx, int i, struct met_summary *sum)
+{
+	const struct attr_ctx *c = ctx;
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/attribution/%s", c->out, c->names[i]);
+	struct cli_common o = *c->o;
+	o.quiet = 1; /* no progress lines from a worker */
+	return run_one(&o, c->trees[i], dir, NULL, sum);
+}
+
 /* Attribution: each column whose mechanisms differ from column b's runs
  * again with b's forced at router.policy_params.<policy> (as --set
  * router.policy_params.<policy>.<key>=... forces them), its files in
  * DIR/attribution/<policy>/; attr[j] gets that run's summary (the others
- * keep an empty policy name). */
+ * keep an empty policy name). With jobs > 1 the runs share jobs worker
+ * processes, with the same results. */
 static int run_attribution(const struct cli_common *o, const char *out, const cJSON *base,
 			   const char **names, const struct met_summary *sums, int n, int b,
-			   struct met_summary *attr, struct afile_set *set)
+			   struct met_summary *attr, struct afile_set *set, int jobs)
 {
-	int rc = CLI_OK;
+	int rc = CLI_OK, todo = 0;
+	cJSON **trees = calloc((size_t)n, sizeof *trees);
+	unsigned char *skip = calloc((size_t)n, 1);
+	if (!trees || !skip)
+		rc = CLI_INTERNAL;
 	for (int i = 0; i < n && rc == CLI_OK; i++) {
+		skip[i] = 1;
 		if (i == b || res_same_mechanisms(&sums[i], &sums[b]))
 			continue;
-		char dir[4096], err[1024];
-		snprintf(dir, sizeof dir, "%s/attribution/%s", out, names[i]);
+		char err[1024];
 		if (!o->quiet)
 			fprintf(stderr, "[attribution] %s under %s's mechanisms\n", names[i], names[b]);
 		cJSON *root = cJSON_Duplicate(base, 1), *mech = res_mechanism_keys(&sums[b]);
@@ -461,16 +494,33 @@ static int run_attribution(const struct cli_common *o, const char *out, const cJ
 		if (!own || !mech) {
 			cJSON_Delete(root);
 			cJSON_Delete(mech);
-			return CLI_INTERNAL;
+			rc = CLI_INTERNAL;
+			break;
 		}
 		for (cJSON *k = mech->child; k; k = k->next) {
 			cJSON_DeleteItemFromObjectCaseSensitive(own, k->string);
 			cJSON_AddItemToObject(own, k->string, cJSON_Duplicate(k, 1));
 		}
 		cJSON_Delete(mech);
-		rc = run_one(o, root, dir, set, &attr[i]);
-		cJSON_Delete(root);
+		trees[i] = root;
+		skip[i] = 0;
+		todo++;
 	}
+	struct attr_ctx c = {o, trees, out, names};
+	if (rc == CLI_OK && jobs > 1 && todo > 1) {
+		rc = cmp_run_parallel(n, jobs, attr_task, &c, skip, attr);
+	} else {
+		for (int i = 0; i < n && rc == CLI_OK; i++) {
+			char dir[4096];
+			snprintf(dir, sizeof dir, "%s/attribution/%s", out, names[i]);
+			if (trees && trees[i])
+				rc = run_one(o, trees[i], dir, set, &attr[i]);
+		}
+	}
+	for (int i = 0; trees && i < n; i++)
+		cJSON_Delete(trees[i]);
+	free(trees);
+	free(skip);
 	return rc;
 }
 
@@ -534,26 +584,30 @@ static int cmd_compare(const struct cli_ctx *cx, int argc, char **argv)
 	if (!attr)
 		rc = CLI_INTERNAL;
 	else if (rc == CLI_OK && n > 1 && differ && (c.attribute || o.report))
-		rc = run_attribution(&o, out, base, names, sums, n, b, attr, &set);
+		rc = run_attribution(&o, out, base, names, sums, n, b, attr, &set, c.g.jobs);
 	/* comparison.json: the columns' summaries and the verdict on them */
 	struct cmp_spread_ctx spread = {&c.g, all};
 	cJSON *doc = rc == CLI_OK ? comparison_doc(cmp, sums, attr, n, baseline, &spread) : NULL;
 	if (rc == CLI_OK && !doc)
 		rc = CLI_INTERNAL;
+	char capacity[2048];
+	struct res_verdict_in vin = {cmp_seed_spread, &spread, cmp_n_seeds(&c.g),
+				     c.g.n_rates ? capacity : NULL};
+	if (rc == CLI_OK && c.g.n_rates)
+		cmp_capacity_verdict(&c.g, all, baseline, capacity, sizeof capacity,
+				     cJSON_GetObjectItemCaseSensitive(doc, "verdict"));
 	if (rc == CLI_OK)
 		rc = write_outputs(&o, out, base, names, sums, attr, n, baseline, doc, &set, &c.g,
-				   all);
+				   all, &vin);
 	afile_set_discard(&set);
 	if (rc != CLI_OK)
 		remove_empty_dirs(out, names, n);
 	if (rc == CLI_OK && !o.quiet) {
-		print_comparison(&c, out, sums, attr, n, baseline, doc);
+		print_comparison(&c, out, sums, attr, n, baseline, doc, &vin, all);
 		if (c.format == CMP_TEXT && c.g.n_seeds > 1) {
 			fputc('\n', stdout);
 			cmp_print_seeds_table(stdout, &c.g, all);
 		}
-		if (c.format == CMP_TEXT && c.g.n_rates)
-			cmp_print_capacity(stdout, &c.g, all);
 	}
 	cJSON_Delete(doc);
 	for (int i = 0; attr && i < n; i++)

@@ -247,7 +247,11 @@ static void plot_rate_axis(const struct swp *sw, const char *out, int quiet)
 	for (int k = 0; k < sw->n_axes; k++) {
 		size_t pl = strlen(sw->ax[k].path);
 		if (pl > 6 && !strcmp(sw->ax[k].path + pl - 6, "_per_s")) {
-			if (res_plot_latency_load(out, k + 1, sw->ax[k].path, err, sizeof err))
+			char names[4096];
+			int rows = swp_latency_load_data(out, sw->ax[k].path, names, sizeof names, err,
+							 sizeof err);
+			if (rows < 0 ||
+			    res_plot_latency_load(out, sw->ax[k].path, names, rows, err, sizeof err))
 				fprintf(stderr, "kvsim: %s\n", err);
 			else if (!quiet)
 				printf("figure: %s/plots/latency_load.png (and .svg)\n", out);
@@ -279,6 +283,8 @@ static int sweep(const struct cli_ctx *cx, struct sweep_args *s)
 	if (run_pool(&s->sw, s->workers, out, s->o.quiet))
 		return intr_caught() ? 128 + intr_caught() : CLI_INTERNAL;
 	int rc = merge_report(out, s->o.quiet);
+	if (!s->o.quiet && swp_print_table(out, stdout, err, sizeof err))
+		fprintf(stderr, "kvsim: %s\n", err);
 	plot_rate_axis(&s->sw, out, s->o.quiet);
 	return rc;
 }

@@ -40,12 +40,18 @@ struct fleet {
 };
 
 /* The figures of one run. */
+#define PLAN_MAX_SEEDS 64
+
 struct fig {
 	int pr, de; /* pd_ratio: the split */
 	double gpus, cost, ttft, tpot, lost, attain, goodput, tokens_per_s;
 	/* the run's summary: GPU-hours held, their price, energy (kWh, J per
 	 * output token), nodes held (time-weighted mean, most at once) */
 	double gpu_hours, cost_usd, kwh, j_per_token, nodes_mean, nodes_max;
+	/* with --seeds: each figure above is the median over the seeds (nodes:
+	 * the first seed's), the TTFT and TPOT p99's range beside it */
+	double ttft_lo, ttft_hi, tpot_lo, tpot_hi;
+	int unsteady; /* how many seeds' runs were not steady */
 	int pass;
 };
 
@@ -92,6 +98,10 @@ struct plan {
 	int n_as, day;
 	const char *rank;
 	const char *always_set;
+	/* --seeds: every probe runs at each (none: the scenario's seed) and
+	 * passes only when it passes at every one */
+	long long seeds[PLAN_MAX_SEEDS];
+	int n_seeds;
 };
 
 /* One fleet's answer. */

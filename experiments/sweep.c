@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "experiments/capacity.h"
 #include "results/metric_table.h"
 #include "results/metrics.h"
 #include "results/writer.h"
@@ -669,4 +670,254 @@ oom:
 int swp_merge(const char *dir, FILE *out, long *missing, long *failed, char *err, size_t errlen)
 {
 	return swp_merge_with(dir, NULL, out, missing, failed, err, errlen);
+}
+
+/* --- the printed table --- */
+
+/* Point p's values without its seed ("a=1;seed=2;b=3" -> "a=1;b=3"). */
+static void values_sans_seed(const char *v, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (const char *p = v; *p;) {
+		const char *e = strchr(p, ';');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (strncmp(p, "seed=", 5) && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%.*s", used ? ";" : "",
+						 (int)n, p);
+		p += n + (e != NULL);
+	}
+}
+
+static double fig_at(const cJSON *sum, const char *a, const char *b)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, a), b);
+	return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* One cell: the figure, or with several seeds its median and range. */
+static void spread_cell(double *x, size_t n, int decimals, char *buf, size_t len)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i]))
+			x[k++] = x[i];
+	if (k == 0) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	double lo, med, hi;
+	cap_spread(x, k, &lo, &med, &hi);
+	if (n == 1 || lo == hi)
+		snprintf(buf, len, "%.*f", decimals, med);
+	else
+		snprintf(buf, len, "%.*f (%.*f-%.*f)", decimals, med, decimals, lo, decimals, hi);
+}
+
+/* DIR/sweep.json, parsed (NULL with err); *pts its "points". */
+static cJSON *read_sweep(const char *dir, const cJSON **pts, char *err, size_t errlen)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/sweep.json", dir);
+	char *text = cfg_slurp(path, NULL, err, errlen);
+	if (!text)
+		return NULL;
+	cJSON *doc = cJSON_Parse(text);
+	free(text);
+	if (!doc)
+		snprintf(err, errlen, "%s: cannot read it back", path);
+	*pts = cJSON_GetObjectItemCaseSensitive(doc, "points");
+	return doc;
+}
+
+int swp_print_table(const char *dir, FILE *f, char *err, size_t errlen)
+{
+	const cJSON *pts;
+	cJSON *doc = read_sweep(dir, &pts, err, errlen);
+	if (!doc)
+		return -1;
+	int n = cJSON_GetArraySize(pts), rc = 0, seeds = 1;
+	char (*key)[512] = n ? calloc((size_t)n, sizeof *key) : NULL;
+	unsigned char *done = n ? calloc((size_t)n, 1) : NULL;
+	double *x = n ? calloc((size_t)n * 5, sizeof *x) : NULL;
+	if (n && (!key || !done || !x)) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pts, i), "values");
+		values_sans_seed(cJSON_IsString(v) ? v->valuestring : "", key[i], sizeof key[i]);
+	}
+	int w = 24;
+	for (int i = 0; i < n; i++)
+		if ((int)strlen(key[i]) > w)
+			w = (int)strlen(key[i]);
+	for (int i = 0, k = 0; i < n; i++) {
+		k = 0;
+		for (int j = i; j < n; j++)
+			k += !strcmp(key[j], key[i]);
+		if (k > seeds)
+			seeds = k;
+	}
+	fprintf(f, "%-*s  %-22s  %-22s  %-22s  %-22s  %s\n", w,
+		seeds > 1 ? "point (median over seeds, range)" : "point", "TTFT p99 (s)",
+		"TPOT p99 (s)", "goodput (req/s)", "SLO attainment", "steady");
+	for (int i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		size_t m = 0, steady = 0;
+		for (int j = i; j < n; j++) {
+			if (done[j] || strcmp(key[j], key[i]))
+				continue;
+			done[j] = 1;
+			const cJSON *sum =
+			    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pts, j), "summary");
+			x[0 * n + m] = fig_at(sum, "ttft_s", "p99");
+			x[1 * n + m] = fig_at(sum, "tpot_s", "p99");
+			x[2 * n + m] = fig_at(sum, "slo", "goodput_rps");
+			x[3 * n + m] = fig_at(sum, "slo", "attainment");
+			const cJSON *st = cJSON_GetObjectItemCaseSensitive(sum, "steady");
+			steady += !cJSON_IsFalse(st);
+			m++;
+		}
+		char c[4][64], st[32];
+		static const int dec[4] = {3, 4, 2, 3};
+		for (int k = 0; k < 4; k++)
+			spread_cell(x + (size_t)k * n, m, dec[k], c[k], sizeof c[k]);
+		if (m == 1)
+			snprintf(st, sizeof st, "%s", steady ? "yes" : "no");
+		else
+			snprintf(st, sizeof st, "%zu of %zu", steady, m);
+		fprintf(f, "%-*s  %-22s  %-22s  %-22s  %-22s  %s\n", w, key[i][0] ? key[i] : "(seeds)",
+			c[0], c[1], c[2], c[3], st);
+	}
+out:
+	cJSON_Delete(doc);
+	free(key);
+	free(done);
+	free(x);
+	return rc;
+}
+
+/* --- the latency-load figure's data --- */
+
+/* Point values v split into its load (the component whose path is rate)
+ * and the rest but the seed, "a=1;b=2", into series. */
+static double split_point(const char *v, const char *rate, char *series, size_t len)
+{
+	size_t used = 0, rl = strlen(rate);
+	double x = NAN;
+	series[0] = 0;
+	for (const char *p = v; *p;) {
+		const char *e = strchr(p, ';');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n > rl && !strncmp(p, rate, rl) && p[rl] == '=')
+			x = strtod(p + rl + 1, NULL);
+		else if (strncmp(p, "seed=", 5) && used < len)
+			used += (size_t)snprintf(series + used, len - used, "%s%.*s", used ? ";" : "",
+						 (int)n, p);
+		p += n + (e != NULL);
+	}
+	for (char *c = series; *c; c++) /* a word of gnuplot's word() */
+		if (*c == ' ' || *c == '\t')
+			*c = '_';
+	return x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int swp_latency_load_data(const char *dir, const char *rate, char *names, size_t nlen, char *err,
+			  size_t errlen)
+{
+	const cJSON *pts;
+	cJSON *doc = read_sweep(dir, &pts, err, errlen);
+	if (!doc)
+		return -1;
+	char path[4200];
+	int n = cJSON_GetArraySize(pts), rc = 0;
+	long rows = 0;
+	char (*ser)[512] = n ? calloc((size_t)n, sizeof *ser) : NULL;
+	double *xs = n ? calloc((size_t)n * 4, sizeof *xs) : NULL;
+	unsigned char *done = n ? calloc((size_t)n, 1) : NULL;
+	snprintf(path, sizeof path, "%s/plots", dir);
+	if (res_mkdirs(path, err, errlen)) {
+		rc = -1;
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/plots/latency_load.dat", dir);
+	FILE *f = !n || (ser && xs && done) ? fopen(path, "w") : NULL;
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rc = -1;
+		goto out;
+	}
+	double *x = xs, *ux = xs + n, *a = xs + 2 * n, *b = xs + 3 * n;
+	for (int i = 0; i < n; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pts, i), "values");
+		x[i] = split_point(cJSON_IsString(v) ? v->valuestring : "", rate, ser[i], sizeof ser[i]);
+	}
+	size_t used = 0;
+	names[0] = 0;
+	int blocks = 0;
+	for (int i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		/* series ser[i]: its loads, ascending, each the median over its seeds */
+		int m = 0;
+		for (int j = i; j < n; j++)
+			if (!strcmp(ser[j], ser[i]) && !isnan(x[j]))
+				ux[m++] = x[j];
+		qsort(ux, (size_t)m, sizeof *ux, cmp_double);
+		fprintf(f, "%srate,ttft_p99_s,tpot_p99_s,capacity_ttft_p99_s\n", blocks ? "\n\n" : "");
+		for (int k = 0; k < m; k++) {
+			if (k && ux[k] == ux[k - 1])
+				continue;
+			size_t c = 0;
+			for (int j = i; j < n; j++) {
+				if (strcmp(ser[j], ser[i]) || x[j] != ux[k])
+					continue;
+				const cJSON *sum = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pts, j),
+										   "summary");
+				double t = fig_at(sum, "ttft_s", "p99"), p = fig_at(sum, "tpot_s", "p99");
+				if (!isnan(t)) {
+					a[c] = t;
+					b[c] = isnan(p) ? -1 : p;
+					c++;
+				}
+			}
+			if (!c)
+				continue;
+			double lo, mt, mp, hi;
+			cap_spread(a, c, &lo, &mt, &hi);
+			cap_spread(b, c, &lo, &mp, &hi);
+			rows++;
+			fprintf(f, "%.9g,%.9g,", ux[k], mt);
+			if (mp >= 0)
+				fprintf(f, "%.9g,NaN\n", mp);
+			else
+				fputs("NaN,NaN\n", f);
+		}
+		for (int j = i; j < n; j++)
+			if (!strcmp(ser[j], ser[i]))
+				done[j] = 1;
+		if (used < nlen)
+			used += (size_t)snprintf(names + used, nlen - used, "%s%s", blocks ? " " : "",
+						 ser[i][0] ? ser[i] : "sweep");
+		blocks++;
+	}
+	if (fclose(f)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rc = -1;
+	}
+out:
+	cJSON_Delete(doc);
+	free(ser);
+	free(xs);
+	free(done);
+	return rc ? rc : (rows > INT_MAX ? INT_MAX : (int)rows);
 }

@@ -60,5 +60,18 @@ int swp_merge(const char *dir, FILE *out, long *missing, long *failed, char *err
  * the built-in metric table). */
 int swp_merge_with(const char *dir, const struct res_metrics *table, FILE *out, long *missing,
 		   long *failed, char *err, size_t errlen);
+/* Prints DIR/sweep.json as a table, a row per point: its varied values,
+ * TTFT p99, TPOT p99, goodput, SLO attainment and whether it was steady;
+ * points that differ only by seed share a row, each figure their median
+ * with its range and "k of n" steady. 0, or -1 with err. */
+int swp_print_table(const char *dir, FILE *f, char *err, size_t errlen);
+/* Writes DIR/plots/latency_load.dat from DIR/sweep.json for the load axis
+ * rate: a block per series (the points' other varied values, seeds aside),
+ * each row a load with the median TTFT p99 and TPOT p99 over the seeds;
+ * names gets the series' names, blank-separated ("sweep" for the only
+ * series of a sweep that varies the load alone). The rows written, or -1
+ * with err. */
+int swp_latency_load_data(const char *dir, const char *rate, char *names, size_t nlen, char *err,
+			  size_t errlen);
 
 #endif

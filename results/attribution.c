@@ -177,7 +177,14 @@ void res_print_attribution_verdict(FILE *f, const struct met_summary *s,
 			parts++;
 		}
 		if (!parts)
-			snprintf(line + len, sizeof line - len, " no material gain");
+			len += (size_t)snprintf(line + len, sizeof line - len, " no material gain");
+		/* a change against a baseline that drifts grows with the horizon,
+		 * and its split with it */
+		if (s[baseline].steadiness.unsteady && len < sizeof line)
+			snprintf(line + len, sizeof line - len,
+				 " (%s is not steady: these shares depend on the horizon; "
+				 "compare capacities instead)",
+				 s[baseline].policy);
 		if (style == RES_STYLE_HTML)
 			fprintf(f, "<li>%s</li>\n", line);
 		else

@@ -14,6 +14,7 @@
 #include "results/metrics.h"
 #include "results/scale_fig.h"
 #include "results/attribution.h"
+#include "results/gnuplot.h"
 #include "results/verdict.h"
 #include "results/writer.h"
 #include "base/afile.h"
@@ -26,130 +27,6 @@
 extern const char kv_plot_ttft_split[];
 extern const char kv_plot_pools[];
 extern const char kv_plot_scaling[];
-
-/* A gnuplot single-quoted string: a quote is written twice. */
-static void put_quoted(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s, f);
-	}
-	fputc('\'', f);
-}
-
-/* The last non-blank line of what gnuplot said on fd (its error), trimmed
- * into buf. */
-static void last_words(int fd, char *buf, size_t len)
-{
-	char text[4096];
-	buf[0] = 0;
-	off_t size = lseek(fd, 0, SEEK_END);
-	off_t from = size > (off_t)sizeof text - 1 ? size - (off_t)sizeof text + 1 : 0;
-	ssize_t n = pread(fd, text, sizeof text - 1, from);
-	if (n <= 0)
-		return;
-	text[n] = 0;
-	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' ' || text[n - 1] == '\r'))
-		text[--n] = 0;
-	char *line = strrchr(text, '\n');
-	line = line ? line + 1 : text;
-	line += strspn(line, " \t^");
-	snprintf(buf, len, ": %.200s", line);
-}
-
-/* Runs gnuplot on common.gp + script with the variables in vars (pairs of
- * name, value; values quoted as strings), drawing out through a temporary
- * name: out appears whole or not at all. What gnuplot prints goes to a
- * scratch file, never to kvsim's stdout; its last line is the message when
- * it fails. 0, or 3 with err. */
-static int gnuplot(const char *script, const char *const *vars, const char *out, const char *fmt,
-		   char *err, size_t errlen)
-{
-	char tmp[4500], said[256] = "", log_path[] = "/tmp/kvsim-gnuplot-XXXXXX";
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-	int log = mkstemp(log_path), in[2] = {-1, -1};
-	if (log < 0 || pipe(in)) {
-		snprintf(err, errlen, "cannot run gnuplot: %s", strerror(errno));
-		if (log >= 0) {
-			unlink(log_path);
-			close(log);
-		}
-		return 3;
-	}
-	unlink(log_path);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(log, 1);
-		dup2(log, 2);
-		close(in[0]);
-		close(in[1]);
-		close(log);
-		execlp("gnuplot", "gnuplot", (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	FILE *g = pid > 0 ? fdopen(in[1], "w") : NULL;
-	if (!g) {
-		snprintf(err, errlen, "cannot run gnuplot: %s", strerror(errno));
-		close(in[1]);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		close(log);
-		return 3;
-	}
-	for (; vars && vars[0]; vars += 2) {
-		fprintf(g, "%s = ", vars[0]);
-		put_quoted(g, vars[1]);
-		fputc('\n', g);
-	}
-	fputs("fmt = ", g);
-	put_quoted(g, fmt);
-	fputs("\nout = ", g);
-	put_quoted(g, tmp);
-	/* figname: the SVG's name, which prefixes its element ids, so several
-	 * SVGs inlined in one page keep distinct ids: "fig_" and the file's base
-	 * name, anything but a letter or digit as '_'. */
-	const char *base = strrchr(out, '/');
-	base = base ? base + 1 : out;
-	fputs("\nfigname = \"fig_", g);
-	for (const char *c = base; *c && strcmp(c, ".png") && strcmp(c, ".svg"); c++)
-		fputc((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			      (*c >= '0' && *c <= '9')
-			  ? *c
-			  : '_',
-		      g);
-	fputs("\"\n", g);
-	fputs(kv_plot_common, g);
-	fputs(script, g);
-	fputs("\nunset output\n", g);
-	fclose(g);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-	if (!ok)
-		last_words(log, said, sizeof said);
-	close(log);
-	if (ok && rename(tmp, out) != 0) {
-		snprintf(err, errlen, "%s: %s", out, strerror(errno));
-		unlink(tmp);
-		return 3;
-	}
-	if (!ok) {
-		unlink(tmp);
-		snprintf(err, errlen, "gnuplot failed drawing %s%s", out,
-			 WIFEXITED(st) && WEXITSTATUS(st) == 127
-			     ? " (gnuplot not found; make deps installs it)"
-			     : said);
-		return 3;
-	}
-	return 0;
-}
 
 /* A growing array of doubles. */
 struct dvec {
@@ -276,14 +153,22 @@ static int figure(struct report_figs *figs, const char *dir, const char *name,
 		  const char *caption, const char *script, const char *const *vars, char *err,
 		  size_t errlen)
 {
+	/* the PNG and the SVG drawn at once, by two gnuplots */
 	static const char *const fmts[] = {"png", "svg"};
-	for (int i = 0; i < 2; i++) {
-		char out[4400];
-		snprintf(out, sizeof out, "%s/plots/%s.%s", dir, name, fmts[i]);
-		int rc = gnuplot(script, vars, out, fmts[i], err, errlen);
-		if (rc)
-			return rc;
+	char out[2][4400], err2[512];
+	struct gp_job jobs[2];
+	int started = 0, rc = 0;
+	for (int i = 0; i < 2 && !rc; i++) {
+		snprintf(out[i], sizeof out[i], "%s/plots/%s.%s", dir, name, fmts[i]);
+		rc = gnuplot_start(&jobs[i], script, vars, out[i], fmts[i], err, errlen);
+		started += !rc;
 	}
+	for (int i = 0; i < started; i++) {
+		int r = gnuplot_finish(&jobs[i], rc ? err2 : err, rc ? sizeof err2 : errlen);
+		rc = rc ? rc : r;
+	}
+	if (rc)
+		return rc;
 	if (figs->n < REPORT_MAX_FIGS) {
 		snprintf(figs->name[figs->n], sizeof figs->name[0], "%s", name);
 		snprintf(figs->caption[figs->n], sizeof figs->caption[0], "%s", caption);
@@ -323,24 +208,20 @@ int res_read_policies(const char *dir, char names[][48], size_t max, char *err, 
 	return n ? n : -1;
 }
 
-int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, size_t errlen)
+int res_plot_latency_load(const char *dir, const char *x, const char *series, long rows,
+			  char *err, size_t errlen)
 {
-	char plots[4200], csv[4200], col[16];
-	snprintf(plots, sizeof plots, "%s/plots", dir);
-	snprintf(csv, sizeof csv, "%s/sweep.csv", dir);
-	snprintf(col, sizeof col, "%d", xcol);
-	static const char *const need[] = {"ttft_p99_s", "tpot_p99_s"};
-	long rows, positive;
-	int rc = csv_scan(csv, need, 2, &rows, &positive, err, errlen);
-	if (rc)
-		return rc;
-	if (res_mkdirs(plots, err, errlen))
-		return 3;
-	const char *vars[] = {"csv", csv, "x", x, "xcol", col, "nodata",
-			      rows ? "" : "no point of the sweep finished", NULL};
+	char dat[4200];
+	snprintf(dat, sizeof dat, "%s/plots/latency_load.dat", dir);
+	const char *vars[] = {"csv",	  dat,	  "x",	      x,
+			      "nodata",	  rows ? "" : "no point of the sweep finished",
+			      "policies", series, "slo_ttft", "0", "slo_tpot", "0", NULL};
 	struct report_figs figs = {0};
-	return figure(&figs, dir, "latency_load", "Tail latency against load. Where a curve turns upward the policy saturates; "
-		      "a curve that turns further right carries more load.",
+	return figure(&figs, dir, "latency_load",
+		      "Tail latency against load, a series per combination of the other varied "
+		      "values (each point the median over the seeds): TTFT p99 (solid, left axis) "
+		      "and TPOT p99 (dashed, right axis). Where a curve turns upward the series "
+		      "saturates; a curve that turns further right carries more load.",
 		      kv_plot_latency_load, vars, err, errlen);
 }
 
@@ -351,7 +232,7 @@ int res_plot_capacity(const char *dir, const char *x, const char *policies, doub
 	snprintf(dat, sizeof dat, "%s/plots/latency_load.dat", dir);
 	snprintf(st, sizeof st, "%.9g", slo_ttft_s);
 	snprintf(sp, sizeof sp, "%.9g", slo_tpot_s);
-	const char *vars[] = {"csv",      dat, "x",        x,  "xcol", "1", "nodata", "",
+	const char *vars[] = {"csv",      dat, "x",        x,  "nodata", "",
 			      "policies", policies, "slo_ttft", st, "slo_tpot", sp, NULL};
 	return figure(figs, dir, "latency_load",
 		      "Tail latency against offered load, a series per policy: TTFT p99 (solid, "
@@ -838,12 +719,23 @@ static int embed_svg(FILE *f, const char *dir, const char *name, int *lib, char 
 
 /* The sentence over the table: what is bold, what the percentages are. */
 static const char *const table_key =
-    "Each row's best figure in bold (rows where lower or higher is better); in "
-    "parentheses, each figure's change against the baseline column";
+    "Each row's best figure, and every figure within noise of it, in bold (rows where "
+    "lower or higher is better); in parentheses, each figure's change against the baseline "
+    "column";
+
+/* Under the table with several seeds: which seed it shows. */
+static const char *seeds_note(const struct res_verdict_in *in)
+{
+	return in && in->seeds > 1 ? " The table shows the first seed's run; the verdict above, "
+				     "each figure's median and range over the seeds (comparison.json: "
+				     "each column's seeds)."
+				   : "";
+}
 
 int res_report(const char *dir, const char *scenario_json, const struct met_summary *s,
 	       const struct met_summary *attr, size_t n, int baseline,
-	       const struct report_figs *figs, char *err, size_t errlen)
+	       const struct report_figs *figs, const struct res_verdict_in *in, char *err,
+	       size_t errlen)
 {
 	/* report.md and report.html appear together or not at all (afile). */
 	char md[4200], html[4200];
@@ -866,11 +758,11 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		s[0].autoscaled ? "node slots (autoscaled)" : "nodes");
 	fputs("## Verdict\n\nBest column per headline figure", f);
 	fprintf(f, n > 1 ? ", against the baseline `%s`:\n\n" : ":\n\n", base);
-	res_print_verdict(f, s, n, baseline, RES_STYLE_MD);
+	res_print_verdict_in(f, s, n, baseline, RES_STYLE_MD, in);
 	res_print_attribution_verdict(f, s, attr, n, baseline, RES_STYLE_MD);
 	fputs("\n## Comparison\n\n", f);
 	if (n > 1)
-		fprintf(f, "%s (`%s`).\n\n", table_key, base);
+		fprintf(f, "%s (`%s`).%s\n\n", table_key, base, seeds_note(in));
 	res_print_table_with(f, NULL, s, n, RES_STYLE_MD, &topts);
 	res_print_attribution(f, s, attr, n, baseline, RES_STYLE_MD);
 	res_print_pools(f, s, n, RES_STYLE_MD);
@@ -919,7 +811,7 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		fputs("</code>", f);
 	}
 	fputs(":</p>\n", f);
-	res_print_verdict(f, s, n, baseline, RES_STYLE_HTML);
+	res_print_verdict_in(f, s, n, baseline, RES_STYLE_HTML, in);
 	if (res_attributed(attr, n)) {
 		fputs("<ul class=\"verdict\">\n", f);
 		res_print_attribution_verdict(f, s, attr, n, baseline, RES_STYLE_HTML);
@@ -929,7 +821,7 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	if (n > 1) {
 		fprintf(f, "<p>%s (<code>", table_key);
 		html_escaped(f, base);
-		fputs("</code>).</p>\n", f);
+		fprintf(f, "</code>).%s</p>\n", seeds_note(in));
 	}
 	res_print_table_with(f, NULL, s, n, RES_STYLE_HTML, &topts);
 	res_print_attribution(f, s, attr, n, baseline, RES_STYLE_HTML);
@@ -940,10 +832,10 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	int lib = 0;
 	for (size_t i = 0; figs && i < figs->n; i++) {
 		fprintf(f, "<figure id=\"%s\">", figs->name[i]);
-		int in = embed_svg(f, dir, figs->name[i], &lib, err, errlen);
-		if (in < 0)
+		int svg = embed_svg(f, dir, figs->name[i], &lib, err, errlen);
+		if (svg < 0)
 			goto done;
-		if (in) {
+		if (svg) {
 			fputs("<figcaption>", f);
 			html_escaped(f, figs->caption[i]);
 			fputs("</figcaption></figure>\n", f);

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+struct res_verdict_in;
+
 struct met_summary;
 
 #define REPORT_MAX_FIGS 160
@@ -29,10 +31,12 @@ struct report_figs {
  * 3 with err when drawing or writing failed. */
 int res_plot(const char *dir, const char *const *policies, size_t n, struct report_figs *figs,
 	     char *err, size_t errlen);
-/* Draws DIR/plots/latency_load.{png,svg} from DIR/sweep.csv, the load in
- * column xcol (1-based) named x; a note when no point finished. 0, 2 or 3
- * as res_plot. */
-int res_plot_latency_load(const char *dir, int xcol, const char *x, char *err, size_t errlen);
+/* A sweep's DIR/plots/latency_load.{png,svg} from DIR/plots/latency_load.dat
+ * (swp_latency_load_data: a block per series, named in series, blank-
+ * separated; rows in all), the load named x; a note when no point
+ * finished. 0, or 3 with err. */
+int res_plot_latency_load(const char *dir, const char *x, const char *series, long rows,
+			  char *err, size_t errlen);
 /* compare --rates' figure, DIR/plots/latency_load.{png,svg} (the load x), from
  * DIR/plots/latency_load.dat (one block per policy, in the order of the
  * blank-separated names in policies, each with a header line: rate,
@@ -52,9 +56,12 @@ int res_read_policies(const char *dir, char names[][48], size_t max, char *err, 
  * given; in HTML folded in <details>). attr (NULL: none): each column's
  * run under the baseline's mechanisms (results/attribution.h); the verdict
  * then says where the gains come from and the table is followed by the
- * split. Both appear or neither. */
+ * split. in (NULL: one seed, no capacity): the seeds' spread and the
+ * capacity sentence the verdict uses (res_print_verdict_in). Both appear or
+ * neither. */
 int res_report(const char *dir, const char *scenario_json, const struct met_summary *s,
 	       const struct met_summary *attr, size_t n, int baseline,
-	       const struct report_figs *figs, char *err, size_t errlen);
+	       const struct report_figs *figs, const struct res_verdict_in *in, char *err,
+	       size_t errlen);
 
 #endif

@@ -130,7 +130,19 @@ void steady_judge(const struct met_steady *s, double slo_ttft_s, struct met_stea
 	}
 	out->known = 1;
 	double p1 = out->ttft_p99_first_s, p2 = out->ttft_p99_second_s;
-	double grew = out->in_system_end - out->in_system_mid;
+	/* Little's law: at a steady time in the system, requests in the system
+	 * follow the arrival rate. A run whose own load climbs (a trace, a
+	 * schedule, sessions still accumulating) holds more at the end with no
+	 * overload, so the growth counted is beyond what the arrival rate over
+	 * the last quarter of each half explains. */
+	size_t q = (end - mid) / 4 > 0 ? (end - mid) / 4 : 1;
+	double lam_mid = 0, lam_end = 0;
+	for (size_t k = mid - q; k < mid; k++)
+		lam_mid += s->arrived[k];
+	for (size_t k = end - q; k < end; k++)
+		lam_end += s->arrived[k];
+	double scale = lam_mid > 0 && lam_end > lam_mid ? lam_end / lam_mid : 1;
+	double grew = out->in_system_end - scale * out->in_system_mid;
 	double floor_s = 0.05 * slo_ttft_s;
 	if (out->shed_share_second > 0.01) {
 		out->unsteady = 1;
@@ -139,9 +151,15 @@ void steady_judge(const struct met_steady *s, double slo_ttft_s, struct met_stea
 			 100 * out->shed_share_second);
 	} else if (grew > 0.01 * arrived && grew > 3 * sqrt(fmax(out->in_system_mid, 0)) + 10) {
 		out->unsteady = 1;
-		snprintf(out->reason, sizeof out->reason,
-			 "requests in the system grew from %.0f to %.0f over the second half",
-			 out->in_system_mid, out->in_system_end);
+		if (scale > 1.05)
+			snprintf(out->reason, sizeof out->reason,
+				 "requests in the system grew from %.0f to %.0f over the second half, "
+				 "beyond the arrival rate's rise (x%.2f)",
+				 out->in_system_mid, out->in_system_end, scale);
+		else
+			snprintf(out->reason, sizeof out->reason,
+				 "requests in the system grew from %.0f to %.0f over the second half",
+				 out->in_system_mid, out->in_system_end);
 	} else if (p2 > 1.5 * p1 && p2 - p1 > floor_s) {
 		out->unsteady = 1;
 		snprintf(out->reason, sizeof out->reason,

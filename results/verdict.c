@@ -18,48 +18,9 @@ static const char *const headline[] = {
     "ttft_s.p99",      "tpot_s.p99",	 "recompute_gpu_s",		"migration.bytes",
     "slo.attainment",  "slo.goodput_rps", "cost_per_output_token_usd", "energy.j_per_output_token"};
 
-/* One seed's noise floors (docs/outputs.md, The verdict). Tail latencies:
- * a p99 rests on the slowest 1% of one seed's requests; seeds 1-3 of the
- * default scenario move the steady columns' TTFT p99 by up to 12% of the
- * smallest (0.051-0.057 s), within 10% and 5 ms (about one decode
- * iteration; 0.5 ms per output token). Counts of work (recompute,
- * migrated bytes): 5%, and 5 GPU-s (0.1% of the GPU time of the default
- * scenario's ten minutes on 8 GPUs) or 0.1 GB. Closed-loop rates and
- * per-token figures: the same seeds move completed requests and J per
- * output token by up to 2.3%, so 3%. SLO attainment: 0.5 points. */
-static const struct res_noise noise[] = {
-    {"ttft_s.p99", 0.005, 0.10},	 {"tpot_s.p99", 0.0005, 0.10},
-    {"recompute_gpu_s", 5, 0.05},	 {"migration.bytes", 1e8, 0.05},
-    {"slo.attainment", 0.005, 0},	 {"slo.goodput_rps", 0, 0.03},
-    {"cost_per_output_token_usd", 0, 0.03}, {"energy.j_per_output_token", 0, 0.03},
-    {"requests.completed", 0, 0.03},	 {"throughput.requests_per_s", 0, 0.03},
-};
 const char *res_verdict_headline(size_t i)
 {
 	return i < sizeof headline / sizeof *headline ? headline[i] : NULL;
-}
-
-static const struct res_noise default_noise = {NULL, 0, 0.05};
-
-const struct res_noise *res_noise_of(const char *path)
-{
-	for (size_t i = 0; i < sizeof noise / sizeof *noise; i++)
-		if (!strcmp(noise[i].path, path))
-			return &noise[i];
-	return NULL;
-}
-
-int res_material(const struct res_metric *m, const struct res_spread *a,
-		 const struct res_spread *b)
-{
-	if (isnan(a->median) || isnan(b->median))
-		return 0;
-	if (a->min < a->max || b->min < b->max) /* seeds: the ranges are apart */
-		return a->min > b->max || a->max < b->min;
-	const struct res_noise *z = res_noise_of(m->path);
-	if (!z)
-		z = &default_noise;
-	return fabs(a->median - b->median) > z->abs + z->rel * fabs(b->median);
 }
 
 /* Whether a beats b: better and materially so. */
@@ -92,8 +53,15 @@ size_t res_verdict_row(const struct res_metric *m, const struct met_summary *s,
 		if (!isnan(sp[j].median) && !(latency && s[j].steadiness.unsteady) &&
 		    !beats(m, &sp[*top], &sp[j]))
 			named += best[j] = 1;
-	*material = baseline >= 0 && (size_t)baseline < n && !best[baseline] &&
-		    beats(m, &sp[*top], &sp[baseline]);
+	if (baseline < 0 || (size_t)baseline >= n || best[baseline])
+		return named;
+	/* a baseline that is not steady drifts further behind the longer the
+	 * run, so on a latency any steady column ahead of it is ahead beyond
+	 * noise: the size of the gap is the horizon's, its sign is not */
+	const struct res_spread *t = &sp[*top], *b = &sp[baseline];
+	*material = beats(m, t, b) ||
+		    (latency && s[baseline].steadiness.unsteady && !isnan(b->median) &&
+		     (higher ? t->median > b->median : t->median < b->median));
 	return named;
 }
 
@@ -185,13 +153,31 @@ static void put_names(struct line *l, const struct met_summary *s, size_t n,
 }
 
 /* One headline row ("no data" when no column has a figure for it). */
-static int verdict_line(struct line *l, const struct res_metric *m, const struct met_summary *s,
-			size_t n, int baseline, unsigned char *pick, struct res_spread *sp)
+/* Column j's figure of row m over its seeds: "0.052 s", or with several,
+ * "0.052 s (median of 3 seeds, 0.048-0.053)". */
+static void spread_text(const struct res_metric *m, const struct met_summary *s,
+			const struct res_spread *sp, int seeds, const char *unit, char *buf,
+			size_t len)
 {
-	char label[64], unit[16], fig[96];
+	if (seeds < 2 || !(sp->min < sp->max)) {
+		figure_text(m, s, unit, buf, len);
+		return;
+	}
+	double u = m->unit > 0 ? m->unit : 1;
+	snprintf(buf, len, "%.*f%s%s (median of %d seeds, %.*f-%.*f)", m->decimals, sp->median / u,
+		 *unit ? " " : "", unit, seeds, m->decimals, sp->min / u, m->decimals, sp->max / u);
+}
+
+static int verdict_line(struct line *l, const struct res_metric *m, const struct met_summary *s,
+			size_t n, int baseline, unsigned char *pick, struct res_spread *sp,
+			const struct res_verdict_in *in)
+{
+	char label[64], unit[16], fig[128];
 	label_unit(m->name, label, sizeof label, unit, sizeof unit);
 	for (size_t j = 0; j < n; j++)
-		sp[j] = one_seed(m, &s[j]);
+		if (!in || !in->spread || in->spread(in->ctx, m, j, &sp[j]))
+			sp[j] = one_seed(m, &s[j]);
+	int seeds = in ? in->seeds : 1;
 	size_t top;
 	int material;
 	size_t named = res_verdict_row(m, s, sp, n, baseline, pick, &top, &material);
@@ -206,7 +192,7 @@ static int verdict_line(struct line *l, const struct res_metric *m, const struct
 		return 1;
 	}
 	put(l, "%s: ", label);
-	figure_text(m, &s[top], unit, fig, sizeof fig);
+	spread_text(m, &s[top], &sp[top], seeds, unit, fig, sizeof fig);
 	if (n > 1 && pick[baseline] && named == n) {
 		put(l, "no material difference (all %zu columns within noise of %s)", n, fig);
 	} else {
@@ -219,11 +205,16 @@ static int verdict_line(struct line *l, const struct res_metric *m, const struct
 			    named > 1 ? ", the baseline among them" : " (the baseline)");
 		} else if (n > 1) {
 			char pct[24];
-			res_delta_pct(res_shown_value(m, &s[top]), res_shown_value(m, &s[baseline]),
-				      pct, sizeof pct);
-			figure_text(m, &s[baseline], unit, fig, sizeof fig);
+			if (seeds > 1)
+				res_delta_pct(sp[top].median, sp[baseline].median, pct, sizeof pct);
+			else
+				res_delta_pct(res_shown_value(m, &s[top]),
+					      res_shown_value(m, &s[baseline]), pct, sizeof pct);
+			spread_text(m, &s[baseline], &sp[baseline], seeds, unit, fig, sizeof fig);
 			put(l, ", %s against %s (%s)%s", pct, s[baseline].policy, fig,
 			    material ? ", material" : ", within noise");
+			if (res_metric_is_latency(m) && s[baseline].steadiness.unsteady)
+				put(l, " (a gap that grows with the horizon)");
 		}
 	}
 	if (res_metric_is_latency(m)) {
@@ -255,16 +246,27 @@ static void lost_line(struct line *l, const struct met_summary *s, const char *w
 void res_print_verdict(FILE *f, const struct met_summary *s, size_t n, int baseline,
 		       enum res_style style)
 {
+	res_print_verdict_in(f, s, n, baseline, style, NULL);
+}
+
+void res_print_verdict_in(FILE *f, const struct met_summary *s, size_t n, int baseline,
+			  enum res_style style, const struct res_verdict_in *in)
+{
 	if (baseline < 0 || (size_t)baseline >= n)
 		baseline = 0;
 	unsigned char *pick = malloc(n);
 	struct res_spread *sp = malloc(n * sizeof *sp);
 	if (style == RES_STYLE_HTML)
 		fputs("<ul class=\"verdict\">\n", f);
+	if (in && in->capacity) {
+		struct line l = {.len = 0};
+		put(&l, "%s", in->capacity);
+		emit(f, &l, style);
+	}
 	for (size_t h = 0; pick && sp && h < sizeof headline / sizeof *headline; h++) {
 		const struct res_metric *m = res_metric_find(NULL, RES_LIST_TABLE, headline[h]);
 		struct line l = {.len = 0};
-		if (m && verdict_line(&l, m, s, n, baseline, pick, sp))
+		if (m && verdict_line(&l, m, s, n, baseline, pick, sp, in))
 			emit(f, &l, style);
 	}
 	int lost = 0;

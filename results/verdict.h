@@ -5,39 +5,20 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "results/noise.h"
 #include "results/writer.h"
 
 struct met_summary;
 struct res_metric;
 struct cJSON;
 
-/* One column's figure over the seeds it ran: one seed is min = median =
- * max (docs/outputs.md, The verdict). */
-struct res_spread {
-	double min, median, max;
-};
-
-/* The noise floor of a headline figure for one seed: a difference within
- * abs + rel x |the baseline's figure| is noise (docs/outputs.md gives each
- * floor's reasoning). NULL for a row with no floor of its own (5%). */
-struct res_noise {
-	const char *path;
-	double abs, rel;
-};
-const struct res_noise *res_noise_of(const char *path);
-
-/* Whether figure a differs from figure b beyond noise: where either ran
- * more than one seed (min < max), their [min, max] ranges are apart; with
- * one seed each, the medians differ by more than m's noise floor against
- * b. 0 when either has no figure. */
-int res_material(const struct res_metric *m, const struct res_spread *a,
-		 const struct res_spread *b);
 
 /* One headline figure's verdict over columns whose figures are sp[0..n)
  * (s: their summaries, for steadiness): best[j] is set for every column
  * whose figure no other column beats beyond noise (latencies: among the
  * steady columns only); top the column with the best median; material
- * whether the best column(s) beat the baseline beyond noise. Returns how
+ * whether the best column(s) beat the baseline beyond noise, or (on a
+ * latency) are merely ahead of a baseline that is not steady. Returns how
  * many are named best (0: no figure). */
 size_t res_verdict_row(const struct res_metric *m, const struct met_summary *s,
 		       const struct res_spread *sp, size_t n, int baseline, unsigned char *best,
@@ -59,6 +40,21 @@ const char *res_verdict_headline(size_t i);
  * Markdown list; HTML: a <ul class="verdict">; TEXT: one line each. */
 void res_print_verdict(FILE *f, const struct met_summary *s, size_t n, int baseline,
 		       enum res_style style);
+/* What a verdict knows beyond one seed's columns: each column's spread over
+ * its seeds (spread NULL: one seed each; seeds: how many), and capacity, a
+ * sentence printed first (NULL: none). */
+typedef int (*res_spread_fn)(const void *ctx, const struct res_metric *m, size_t j,
+			     struct res_spread *out);
+struct res_verdict_in {
+	res_spread_fn spread;
+	const void *ctx;
+	int seeds;
+	const char *capacity;
+};
+/* res_print_verdict with the seeds' spread: figures are medians with their
+ * range and materiality is judged on the ranges, as in comparison.json. */
+void res_print_verdict_in(FILE *f, const struct met_summary *s, size_t n, int baseline,
+			  enum res_style style, const struct res_verdict_in *in);
 /* The same as comparison.json's "verdict": a list of {figure, best
  * (every tied column), change (the best figure's against the baseline, a
  * fraction; null without a figure), material}. NULL when memory runs out. */
@@ -66,8 +62,6 @@ struct cJSON *res_verdict_json(const struct met_summary *s, size_t n, int baseli
 /* The same with each column's spread of a figure over its seeds from
  * spread (column j of s; 0: out filled, else one seed, min = median = max
  * = its figure); spread NULL: one seed each. */
-typedef int (*res_spread_fn)(const void *ctx, const struct res_metric *m, size_t j,
-			     struct res_spread *out);
 struct cJSON *res_verdict_json_spread(const struct met_summary *s, size_t n, int baseline,
 				      res_spread_fn spread, const void *ctx);
 

@@ -13,6 +13,7 @@
 
 #include "results/metric_table.h"
 #include "results/metrics.h"
+#include "results/noise.h"
 #include "base/afile.h"
 
 /* A row of the client's view in a run without it: not written. */
@@ -336,11 +337,18 @@ size_t res_best_columns(const struct res_metric *m, const struct met_summary *s,
 		if (isnan(top) || (higher ? v > top : v < top))
 			top = v;
 	}
-	for (size_t j = 0; j < n; j++)
-		if (res_shown_value(m, &s[j]) == top && !(latency && s[j].steadiness.unsteady)) {
+	/* the best figure and every one within one seed's noise of it
+	 * (results/noise.h): 2,559 beside 2,560 completed is a tie */
+	struct res_spread t = {top, top, top};
+	for (size_t j = 0; j < n; j++) {
+		double v = res_shown_value(m, &s[j]);
+		struct res_spread x = {v, v, v};
+		if (!isnan(v) && !(latency && s[j].steadiness.unsteady) &&
+		    (v == top || !res_material(m, &t, &x))) {
 			best[j] = 1;
 			marked++;
 		}
+	}
 	if (marked == with_value) { /* nothing beaten: all tie, or one value or none */
 		memset(best, 0, n);
 		return 0;

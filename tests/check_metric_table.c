@@ -556,6 +556,15 @@ START_TEST(best_columns_marks_ties_and_skips_no_direction)
 	ck_assert(!best[0] && !best[1] && !best[2]);
 	/* one column: never marked */
 	ck_assert_uint_eq(res_best_columns(&mark_rows[1], s, 1, best), 0);
+	/* within one seed's noise of the best is best too (completed: 3%):
+	 * 2,559 ties 2,560, 2,400 does not; all within noise: no mark */
+	s[0].completed = 2560;
+	s[1].completed = 2559;
+	s[2].completed = 2400;
+	ck_assert_uint_eq(res_best_columns(&mark_rows[2], s, 3, best), 2);
+	ck_assert(best[0] && best[1] && !best[2]);
+	s[2].completed = 2500;
+	ck_assert_uint_eq(res_best_columns(&mark_rows[2], s, 3, best), 0);
 }
 END_TEST
 
@@ -917,6 +926,21 @@ START_TEST(verdict_material_only_beyond_noise)
 	sp[0] = (struct res_spread){0.32, 0.32, 0.32};
 	ck_assert_uint_eq(res_verdict_row(ttft, s, sp, 3, 0, best, &top, &material), 3);
 	ck_assert_int_eq(material, 0);
+	/* a baseline that is not steady: column 2, steady and ahead by less
+	 * than the floor (0.31 against 0.32), is best alone and ahead beyond
+	 * noise (the gap grows with the horizon); level with it, it is not */
+	s[0].steadiness.unsteady = 1;
+	ck_assert_uint_eq(res_verdict_row(ttft, s, sp, 3, 0, best, &top, &material), 2);
+	ck_assert(!best[0] && best[1] && best[2] && top == 1 && material);
+	sp[1] = sp[2] = sp[0];
+	ck_assert_uint_eq(res_verdict_row(ttft, s, sp, 3, 0, best, &top, &material), 2);
+	ck_assert_int_eq(material, 0);
+	/* a count of work is not a latency: the floor stands */
+	const struct res_metric *rec = res_metric_find(NULL, RES_LIST_TABLE, "recompute_gpu_s");
+	struct res_spread w[2] = {{100, 100, 100}, {98, 98, 98}};
+	ck_assert_uint_eq(res_verdict_row(rec, s, w, 2, 0, best, &top, &material), 2);
+	ck_assert_int_eq(material, 0);
+	s[0].steadiness.unsteady = 0;
 
 	s[0].wall_s = 1;
 	s[1].wall_s = 2;

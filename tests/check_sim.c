@@ -12,6 +12,7 @@
 #include "results/fmt.h"
 #include "results/metric_table.h"
 #include "results/metrics.h"
+#include "results/steady.h"
 #include "config/config.h"
 #include "model/cost.h"
 #include "sim/request.h"
@@ -1036,6 +1037,53 @@ START_TEST(steadiness_tells_overload_from_a_steady_state)
 }
 END_TEST
 
+/* Steadiness under a load that climbs by itself (Little's law): in 2 s
+ * bins, arrivals rise from 10 to 35 a bin over 400 s, each request in the
+ * system 8 bins. Requests in the system rise with them (about 200 to 280
+ * over the second half), which is not overload; the same climb with a
+ * server that ends at most 25 a bin is. */
+static void climbing_load(struct met_steady *st, int capacity)
+{
+	memset(st, 0, sizeof *st);
+	st->bin_s = 2;
+	st->last_arrival_s = 400;
+	double backlog = 0;
+	for (int k = 0; k <= 200; k++) {
+		st->arrived[k] = (uint32_t)(10 + k / 8);
+		st->ttft[k][10] = st->arrived[k]; /* the same TTFT throughout */
+		if (!capacity) {
+			st->ended[k] = k >= 8 ? st->arrived[k - 8] : 0;
+			continue;
+		}
+		backlog += st->arrived[k];
+		double e = backlog < capacity ? backlog : capacity;
+		st->ended[k] = (uint32_t)e;
+		backlog -= e;
+	}
+}
+
+START_TEST(steadiness_follows_the_arrival_rate)
+{
+	struct met_steady *st = malloc(sizeof *st);
+	struct met_steadiness v;
+	ck_assert_ptr_nonnull(st);
+	climbing_load(st, 0);
+	steady_judge(st, 2.0, &v);
+	ck_assert_int_eq(v.known, 1);
+	/* more in the system at the end than at mid-run, beyond the old
+	 * count's bounds (1% of the half's arrivals, 3 sqrt(mid) + 10) */
+	ck_assert_double_gt(v.in_system_end - v.in_system_mid, 0.01 * v.arrived_second);
+	ck_assert_double_gt(v.in_system_end - v.in_system_mid, 3 * sqrt(v.in_system_mid) + 10);
+	ck_assert_msg(!v.unsteady, "a climbing load called unsteady: %s", v.reason);
+
+	climbing_load(st, 25);
+	steady_judge(st, 2.0, &v);
+	ck_assert_int_eq(v.unsteady, 1);
+	ck_assert_ptr_nonnull(strstr(v.reason, "beyond the arrival rate's rise"));
+	free(st);
+}
+END_TEST
+
 /* Past MET_EXACT_MAX values a sample turns into a histogram: memory stops
  * growing, mean and max stay exact, quantiles are within a 0.1% bin. */
 START_TEST(long_runs_keep_percentiles_in_flat_memory)
@@ -1279,6 +1327,7 @@ Suite *sim_suite(void)
 	tcase_add_test(tc, queueing_oracle_md1);
 	tcase_add_test(tc, shedding_when_every_node_is_full);
 	tcase_add_test(tc, steadiness_tells_overload_from_a_steady_state);
+	tcase_add_test(tc, steadiness_follows_the_arrival_rate);
 	tcase_add_test(tc, long_runs_keep_percentiles_in_flat_memory);
 	tcase_add_test(tc, exact_percentiles_match_gsl);
 	suite_add_tcase(s, tc);
