@@ -35,12 +35,10 @@ cmd = "plot for [i=1:words(policies)] csv index (i - 1) using 1:2 with linespoin
       "for [i=1:words(policies)] csv index (i - 1) using 1:3 axes x1y2 with linespoints dt 2 lw 1 pt 5 lc i title word(policies, i).' TPOT p99' noenhanced, " . \
       "for [i=1:words(policies)] csv index (i - 1) using 1:4 with points pt 6 ps 3 lw 2 lc i notitle" . slos
 if (nodata eq "") {
-    # a first pass to no terminal finds the TPOT axis's top, then 8% above
-    # it, so that an SLO on the top is not hidden in the border
-    set terminal push
-    set terminal unknown
-    eval cmd
-    set terminal pop
-    set y2range [0:GPVAL_Y2_MAX * 1.08]
+    # the TPOT axis up to 8% above the highest of the TPOTs and the SLO, so
+    # that an SLO at the top is not hidden in the border
+    stats csv using 3 nooutput
+    top = STATS_max > sp ? STATS_max : sp
+    set y2range [0:top * 1.08]
     eval cmd
 }
