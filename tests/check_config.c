@@ -623,6 +623,7 @@ Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60); /* slurp_has_a_limit reads 64 MiB, slow under ASan on a busy machine */
 	tcase_add_test(tc, empty_object_and_embedded_default);
 	tcase_add_test(tc, duplicate_keys_are_errors);
 	tcase_add_test(tc, policy_params_apply_and_unread_keys_fail);
