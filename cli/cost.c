@@ -34,7 +34,7 @@ static const struct cli_opt cost_opts[] = {
     {O_COST_MODEL, "cost-model", 0, "roofline|profile|fixed",
      "the cost model (default: the GPU's calibrated roofline)", "roofline profile fixed", 0},
     {O_PROFILES, "profiles", 0, "DIR",
-     "Vidur profiles for --cost-model profile (default ../shared/profiles/vidur)", "@dir", 0},
+     "Vidur profiles for --cost-model profile (default data/profiles/vidur)", "@dir", 0},
     CLI_ROW_CATALOG,
     {O_JSON, "json", 0, NULL, "print JSON", NULL, 0},
     {0},
@@ -42,7 +42,7 @@ static const struct cli_opt cost_opts[] = {
 CLI_TABLE_FITS(cost_opts);
 
 static const struct cli_opt calibrate_opts[] = {
-    {O_PROFILES, "profiles", 0, "DIR", "the Vidur profiles (default ../shared/profiles/vidur)",
+    {O_PROFILES, "profiles", 0, "DIR", "the Vidur profiles (default data/profiles/vidur)",
      "@dir", 0},
     {O_GPU, "gpu", 0, "PROFILE", "fit this GPU's profile folder only (a100, h100)", "@profile",
      0},
@@ -130,7 +130,7 @@ static int cmd_cost(const struct cli_ctx *cx, int argc, char **argv)
 
 static int cmd_calibrate(const struct cli_ctx *cx, int argc, char **argv)
 {
-	const char *dir = "../shared/profiles/vidur", *only = NULL, *v;
+	const char *dir = "data/profiles/vidur", *only = NULL, *v;
 	int json = 0, id;
 	struct cli_args args;
 	cli_begin(&args, cx, argc, argv);

@@ -24,11 +24,13 @@ static const char *const cl_link_keys[] = {"intra_server", "inter_server", "host
 static const char *const cl_engine_keys[] = {
     "kv_block_tokens", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens",
     "prefix_caching",  "preemption",             "activation_reserve_gib",
-    "max_span_iterations", NULL};
+    "max_span_iterations", "version", NULL};
+
+const char *const engine_version_names[] = {"vllm-0.15", "vllm-0.6", "vidur", NULL};
 static const char *const cl_cost_keys[] = {"kind",    "mfu",	   "mbu",
 					"overhead_ms", "base_ms", "per_token_ms",
 					"knee",    "op_overhead_us", "profiles",
-					"overhead_per_seq_ms", "attention", NULL};
+					"overhead_per_seq_ms", "attention", "step_ms", NULL};
 
 /* Where a pool reads a key: its own object in cluster.pools when that
  * gives the key, else the cluster's, which holds every pool's defaults.
@@ -138,12 +140,12 @@ static int pick_link(const struct catalog *cat, const struct src *links, const c
 static int cost_keys_used(const struct src *cm, int kind, const char *kind_name, char *err,
 			  size_t errlen)
 {
-	static const char *const used[3][9] = {
+	static const char *const used[3][10] = {
 	    {"kind", "mfu", "mbu", "knee", "op_overhead_us", "overhead_ms", "overhead_per_seq_ms",
-	     "attention", NULL},
+	     "attention", "step_ms", NULL},
 	    {"kind", "base_ms", "per_token_ms", NULL},
 	    {"kind", "profiles", "overhead_ms", "overhead_per_seq_ms", "attention", "mfu", "mbu",
-	     NULL}};
+	     "step_ms", NULL}};
 	const cJSON *objs[2] = {cm->own, cm->def};
 	const char *paths[2] = {cm->own_path, cm->def_path};
 	for (int o = 0; o < 2; o++)
@@ -498,15 +500,30 @@ static int load_engine(const struct src *x, struct cluster_cfg *cl, struct src *
 	en->activation_reserve_gib = CFG_ACTIVATION_RESERVE_GIB;
 	if (src_check_keys(e, cl_engine_keys, err, errlen))
 		return -1;
+	int version = ENGINE_VLLM_0_15;
+	if (src_enum(e, "version", engine_version_names, &version, err, errlen))
+		return -1;
+	en->version = (enum engine_version)version;
+	/* vLLM 0.15's batch defaults for its API server by GPU class
+	 * (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults): 1024
+	 * sequences and 8192 tokens on GPUs of at least 70 GiB other than the
+	 * A100, 256 and 2048 elsewhere. The older presets keep kvsim's former
+	 * defaults (256, 8192). */
+	int big = cl->gpu->hbm_bytes >= 70.0 * 1073741824.0 && !strstr(cl->gpu->name, "A100");
+	int64_t seqs_def = 256, tokens_def = 8192;
+	if (en->version == ENGINE_VLLM_0_15) {
+		seqs_def = big ? 1024 : 256;
+		tokens_def = big ? 8192 : 2048;
+	}
 	v = 16;
 	if (src_int(e, "kv_block_tokens", 1, 4096, &v, err, errlen))
 		return -1;
 	en->kv_block_tokens = (int)v;
-	v = 256;
+	v = seqs_def;
 	if (src_int(e, "max_num_seqs", 1, 65536, &v, err, errlen))
 		return -1;
 	en->max_num_seqs = (int)v;
-	v = 8192;
+	v = tokens_def;
 	if (src_int(e, "max_num_batched_tokens", 1, 10000000, &v, err, errlen))
 		return -1;
 	en->max_num_batched_tokens = (int)v;
@@ -524,6 +541,42 @@ static int load_engine(const struct src *x, struct cluster_cfg *cl, struct src *
 
 	en->preempt_swap = preempt == 1;
 	return 0;
+}
+
+/* The engine version's execution modes (docs/model.md, "The engine as it
+ * runs"), over the GPU's calibrated terms:
+ * - vllm-0.15: CUDA graphs captured for batches of up to min(2 x
+ *   max_num_seqs, 512) tokens (vllm/config/compilation.py, the default
+ *   cudagraph_capture_sizes), FULL_AND_PIECEWISE (decode-only batches a full
+ *   graph, others piecewise with the attention launched eagerly, one kernel
+ *   per layer); custom all-reduce within NVLink; asynchronous scheduling
+ *   (the CPU's step overlaps the GPU's).
+ * - vllm-0.6: every kernel launched, NCCL all-reduces, the CPU's time in
+ *   series: the figures kvsim's calibration gave before the presets.
+ * - vidur: Vidur's engine: no launch, CPU or per-sequence cost at all. */
+static void engine_preset(const struct cluster_cfg *cl, struct cost_cfg *co)
+{
+	co->graph_max_tokens = co->graph_full_decode = co->graph_eager_kernels = 0;
+	co->custom_ar = co->async_cpu = 0;
+	co->step_ms = 0;
+	switch (cl->engine.version) {
+	case ENGINE_VLLM_0_15: {
+		int cap = 2 * cl->engine.max_num_seqs;
+		co->graph_max_tokens = cap < 512 ? cap : 512;
+		co->graph_full_decode = 1;
+		co->graph_eager_kernels = 1;
+		co->custom_ar = 1;
+		co->async_cpu = 1;
+		co->step_ms = CFG_VLLM_0_15_STEP_MS;
+		break;
+	}
+	case ENGINE_VIDUR:
+		co->op_overhead_us = 0;
+		co->overhead_ms = co->overhead_per_seq_ms = 0;
+		break;
+	default:
+		break;
+	}
 }
 
 /* The cost model: the GPU's calibrated terms as defaults, the kind's keys
@@ -548,11 +601,12 @@ static int load_cost(const struct src *x, struct cluster_cfg *cl, char *err, siz
 		co->mfu = gp->fp8_mfu;
 		co->mbu = gp->fp8_mbu;
 	}
-	snprintf(co->profiles, sizeof co->profiles, "../shared/profiles/vidur");
+	snprintf(co->profiles, sizeof co->profiles, "data/profiles/vidur");
 	/* The engine's CPU time per iteration: the GPU's entry (catalog), or
 	 * none for a GPU added without one. */
 	co->overhead_ms = gp->has_overhead ? gp->overhead_base_ms : 0;
 	co->overhead_per_seq_ms = gp->has_overhead ? gp->overhead_per_seq_ms : 0;
+	engine_preset(cl, co);
 	int backend = ATTN_FLASHINFER;
 	co->base_ms = 5.0;
 	co->per_token_ms = 0.0;
@@ -567,6 +621,7 @@ static int load_cost(const struct src *x, struct cluster_cfg *cl, char *err, siz
 	    src_number(&cm, "per_token_ms", 0, 1e6, &co->per_token_ms, err, errlen) ||
 	    src_number(&cm, "knee", 0, 64, &co->knee, err, errlen) ||
 	    src_number(&cm, "op_overhead_us", 0, 1e6, &co->op_overhead_us, err, errlen) ||
+	    src_number(&cm, "step_ms", 0, 1e6, &co->step_ms, err, errlen) ||
 	    src_string(&cm, "profiles", co->profiles, sizeof co->profiles, err, errlen))
 		return -1;
 	co->kind = (enum cost_kind)kind;

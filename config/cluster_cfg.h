@@ -13,6 +13,17 @@ struct cJSON;
 
 enum cost_kind { COST_ROOFLINE, COST_FIXED, COST_PROFILE };
 
+/* cluster.engine.version: the serving engine whose execution modes the
+ * cost model follows (docs/model.md, "The engine as it runs"). */
+/* vLLM 0.15's step_ms (docs/model.md, "The engine as it runs"): fitted on the
+ * measured Llama-2-7B runs of VALIDATION.md (m), Llama-2-70B held out. */
+#ifndef CFG_VLLM_0_15_STEP_MS
+#define CFG_VLLM_0_15_STEP_MS 1.6
+#endif
+enum engine_version { ENGINE_VLLM_0_15, ENGINE_VLLM_0_6, ENGINE_VIDUR, ENGINE_VERSIONS };
+/* "vllm-0.15", "vllm-0.6", "vidur", NULL. */
+extern const char *const engine_version_names[];
+
 /* cluster.engine defaults: vLLM's gpu_memory_utilization default (0.9), and
  * a reserve per GPU for the activations of a forward pass (a round figure
  * chosen, not measured: vLLM finds it by a profiling run). */
@@ -29,6 +40,7 @@ struct engine_cfg {
 	double activation_reserve_gib; /* per GPU, held back from the KV cache */
 	int max_span_iterations;       /* simulator speed: decode span length (1 = off) */
 	int preempt_swap;              /* preemption "swap": to the DRAM tier, not recompute */
+	enum engine_version version;   /* the preset the defaults below and the cost terms follow */
 };
 
 struct tier_cfg {
@@ -59,6 +71,18 @@ struct cost_cfg {
 	char profiles[1024];          /* profile: the Vidur data folder */
 	struct profile *profile;      /* profile: the model's mlp.csv, loaded */
 	double base_ms, per_token_ms; /* fixed */
+	/* The engine's execution modes (its version's preset): batches of at
+	 * most graph_max_tokens tokens replay a CUDA graph (0: none, every
+	 * kernel launched); decode-only ones a full graph (graph_full_decode),
+	 * others a piecewise one with graph_eager_kernels kernels per layer
+	 * launched outside it (the attention); custom_ar: vLLM's custom
+	 * all-reduce within NVLink (the GPU's custom_allreduce line); async_cpu:
+	 * the CPU's scheduling overlaps the GPU's step (step = max of the two). */
+	int graph_max_tokens, graph_full_decode, graph_eager_kernels, custom_ar, async_cpu;
+	/* GPU time of every step outside the model's layers that the CPU's
+	 * overlap does not hide (sampler, logits, input and output copies, the
+	 * graph's launch), ms */
+	double step_ms;
 };
 
 struct cluster_cfg {

@@ -139,12 +139,43 @@ static int parse_gpu_timing(const cJSON *e, const char *path, struct cat_gpu *g,
 		       : 0;
 }
 
+/* The all-reduce lines of e's key (allreduce, custom_allreduce): per group
+ * size 2-8, [latency_us, us_per_MiB], into alpha (s) and beta (s/byte). */
+static int parse_ar_lines(const cJSON *e, const char *path, const char *key, double *alpha,
+			  double *beta, char *err, size_t errlen)
+{
+	const cJSON *ar = cJSON_GetObjectItemCaseSensitive(e, key);
+	if (!ar)
+		return 0;
+	char rp[160];
+	snprintf(rp, sizeof rp, "%s.%s", path, key);
+	if (cfg_expect_object(ar, rp, err, errlen))
+		return -1;
+	for (const cJSON *c = ar->child; c; c = c->next) {
+		if (c->string[0] == '_')
+			continue;
+		int tp = atoi(c->string);
+		if (tp < 2 || tp > 8 || !cJSON_IsArray(c) || cJSON_GetArraySize(c) != 2 ||
+		    !cJSON_IsNumber(cJSON_GetArrayItem(c, 0)) ||
+		    !cJSON_IsNumber(cJSON_GetArrayItem(c, 1)) ||
+		    cJSON_GetArrayItem(c, 1)->valuedouble <= 0) {
+			snprintf(err, errlen, "%s.%s: expected a group size 2-8 with [latency_us, "
+					      "us_per_MiB > 0]",
+				 rp, c->string);
+			return -1;
+		}
+		alpha[tp] = cJSON_GetArrayItem(c, 0)->valuedouble * 1e-6;
+		beta[tp] = cJSON_GetArrayItem(c, 1)->valuedouble * 1e-6 / 1048576.0;
+	}
+	return 0;
+}
+
 static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is_new, char *err,
 		     size_t errlen)
 {
 	static const char *const keys[] = {"bf16_flops", "fp8_flops", "hbm_mib",  "hbm_bytes_per_s",
 					   "tdp_w",      "link",      "price_per_hour", "profile",
-					   "roofline",   "allreduce", "hbm_bytes", "attention",
+					   "roofline",   "allreduce", "custom_allreduce", "hbm_bytes", "attention",
 					   "iteration_overhead", "fp8", "power", NULL};
 	static const char *const roof_keys[] = {"mfu", "mbu", "knee", "op_overhead_us", NULL};
 	if (cfg_check_keys(e, path, keys, err, errlen))
@@ -162,28 +193,11 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 	if (cfg_string(e, path, "profile", g->profile, sizeof g->profile, err, errlen) ||
 	    parse_gpu_timing(e, path, g, err, errlen))
 		return -1;
-	const cJSON *ar = cJSON_GetObjectItemCaseSensitive(e, "allreduce");
-	if (ar) {
-		snprintf(rp, sizeof rp, "%s.allreduce", path);
-		if (cfg_expect_object(ar, rp, err, errlen))
-			return -1;
-		for (const cJSON *c = ar->child; c; c = c->next) {
-			if (c->string[0] == '_')
-				continue;
-			int tp = atoi(c->string);
-			if (tp < 2 || tp > 8 || !cJSON_IsArray(c) || cJSON_GetArraySize(c) != 2 ||
-			    !cJSON_IsNumber(cJSON_GetArrayItem(c, 0)) ||
-			    !cJSON_IsNumber(cJSON_GetArrayItem(c, 1)) ||
-			    cJSON_GetArrayItem(c, 1)->valuedouble <= 0) {
-				snprintf(err, errlen, "%s.%s: expected a group size 2-8 with [latency_us, "
-						      "us_per_MiB > 0]",
-					 rp, c->string);
-				return -1;
-			}
-			g->ar_alpha_s[tp] = cJSON_GetArrayItem(c, 0)->valuedouble * 1e-6;
-			g->ar_beta_s_per_byte[tp] = cJSON_GetArrayItem(c, 1)->valuedouble * 1e-6 / 1048576.0;
-		}
-	}
+	if (parse_ar_lines(e, path, "allreduce", g->ar_alpha_s, g->ar_beta_s_per_byte, err,
+			   errlen) ||
+	    parse_ar_lines(e, path, "custom_allreduce", g->car_alpha_s, g->car_beta_s_per_byte, err,
+			   errlen))
+		return -1;
 	/* Memory: hbm_mib, what nvidia-smi reports (memory.total, MiB), or
 	 * hbm_bytes; one of them. */
 	int has_mib = cJSON_GetObjectItemCaseSensitive(e, "hbm_mib") != NULL;
@@ -196,7 +210,8 @@ static int parse_gpu(const cJSON *e, const char *path, struct cat_gpu *g, int is
 		for (int i = 0; keys[i]; i++) {
 			if (strcmp(keys[i], "fp8_flops") && strcmp(keys[i], "price_per_hour") &&
 			    strcmp(keys[i], "profile") && strcmp(keys[i], "roofline") &&
-			    strcmp(keys[i], "allreduce") && strcmp(keys[i], "hbm_bytes") &&
+			    strcmp(keys[i], "allreduce") && strcmp(keys[i], "custom_allreduce") &&
+			    strcmp(keys[i], "hbm_bytes") &&
 			    (strcmp(keys[i], "hbm_mib") || !has_bytes) &&
 			    strcmp(keys[i], "attention") && strcmp(keys[i], "iteration_overhead") &&
 			    strcmp(keys[i], "fp8") && strcmp(keys[i], "power") &&

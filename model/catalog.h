@@ -30,6 +30,9 @@ struct cat_gpu {
 	/* Calibrated intra-server all-reduce by group size (index tp <= 8):
 	 * alpha + beta * bytes; beta 0 = none (the link model is used). */
 	double ar_alpha_s[9], ar_beta_s_per_byte[9];
+	/* vLLM's custom all-reduce within an NVLink domain (catalog
+	 * "custom_allreduce"), the same form; beta 0 = none (NCCL's line). */
+	double car_alpha_s[9], car_beta_s_per_byte[9];
 	/* Calibrated attention per backend (kvsim calibrate); has_attn 0 = none. */
 	struct attn_fit attn[ATTN_BACKENDS];
 	int has_attn[ATTN_BACKENDS];

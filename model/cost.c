@@ -40,6 +40,18 @@ void cost_init(struct cost_model *cm, const struct cluster_cfg *cl, double weigh
 	cm->ar_beta_s_per_byte = cl->tp <= 8 ? g->ar_beta_s_per_byte[cl->tp] : 0;
 	cm->knee = co->knee;
 	cm->op_overhead_s = co->op_overhead_us * 1e-6;
+	cm->graph_max_tokens = co->graph_max_tokens;
+	cm->graph_full_decode = co->graph_full_decode;
+	cm->graph_eager_kernels = co->graph_eager_kernels;
+	cm->async_cpu = co->async_cpu;
+	cm->step_s = co->step_ms * 1e-3;
+	/* vLLM's custom all-reduce: within a server's NVLink, for buffers under
+	 * its max_size, 8 MiB (vllm/distributed/device_communicators/
+	 * custom_all_reduce.py) */
+	int car = co->custom_ar && cl->tp <= 8 && g->car_beta_s_per_byte[cl->tp] > 0;
+	cm->car_alpha_s = car ? g->car_alpha_s[cl->tp] : 0;
+	cm->car_beta_s_per_byte = car ? g->car_beta_s_per_byte[cl->tp] : 0;
+	cm->car_max_bytes = car ? 8.0 * 1048576 : 0;
 	cm->prof = co->kind == COST_PROFILE && co->profile ? prof_series_for(co->profile, cl->tp)
 							    : NULL;
 	/* Attention per GPU: heads split over tp (KV heads replicated where
@@ -174,7 +186,10 @@ parts_d(const struct cost_model *cm, const struct cost_batch *b, struct cost_par
 		p->compute_s = cm->flops_per_token * b->new_tokens / cm->flops_per_s;
 		p->memory_s = cost_weight_read_bytes(cm, b->new_tokens) / cm->bytes_per_s;
 		p->combined_s = smooth_max(p->compute_s, p->memory_s, cm->knee);
-		p->kernels_s = (double)cm->layers * COST_KERNELS_PER_LAYER * cm->op_overhead_s;
+		int k = COST_KERNELS_PER_LAYER;
+		if (cm->graph_max_tokens > 0 && b->new_tokens <= cm->graph_max_tokens)
+			k = b->prefills == 0 && cm->graph_full_decode ? 0 : cm->graph_eager_kernels;
+		p->kernels_s = (double)cm->layers * k * cm->op_overhead_s;
 	}
 	if (d) /* along a span only attention grows: linear in the iteration */
 		d[0] = cm->layers * slope, d[1] = 0;
@@ -185,10 +200,27 @@ parts_d(const struct cost_model *cm, const struct cost_batch *b, struct cost_par
 				 ? cm->ar_alpha_s + cm->ar_beta_s_per_byte * msg /* measured NCCL */
 				 : cm->link_latency_s +
 				       2.0 * (cm->tp - 1) / cm->tp * msg / cm->link_bytes_per_s;
+		if (msg < cm->car_max_bytes) {
+			/* vLLM's custom all-reduce (one-shot, two-shot by size);
+			 * above about 1 MiB, beyond its measurements, NCCL's line
+			 * is the faster */
+			double car = cm->car_alpha_s + cm->car_beta_s_per_byte * msg;
+			one = car < one ? car : one;
+		}
 		p->comm_s = 2.0 * cm->layers * one;
 	}
-	p->overhead_s = cm->overhead_s + cm->per_seq_s * (b->decodes + b->prefills);
-	p->total_s = p->combined_s + p->kernels_s + p->attention_s + p->comm_s + p->overhead_s;
+	double cpu = cm->overhead_s + cm->per_seq_s * (b->decodes + b->prefills);
+	p->kernels_s += cm->step_s;
+	double gpu = p->combined_s + p->kernels_s + p->attention_s + p->comm_s;
+	p->overhead_s = cpu;
+	if (cm->async_cpu) {
+		/* the next step is scheduled while this one runs: the step waits
+		 * for the CPU only where it takes longer than the GPU */
+		p->overhead_s = cpu > gpu ? cpu - gpu : 0;
+		if (d && cpu > gpu)
+			d[0] = 0;
+	}
+	p->total_s = gpu + p->overhead_s;
 }
 
 void cost_parts(const struct cost_model *cm, const struct cost_batch *b, struct cost_parts *p)

@@ -53,6 +53,16 @@ struct cost_model {
 	/* calibrated roofline: smooth max with exponent knee (0: plain max),
 	 * plus op_overhead_s per kernel, COST_KERNELS_PER_LAYER per layer */
 	double knee, op_overhead_s;
+	/* The engine's modes (cost_cfg): a batch of at most graph_max_tokens
+	 * new tokens replays a CUDA graph, a decode-only one whole
+	 * (graph_full_decode: no launch cost), others with graph_eager_kernels
+	 * kernels per layer launched outside it; larger batches launch
+	 * COST_KERNELS_PER_LAYER per layer. Messages under car_max_bytes take
+	 * the faster of NCCL's line and the custom all-reduce's (car_beta 0:
+	 * none). async_cpu: the CPU's time overlaps the GPU's. */
+	int graph_max_tokens, graph_full_decode, graph_eager_kernels, async_cpu;
+	double car_alpha_s, car_beta_s_per_byte, car_max_bytes;
+	double step_s; /* per step, outside the layers, not hidden by async_cpu */
 	/* profile: measured per-layer operator times for this tp (NULL: roofline) */
 	const struct prof_series *prof;
 	/* An iteration's work for the power model (cost_work_ns), ns: per new
@@ -75,7 +85,8 @@ struct cost_parts {
 	double kernels_s;           /* fixed per-kernel cost */
 	double attention_s;         /* the attention kernels of every layer */
 	double comm_s;              /* tensor-parallel all-reduces */
-	double overhead_s;          /* the engine's CPU time for the iteration */
+	double overhead_s;          /* the engine's CPU time the step waits for (with
+				     * asynchronous scheduling, what exceeds the GPU's time) */
 	double total_s;
 };
 

@@ -307,6 +307,7 @@ static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 }
 
 static void span_eval_past(struct node *n, int64_t now_ns);
+static void span_eval_to(struct node *n, uint32_t upto);
 
 /* When node_sync next has work: the end of the span's first iteration
  * whose end is not applied yet, if that is not the span's last. */
@@ -409,9 +410,27 @@ int node_enqueue(struct node *n, struct request *r, int64_t now_ns)
 	r->state = REQ_WAITING;
 	r->node = n->id;
 	r->enqueue_ns = now_ns;
+	r->admit_after_ns = 0;
 	node_wait_push_back(n, r);
-	/* The newcomer joins after the iteration in progress. */
-	return node_cut_span(n, now_ns);
+	if (!n->cost->async_cpu || !n->busy)
+		return node_cut_span(n, now_ns); /* it joins after the iteration in progress */
+	/* vLLM's asynchronous scheduling forms each step while the one before
+	 * it runs (the scheduler runs one step ahead: vllm-project/vllm pull
+	 * request 19970): the iteration after the one in progress is formed
+	 * already, so the newcomer joins the one after that. */
+	if (n->span_len > 1)
+		node_sync(n, now_ns);
+	uint32_t cur = n->span_started ? n->span_started - 1 : 0;
+	r->admit_after_ns = n->span_end[cur];
+	uint32_t keep = n->span_started + 1;
+	if (keep >= n->span_len)
+		return 0;
+	span_eval_to(n, keep);
+	n->span_len = keep;
+	if (n->span_eval > n->span_len)
+		n->span_eval = n->span_len;
+	n->step_end_ns = n->span_end[n->span_len - 1];
+	return 1;
 }
 
 int node_cut_span(struct node *n, int64_t now_ns)
@@ -683,6 +702,11 @@ static inline void step_admit_queue(struct node *n, struct step_form *f, int64_t
 	while (!f->preempted && !n->hold_admissions && n->wait_head &&
 	       n->n_running < n->max_seqs && f->budget > 0) {
 		struct request *r = n->wait_head;
+		/* formed while the step before ran, this step has not seen it
+		 * (node_enqueue), unless nothing else would run: an engine with
+		 * no step in flight schedules at once */
+		if (r->admit_after_ns >= now_ns && (n->n_running > 0 || n->n_batch > 0))
+			break;
 		if (r->n_blocks) {
 			node_wait_pop_front(n);
 			admit_held(n, r, &f->cb, &f->budget, &f->fold);

@@ -9,13 +9,14 @@
 
 /* One seed's noise floors (docs/outputs.md, The verdict). Tail latencies:
  * a p99 rests on the slowest 1% of one seed's requests; seeds 1-3 of the
- * default scenario move the steady columns' TTFT p99 by up to 12% of the
- * smallest (0.051-0.057 s), within 10% and 5 ms (about one decode
- * iteration; 0.5 ms per output token). Counts of work (recompute,
- * migrated bytes): 5%, and 5 GPU-s (0.1% of the GPU time of the default
- * scenario's ten minutes on 8 GPUs) or 0.1 GB. Closed-loop rates and
- * per-token figures: the same seeds move completed requests and J per
- * output token by up to 2.3%, so 3%. SLO attainment: 0.5 points. */
+ * default scenario (600 and 1,200 s) move the steady columns' TTFT p99 by
+ * up to 13% of the smallest (0.054-0.061 s), within 10% and 5 ms (about
+ * one decode iteration; 0.5 ms per output token). Counts of work
+ * (recompute, migrated bytes): 5%, and 5 GPU-s (0.1% of the GPU time of
+ * the default scenario's ten minutes on 8 GPUs) or 0.1 GB. Closed-loop
+ * rates and per-token figures: the same seeds move completed requests by up
+ * to 2.0% and J per output token by up to 1.6%, so 3%. SLO attainment: 0.5
+ * points. */
 static const struct res_noise noise[] = {
     {"ttft_s.p99", 0.005, 0.10},	 {"tpot_s.p99", 0.0005, 0.10},
     {"recompute_gpu_s", 5, 0.05},	 {"migration.bytes", 1e8, 0.05},

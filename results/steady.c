@@ -66,8 +66,9 @@ int steady_record(struct met_steady **sp, const struct request *r, double ttft_s
 	return 0;
 }
 
-/* The p99 of the TTFT histograms of bins [lo, hi); NaN without samples. */
-static double p99_of(const struct met_steady *s, size_t lo, size_t hi)
+/* The p99 of the TTFT histograms of bins [lo, hi) (NaN without samples);
+ * *count: how many samples. */
+static double p99_of(const struct met_steady *s, size_t lo, size_t hi, uint64_t *count)
 {
 	uint64_t h[STEADY_HIST] = {0}, n = 0;
 	for (size_t k = lo; k < hi; k++)
@@ -75,6 +76,7 @@ static double p99_of(const struct met_steady *s, size_t lo, size_t hi)
 			h[b] += s->ttft[k][b];
 			n += s->ttft[k][b];
 		}
+	*count = n;
 	if (!n)
 		return NAN;
 	double rank = 0.99 * (double)(n - 1);
@@ -109,8 +111,9 @@ void steady_judge(const struct met_steady *s, double slo_ttft_s, struct met_stea
 	size_t mid = w + (end + 1 - w) / 2;
 	out->window_s = T;
 	out->warmup_s = (double)w * s->bin_s;
-	out->ttft_p99_first_s = p99_of(s, w, mid);
-	out->ttft_p99_second_s = p99_of(s, mid, end + 1);
+	uint64_t n1, n2;
+	out->ttft_p99_first_s = p99_of(s, w, mid, &n1);
+	out->ttft_p99_second_s = p99_of(s, mid, end + 1, &n2);
 	out->in_system_mid = in_system(s, mid - 1);
 	out->in_system_end = in_system(s, end);
 	double shed = 0, arrived = 0, ended = 0, first = 0;
@@ -160,7 +163,8 @@ void steady_judge(const struct met_steady *s, double slo_ttft_s, struct met_stea
 			snprintf(out->reason, sizeof out->reason,
 				 "requests in the system grew from %.0f to %.0f over the second half",
 				 out->in_system_mid, out->in_system_end);
-	} else if (p2 > 1.5 * p1 && p2 - p1 > floor_s) {
+	} else if (n1 >= STEADY_TAIL_MIN && n2 >= STEADY_TAIL_MIN && p2 > 1.5 * p1 &&
+		   p2 - p1 > floor_s) {
 		out->unsteady = 1;
 		snprintf(out->reason, sizeof out->reason,
 			 "TTFT p99 rose from %.3g s to %.3g s between the halves", p1, p2);

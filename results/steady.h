@@ -27,6 +27,10 @@ struct met_steady {
  * "steadiness"). The window is the arrivals' span [0, last arrival]; its
  * first STEADY_WARMUP is warm-up, the rest two halves. */
 #define STEADY_WARMUP 0.2
+/* A half's TTFT p99 is compared with the other's only when both rest on at
+ * least 10 requests above it (1,000 completed in each half): a p99 of a
+ * few hundred is its few slowest requests, whatever the run's state. */
+#define STEADY_TAIL_MIN 1000
 struct met_steadiness {
 	int known;  /* 0: too few requests or too short a run to tell (steady then) */
 	int unsteady; /* 0: steady, or too little to tell */

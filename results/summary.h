@@ -165,6 +165,14 @@ struct met_summary {
 	enum pol_family family;
 	const char *product;
 	enum kv_path kv_transfer;
+	/* The engine as it ran (the cluster's, or its first pool's):
+	 * cluster.engine.version's name and the settings its preset gave. */
+	struct res_engine {
+		const char *version;
+		int max_num_seqs, max_num_batched_tokens, cuda_graph_max_tokens;
+		int custom_allreduce, async_scheduling;
+		double step_ms, overhead_ms, overhead_per_seq_ms, op_overhead_us;
+	} engine;
 	double migration_bytes, migration_s;
 	double offload_bytes_out, offload_bytes_in;
 	uint64_t preemptions;

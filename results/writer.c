@@ -169,6 +169,25 @@ static void add_stages(cJSON *o, const struct met_summary *s)
 	}
 }
 
+/* summary.json "engine": the engine's version and the settings it ran with. */
+static void add_engine(cJSON *o, const struct met_summary *s)
+{
+	const struct res_engine *e = &s->engine;
+	cJSON *en = e->version ? cJSON_AddObjectToObject(o, "engine") : NULL;
+	if (!en)
+		return;
+	cJSON_AddStringToObject(en, "version", e->version);
+	cJSON_AddNumberToObject(en, "max_num_seqs", e->max_num_seqs);
+	cJSON_AddNumberToObject(en, "max_num_batched_tokens", e->max_num_batched_tokens);
+	cJSON_AddNumberToObject(en, "cuda_graph_max_tokens", e->cuda_graph_max_tokens);
+	cJSON_AddBoolToObject(en, "custom_allreduce", e->custom_allreduce);
+	cJSON_AddBoolToObject(en, "async_scheduling", e->async_scheduling);
+	cJSON_AddNumberToObject(en, "step_ms", e->step_ms);
+	cJSON_AddNumberToObject(en, "overhead_ms", e->overhead_ms);
+	cJSON_AddNumberToObject(en, "overhead_per_seq_ms", e->overhead_per_seq_ms);
+	cJSON_AddNumberToObject(en, "op_overhead_us", e->op_overhead_us);
+}
+
 cJSON *res_summary_json(const struct met_summary *s)
 {
 	return res_summary_json_with(s, NULL);
@@ -186,6 +205,7 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	cJSON_AddStringToObject(o, "scenario", s->scenario);
 	cJSON_AddStringToObject(o, "policy", s->policy);
 	add_mechanisms(o, s);
+	add_engine(o, s);
 	add_figure(o, t, "seed", s);
 	cJSON_AddStringToObject(o, "kvsim_version", s->version);
 	add_figure(o, t, "sim_time_s", s);
@@ -517,15 +537,16 @@ void res_print_mechanisms(FILE *f, const struct met_summary *s, size_t n, enum r
 		mech_describe(&s[j].mech, line, sizeof line);
 		snprintf(what, sizeof what, "%s%s%s", mech_family_name(s[j].family),
 			 s[j].product ? ", " : "", s[j].product ? s[j].product : "");
+		const char *eng = s[j].engine.version ? s[j].engine.version : "-";
 		if (style == RES_STYLE_TEXT)
-			fprintf(f, "  %-17s %s; kv path %s (%s)\n", s[j].policy, line,
-				mech_path_name(s[j].kv_transfer), what);
+			fprintf(f, "  %-17s %s; kv path %s; engine %s (%s)\n", s[j].policy, line,
+				mech_path_name(s[j].kv_transfer), eng, what);
 		else if (style == RES_STYLE_MD)
-			fprintf(f, "- `%s` (%s): %s; kv path %s\n", s[j].policy, what, line,
-				mech_path_name(s[j].kv_transfer));
+			fprintf(f, "- `%s` (%s): %s; kv path %s; engine %s\n", s[j].policy, what, line,
+				mech_path_name(s[j].kv_transfer), eng);
 		else
-			fprintf(f, "<li><code>%s</code> (%s): %s; kv path %s</li>\n", s[j].policy, what,
-				line, mech_path_name(s[j].kv_transfer));
+			fprintf(f, "<li><code>%s</code> (%s): %s; kv path %s; engine %s</li>\n", s[j].policy,
+				what, line, mech_path_name(s[j].kv_transfer), eng);
 	}
 	if (style == RES_STYLE_HTML)
 		fputs("</ul>\n", f);

@@ -105,6 +105,9 @@ struct request {
 	uint32_t pin_crashes;      /* its node's crash count when kv_tail pinned a prefix */
 	int accounted;           /* the prompt split below is final */
 	int64_t enqueue_ns, sched_ns, first_token_ns, finish_ns;
+	/* asynchronous scheduling (vllm-0.15): no step starting at or before
+	 * this time takes the request from the queue (node_enqueue); 0: any */
+	int64_t admit_after_ns;
 	/* Disjoint split of prompt_tokens (docs/design.md, section 6), plus preemption recompute. */
 	uint32_t cached, reloaded, migrated, recomputed, fresh;
 	uint32_t preempt_recomputed, preemptions;

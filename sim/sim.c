@@ -356,6 +356,22 @@ static void ev_step(struct sim *s, const struct event *ev)
 
 /* The summary of a run that ended (its figures, per node, the router's
  * counters). 0, or -1 when memory runs out. */
+/* The effective settings the engine version gave (summary.json "engine"). */
+static struct res_engine engine_of(const struct cluster_cfg *cl)
+{
+	const struct cost_cfg *co = &cl->cost;
+	return (struct res_engine){.version = engine_version_names[cl->engine.version],
+				   .max_num_seqs = cl->engine.max_num_seqs,
+				   .max_num_batched_tokens = cl->engine.max_num_batched_tokens,
+				   .cuda_graph_max_tokens = co->graph_max_tokens,
+				   .custom_allreduce = co->custom_ar,
+				   .async_scheduling = co->async_cpu,
+				   .step_ms = co->step_ms,
+				   .overhead_ms = co->overhead_ms,
+				   .overhead_per_seq_ms = co->overhead_per_seq_ms,
+				   .op_overhead_us = co->op_overhead_us};
+}
+
 static int summarize(struct sim *s, int truncated, double started, struct met_summary *out)
 {
 	const struct scenario *sc = s->sc;
@@ -390,6 +406,7 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	out->family = s->rt.pol->family;
 	out->product = s->rt.pol->product;
 	out->kv_transfer = s->sc->cluster.kv_transfer;
+	out->engine = engine_of(&s->sc->cluster);
 	out->migration_bytes = s->rt.migration_bytes;
 	out->migration_s = s->rt.migration_s;
 	out->offload_bytes_out = s->lk.offload_out;

@@ -25,7 +25,7 @@
 	"\"decode\": {\"fixed_us\": 5, \"per_head_us\": 0.01, \"bandwidth\": 0.8}}}}}}"
 /* The plain roofline (mfu 0.7, mbu 0.8, plain max, no per-kernel cost). */
 #define PLAIN_COST                                                                         \
-	"\"cost_model\": {\"mfu\": 0.7, \"mbu\": 0.8, \"knee\": 0, \"op_overhead_us\": 0}"
+	"\"engine\": {\"version\": \"vllm-0.6\"}, \"cost_model\": {\"mfu\": 0.7, \"mbu\": 0.8, \"knee\": 0, \"op_overhead_us\": 0}"
 
 /* The power model's work of a batch by hand (s): Llama-3-8B (8.03e9
  * parameters of 2 bytes; 32 layers of 32 heads of 128; 131,072 KV bytes

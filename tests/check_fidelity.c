@@ -18,7 +18,7 @@
 #include "tests/helpers.h"
 #include "tests/suites.h"
 
-#define PROFILES "../shared/profiles/vidur"
+#define PROFILES "data/profiles/vidur"
 
 /* tests/data/mlp_small.csv: synthetic Vidur-format rows (Llama-2-7B's
  * shape): linear operators summing to 0.2, 0.25, 0.4, 0.8 ms at 1, 64, 128,
@@ -334,7 +334,8 @@ END_TEST
 START_TEST(profile_cost_model_uses_the_measurements)
 {
 	const char *sets[] = {"cluster.gpu=A100-80G", "cluster.model=Llama-2-7B",
-			      "cluster.cost_model.kind=profile", NULL};
+			      "cluster.cost_model.kind=profile", "cluster.engine.version=vllm-0.6",
+			      NULL};
 	struct scenario s;
 	th_scenario("{}", sets, &s);
 	struct cost_model cm;

@@ -628,7 +628,9 @@ END_TEST
  *     blocks for its next 512 tokens and 25 are free: it swaps out with
  *     its 9 tokens (no full block to copy) and is queued again from inside
  *     that step, which must not hand it to the swap hook twice.
- * Everything completes once A's end frees the decode node. */
+ * Everything completes once A's end frees the decode node. The engine is
+ * vllm-0.6's, whose scheduler forms each step when the one before it ends
+ * (with vllm-0.15's, one step ahead, Y and X would enter a step later). */
 START_TEST(swap_without_full_blocks_requeues_once)
 {
 	const char *json =
@@ -637,11 +639,11 @@ START_TEST(swap_without_full_blocks_requeues_once)
 	    "  \"tiers\": {\"dram_gib_per_server\": 64, \"nvme_gib_per_server\": 0},"
 	    "  \"cost_model\": {\"kind\": \"fixed\", \"base_ms\": 5, \"per_token_ms\": 0.01},"
 	    "  \"pools\": [{\"name\": \"p\", \"role\": \"prefill\", \"nodes\": 1,"
-	    "    \"engine\": {\"gpu_memory_utilization\": 0.203, \"max_num_batched_tokens\": 512,"
-	    "     \"preemption\": \"swap\"}},"
+	    "    \"engine\": {\"version\": \"vllm-0.6\", \"gpu_memory_utilization\": 0.203,"
+	    "     \"max_num_batched_tokens\": 512, \"preemption\": \"swap\"}},"
 	    "   {\"name\": \"d\", \"role\": \"decode\", \"nodes\": 1,"
-	    "    \"engine\": {\"gpu_memory_utilization\": 0.203, \"max_num_seqs\": 1,"
-	    "     \"preemption\": \"swap\"}}]},"
+	    "    \"engine\": {\"version\": \"vllm-0.6\", \"gpu_memory_utilization\": 0.203,"
+	    "     \"max_num_seqs\": 1, \"preemption\": \"swap\"}}]},"
 	    PD_ROUTER
 	    "  \"store\": \"local\"},"
 	    " \"workload\": {\"kind\": \"trace\", \"format\": \"mooncake\","
@@ -1090,17 +1092,25 @@ END_TEST
 
 /* ---- published directions ------------------------------------------------ */
 
+/* The published comparisons below (DistServe, Splitwise, speed-weighted
+ * routing) were measured with vllm-0.6's engine terms (every kernel
+ * launched, the CPU's time in series), the closest preset to the vLLM the
+ * papers compared against; their figures are kept under it. */
+#define PUBLISHED_ENGINE "cluster.engine.version=vllm-0.6"
+
 /* DistServe (Zhong et al., OSDI 2024): with long prompts and a tight TPOT
  * SLO, a good prefill:decode split of the same GPUs attains far more of
  * the SLO than colocated serving, whose decode steps carry prefill work.
  * Eight H100s serving Llama-3.1-8B, prompts of 2,000-6,000 tokens, 50-250
  * out, 48 requests/s, SLO TTFT 2 s and TPOT 30 ms (each request's mean):
  * eight mixed nodes with chunked prefill (up to 8,192 tokens a step) vs 5
- * prefill + 3 decode nodes. Measured attainments over seeds 1-3: mixed
- * 0.151, 0.113, 0.411 (every miss a TPOT miss: its TTFT p99 stays under
- * 0.6 s while its TPOT p99 is 44-58 ms), 5:3 1.000 each (TPOT p99 22-25
- * ms, TTFT p99 up to 1.2 s). The bounds leave room: 0.5 between them per
- * seed (measured 0.59 or more), the split at least 0.95. */
+ * prefill + 3 decode nodes. Measured attainments over seeds 1-3 (H100's
+ * decode attention at 0.766 of HBM): mixed 0.151, 0.113, 0.411 (every miss
+ * a TPOT miss: its TTFT p99 stays under 0.6 s while its TPOT p99 is 44-58
+ * ms), 5:3 1.000 each (TPOT p99 22-25 ms, TTFT p99 up to 1.2 s); at 0.90
+ * (docs/model.md) the mixed fleet's decode steps are faster and it attains
+ * up to 0.68 (seed 3), the split still 1.000. The bounds: 0.3 between them
+ * per seed, the split at least 0.95. */
 START_TEST(distserve_split_beats_colocation_under_tight_tpot)
 {
 	const char *base =
@@ -1118,7 +1128,8 @@ START_TEST(distserve_split_beats_colocation_under_tight_tpot)
 	for (int seed = 1; seed <= 3; seed++) {
 		char sd[32];
 		snprintf(sd, sizeof sd, "seed=%d", seed);
-		const char *colo_sets[] = {sd, NULL}, *pd_sets[] = {sd, split, NULL};
+		const char *colo_sets[] = {sd, PUBLISHED_ENGINE, NULL},
+			   *pd_sets[] = {sd, split, PUBLISHED_ENGINE, NULL};
 		struct met_summary colo, pd;
 		struct sim_opts o1 = {0}, o2 = {0};
 		run_opts(base, colo_sets, &o1, &colo, NULL);
@@ -1126,7 +1137,7 @@ START_TEST(distserve_split_beats_colocation_under_tight_tpot)
 		ck_assert_uint_eq(colo.arrived, pd.arrived); /* the same stream */
 		ck_assert_uint_gt(colo.arrived, 2500);
 		ck_assert_msg(pd.slo_attainment >= 0.95 &&
-				  pd.slo_attainment >= colo.slo_attainment + 0.5,
+				  pd.slo_attainment >= colo.slo_attainment + 0.3,
 			      "seed %d: 5:3 attains %.3f, colocated %.3f", seed, pd.slo_attainment,
 			      colo.slo_attainment);
 		/* why: colocated decode steps carry prefill chunks (TPOT), the
@@ -1165,7 +1176,7 @@ static double splitwise_attainment(const char *cluster, double *usd)
 	for (int seed = 1; seed <= 3; seed++) {
 		char sd[32];
 		snprintf(sd, sizeof sd, "seed=%d", seed);
-		const char *sets[] = {sd, cluster, NULL};
+		const char *sets[] = {sd, cluster, PUBLISHED_ENGINE, NULL};
 		struct scenario sc;
 		th_scenario(base, sets, &sc);
 		*usd = fleet_cost(&sc);
@@ -1254,8 +1265,9 @@ START_TEST(least_loaded_weighs_nodes_by_speed)
 	    " \"workload\": {\"kind\": \"open\", \"rate_per_s\": 30, \"max_requests\": 100000,"
 	    "  \"input_tokens\": {\"dist\": \"uniform\", \"min\": 1000, \"max\": 3000},"
 	    "  \"output_tokens\": {\"dist\": \"uniform\", \"min\": 50, \"max\": 300}}}";
+	static const char *const engine[] = {PUBLISHED_ENGINE, NULL};
 	struct scenario sc;
-	th_scenario(json, NULL, &sc);
+	th_scenario(json, engine, &sc);
 	double t[2];
 	for (int p = 0; p < 2; p++) {
 		struct cost_model cm;
@@ -1269,7 +1281,8 @@ START_TEST(least_loaded_weighs_nodes_by_speed)
 	for (int seed = 1; seed <= 3; seed++) {
 		char sd[32];
 		snprintf(sd, sizeof sd, "seed=%d", seed);
-		const char *ll[] = {sd, NULL}, *rr[] = {sd, "router.policy=round_robin", NULL};
+		const char *ll[] = {sd, PUBLISHED_ENGINE, NULL},
+			   *rr[] = {sd, "router.policy=round_robin", PUBLISHED_ENGINE, NULL};
 		struct met_summary a, b;
 		struct sim_opts o1 = {0}, o2 = {0};
 		run_opts(json, ll, &o1, &a, NULL);

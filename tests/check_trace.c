@@ -275,7 +275,7 @@ END_TEST
  * 12,035 and output 343 tokens. */
 START_TEST(mooncake_conversation_matches_the_paper)
 {
-	const char *p = "../shared/traces/mooncake/conversation_trace.jsonl";
+	const char *p = "data/traces/mooncake/conversation_trace.jsonl";
 	uint64_t caches[2] = {1000, 100000000};
 	struct trace_stats st;
 	char err[512] = "";
@@ -722,7 +722,7 @@ START_TEST(held_back_commits_meet_shared_private_blocks)
 	const char *trace = write_tmp("held.jsonl", text);
 	char json[1024];
 	snprintf(json, sizeof json,
-		 "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1}, \"router\": {\"policy\": "
+		 "{\"duration_s\": 100, \"cluster\": {\"nodes\": 1, \"engine\": {\"version\": \"vllm-0.6\"}}, \"router\": {\"policy\": "
 		 "\"round_robin\", \"params\": {}}, \"workload\": {\"kind\": \"trace\", "
 		 "\"format\": \"kvsim\", \"path\": \"%s\"}}",
 		 trace);

@@ -29,7 +29,7 @@
 #define MOONCAKE \
 	"\"cluster\": {\"nodes\": 8, \"gpu\": \"H100-SXM\", \"model\": \"Llama-3.1-8B\"}," \
 	" \"workload\": {\"kind\": \"trace\", \"format\": \"mooncake\", \"repeat\": 10," \
-	"  \"path\": \"../shared/traces/mooncake/conversation_trace.jsonl\"}"
+	"  \"path\": \"data/traces/mooncake/conversation_trace.jsonl\"}"
 
 #define MAX_REPEAT 100
 #define MAX_PREFAULT_MIB 65536
@@ -477,7 +477,7 @@ static void usage(FILE *f)
 		"                  That process then times random loads over 16 MiB of\n"
 		"                  it and over all of it: the machine's memory latency\n"
 		"                  at the time, which each run prints\n\n"
-		"Reads ../shared/traces for (c). Like kvsim, starts itself once more with\n"
+		"Reads data/traces for (c). Like kvsim, starts itself once more with\n"
 		"glibc.malloc.hugetlb=1 in GLIBC_TUNABLES (the heap in huge pages;\n"
 		"KVSIM_HUGEPAGES=0: not), and says in its header what the heap got.\n",
 		MAX_REPEAT, DEFAULT_PREFAULT_MIB);
