@@ -269,11 +269,11 @@ static void worker(int n, cmp_task_fn fn, void *ctx, FILE **files, int *next)
 int cmp_run_parallel(int n, int jobs, cmp_task_fn fn, void *ctx, const unsigned char *skip,
 		     struct met_summary *sums)
 {
-	int rc = CLI_OK, started = 0, todo = 0;
+	int rc = CLI_OK, started = 0, n_tasks = 0;
 	for (int i = 0; i < n; i++)
-		todo += !(skip && skip[i]);
-	if (jobs > todo)
-		jobs = todo;
+		n_tasks += !(skip && skip[i]);
+	if (jobs > n_tasks)
+		jobs = n_tasks;
 	FILE **files = calloc((size_t)n + 1, sizeof *files);
 	pid_t *pids = calloc((size_t)jobs + 1, sizeof *pids), parent = getpid();
 	int *next = mmap(NULL, sizeof *next, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,

@@ -475,7 +475,7 @@ static int run_attribution(const struct cli_common *o, const char *out, const cJ
 			   const char **names, const struct met_summary *sums, int n, int b,
 			   struct met_summary *attr, struct afile_set *set, int jobs)
 {
-	int rc = CLI_OK, todo = 0;
+	int rc = CLI_OK, n_attr = 0;
 	cJSON **trees = calloc((size_t)n, sizeof *trees);
 	unsigned char *skip = calloc((size_t)n, 1);
 	if (!trees || !skip)
@@ -504,10 +504,10 @@ static int run_attribution(const struct cli_common *o, const char *out, const cJ
 		cJSON_Delete(mech);
 		trees[i] = root;
 		skip[i] = 0;
-		todo++;
+		n_attr++;
 	}
 	struct attr_ctx c = {o, trees, out, names};
-	if (rc == CLI_OK && jobs > 1 && todo > 1) {
+	if (rc == CLI_OK && jobs > 1 && n_attr > 1) {
 		rc = cmp_run_parallel(n, jobs, attr_task, &c, skip, attr);
 	} else {
 		for (int i = 0; i < n && rc == CLI_OK; i++) {

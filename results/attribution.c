@@ -54,6 +54,7 @@ static void pct(double x, char *buf, size_t len)
 		snprintf(buf, len, fabs(x) >= 0.0995 ? "%+.0f%%" : "%+.1f%%", x * 100);
 }
 
+
 /* The row's label without its unit: "TTFT p99". */
 static void label_of(const char *name, char *out, size_t len)
 {
@@ -76,6 +77,19 @@ static void split_of(const struct res_metric *m, const struct met_summary *s,
 	*change = frac(v, base);
 	*routing = frac(a, base);
 	*mechanisms = isnan(*change) || isnan(*routing) ? NAN : *change - *routing;
+}
+
+/* Column j's change against the baseline and its routing and mechanisms
+ * parts as percentages ("-98%"), into 24-byte buffers. */
+static void split_text(const struct res_metric *m, const struct met_summary *s,
+		       const struct met_summary *attr, size_t j, int baseline, char *pc, char *pr,
+		       char *pk)
+{
+	double c, r, k;
+	split_of(m, s, attr, j, baseline, &c, &r, &k);
+	pct(c, pc, 24);
+	pct(r, pr, 24);
+	pct(k, pk, 24);
 }
 
 void res_print_attribution(FILE *f, const struct met_summary *s, const struct met_summary *attr,
@@ -125,12 +139,8 @@ void res_print_attribution(FILE *f, const struct met_summary *s, const struct me
 		for (size_t j = 0; j < n; j++) {
 			if (!attr[j].policy[0])
 				continue;
-			double c, r, k;
 			char pc[24], pr[24], pk[24], cell[96];
-			split_of(m, s, attr, j, baseline, &c, &r, &k);
-			pct(c, pc, sizeof pc);
-			pct(r, pr, sizeof pr);
-			pct(k, pk, sizeof pk);
+			split_text(m, s, attr, j, baseline, pc, pr, pk);
 			snprintf(cell, sizeof cell, "%s = %s + %s", pc, pr, pk);
 			fprintf(f, style == RES_STYLE_HTML ? "<td>%s</td>"
 				   : style == RES_STYLE_MD ? " %s |"
@@ -164,12 +174,8 @@ void res_print_attribution_verdict(FILE *f, const struct met_summary *s,
 			int better = m->better == RES_BETTER_HIGHER ? v > b : v < b;
 			if (!better || !res_material(m, &a, &z))
 				continue;
-			double c, r, k;
 			char pc[24], pr[24], pk[24], label[64];
-			split_of(m, s, attr, j, baseline, &c, &r, &k);
-			pct(c, pc, sizeof pc);
-			pct(r, pr, sizeof pr);
-			pct(k, pk, sizeof pk);
+			split_text(m, s, attr, j, baseline, pc, pr, pk);
 			label_of(m->name, label, sizeof label);
 			len += (size_t)snprintf(line + len, sizeof line - len,
 						"%s %s %s, routing %s and mechanisms %s", parts ? ";" : "",
