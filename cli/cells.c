@@ -602,11 +602,11 @@ void cmp_print_seeds_table(FILE *f, const struct cmp_grid *g, const struct met_s
 
 void cmp_print_capacity(FILE *f, const struct cmp_grid *g, const struct met_summary *sums)
 {
-	fprintf(f, "\ncapacity: the highest %s at which TTFT p99 <= %g s and TPOT p99 <= %g s,\n"
+	fprintf(f, "\ncapacity: the highest %s at which TTFT p99 <= %g ms and TPOT p99 <= %g ms,\n"
 		   "at most 0.1%% shed or failed, and steady, at it and every lower load%s\n",
-		g->rate_path, sums[0].slo_ttft_s, sums[0].slo_tpot_s,
+		g->rate_path, sums[0].slo_ttft_s * 1e3, sums[0].slo_tpot_s * 1e3,
 		g->n_seeds > 1 ? "; medians over the seeds" : "");
-	fprintf(f, "%-20s", "TTFT p99 (s) at");
+	fprintf(f, "%-20s", "TTFT p99 (ms) at");
 	for (int k = 0; k < g->n_pts; k++)
 		fprintf(f, " %9g", g->pt_rate[k]);
 	fprintf(f, "  capacity\n");
@@ -618,7 +618,7 @@ void cmp_print_capacity(FILE *f, const struct cmp_grid *g, const struct met_summ
 		fprintf(f, "%-20s", g->names[p]);
 		for (int k = 0; k < g->n_pts; k++) {
 			char cell[32];
-			snprintf(cell, sizeof cell, "%.3f%s", pts[k].ttft_p99_s,
+			snprintf(cell, sizeof cell, "%.1f%s", pts[k].ttft_p99_s * 1e3,
 				 pts[k].meets ? " " : !pts[k].steady ? "*" : "!");
 			fprintf(f, " %9s", cell);
 		}

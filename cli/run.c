@@ -153,8 +153,9 @@ static int cmd_run(const struct cli_ctx *cx, int argc, char **argv)
 		return rc;
 	if (!o.quiet) {
 		res_print_summary(stdout, &sum);
-		printf("\nwrote %s/summary.json, %s/requests.csv and %s/timeseries.csv\n", out, out,
-		       out);
+		printf("\nwrote %s/summary.json, %s/bench_serving.json, %s/requests.csv and "
+		       "%s/timeseries.csv\n",
+		       out, out, out, out);
 	}
 	met_summary_free(&sum);
 	return CLI_OK;

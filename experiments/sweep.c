@@ -761,8 +761,8 @@ int swp_print_table(const char *dir, FILE *f, char *err, size_t errlen)
 			seeds = k;
 	}
 	fprintf(f, "%-*s  %-22s  %-22s  %-22s  %-22s  %s\n", w,
-		seeds > 1 ? "point (median over seeds, range)" : "point", "TTFT p99 (s)",
-		"TPOT p99 (s)", "goodput (req/s)", "SLO attainment", "steady");
+		seeds > 1 ? "point (median over seeds, range)" : "point", "TTFT p99 (ms)",
+		"TPOT p99 (ms)", "goodput (req/s)", "SLO attainment", "steady");
 	for (int i = 0; i < n; i++) {
 		if (done[i])
 			continue;
@@ -773,8 +773,8 @@ int swp_print_table(const char *dir, FILE *f, char *err, size_t errlen)
 			done[j] = 1;
 			const cJSON *sum =
 			    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pts, j), "summary");
-			x[0 * n + m] = fig_at(sum, "ttft_s", "p99");
-			x[1 * n + m] = fig_at(sum, "tpot_s", "p99");
+			x[0 * n + m] = fig_at(sum, "ttft_s", "p99") * 1e3;
+			x[1 * n + m] = fig_at(sum, "tpot_s", "p99") * 1e3;
 			x[2 * n + m] = fig_at(sum, "slo", "goodput_rps");
 			x[3 * n + m] = fig_at(sum, "slo", "attainment");
 			const cJSON *st = cJSON_GetObjectItemCaseSensitive(sum, "steady");
@@ -782,7 +782,7 @@ int swp_print_table(const char *dir, FILE *f, char *err, size_t errlen)
 			m++;
 		}
 		char c[4][64], st[32];
-		static const int dec[4] = {3, 4, 2, 3};
+		static const int dec[4] = {1, 2, 2, 3};
 		for (int k = 0; k < 4; k++)
 			spread_cell(x + (size_t)k * n, m, dec[k], c[k], sizeof c[k]);
 		if (m == 1)

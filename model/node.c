@@ -276,9 +276,42 @@ static inline void computed_upto(struct node *n, struct request *r, uint32_t old
 
 /* Applies a decode span's block allocations up to iteration `started` and
  * its iteration ends up to `ended` (both counts from the span's start). */
+/* Inter-token gaps (hooks.on_gaps) of the tokens made at iteration j of
+ * the step: r's previous token came at r->last_token_ns; requests whose
+ * previous token came at the node's last step's end share one gap, counted
+ * in *same and reported once (gaps_flush). */
+static inline void gap_first(struct node *n, const struct request *r, int64_t at_ns,
+			     uint64_t *same)
+{
+	if (!r->generated || !n->hooks.on_gaps)
+		return;
+	if (r->last_token_ns == n->prev_step_end_ns)
+		(*same)++;
+	else
+		n->hooks.on_gaps(n->hooks.ctx, at_ns - r->last_token_ns, 1);
+}
+
+static inline void gaps_flush(struct node *n, int64_t at_ns, uint64_t same)
+{
+	if (same)
+		n->hooks.on_gaps(n->hooks.ctx, at_ns - n->prev_step_end_ns, same);
+}
+
+/* The gaps of iterations [from, to) of a span, j >= 1: every request of
+ * the batch makes a token at each, one iteration after its last. */
+static void gaps_inner(struct node *n, uint32_t from, uint32_t to)
+{
+	if (!n->hooks.on_gaps || !n->n_batch)
+		return;
+	for (uint32_t j = from ? from : 1; j < to; j++)
+		n->hooks.on_gaps(n->hooks.ctx, n->span_end[j] - n->span_end[j - 1], n->n_batch);
+}
+
 static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 {
 	uint32_t add = ended - n->span_ended;
+	uint64_t same = 0;
+	int first = add && n->span_ended == 0; /* iteration 0's tokens are applied */
 	/* each request's line is out of cache at 1,024 nodes: start them all */
 	for (uint32_t i = 0; i < n->n_batch; i++)
 		__builtin_prefetch(n->batch[i].r, 1);
@@ -295,12 +328,20 @@ static void span_apply(struct node *n, uint32_t started, uint32_t ended)
 			 * first, which also gives its first token */
 			uint32_t old = r->num_computed;
 			r->num_computed = n->batch[i].c0 + ended;
+			if (first)
+				gap_first(n, r, n->span_end[0], &same);
 			if (r->generated == 0)
 				r->first_token_ns = n->span_end[0];
+			r->last_token_ns = n->span_end[ended - 1];
 			r->generated += add;
 			r->num_tokens += add;
 			computed_upto(n, r, old);
 		}
+	}
+	if (add && n->hooks.on_gaps) {
+		if (first)
+			gaps_flush(n, n->span_end[0], same);
+		gaps_inner(n, n->span_ended, ended);
 	}
 	n->span_started = started;
 	n->span_ended = ended;
@@ -846,81 +887,6 @@ int64_t node_start_step(struct node *n, int64_t now_ns)
 	return n->step_end_ns - now_ns;
 }
 
-void node_span_used(struct node *n)
-{
-	if (n->span_used_ok)
-		return;
-	n->span_used_ok = 1;
-	/* a request takes a new block at iteration j when the token it
-	 * writes, c0 + j, starts one */
-	uint32_t B = n->block_tokens, k = n->span_len;
-	for (uint32_t j = 1; j < k; j++)
-		n->span_used[j] = 0;
-	for (uint32_t i = 0; i < n->n_batch; i++) {
-		/* the first j > 0 with c0 + j a multiple of B */
-		uint32_t c0 = n->batch[i].c0, j = (node_full_blocks(n, c0) + 1) * B - c0;
-		for (; j < k; j += B)
-			n->span_used[j]++;
-	}
-	for (uint32_t j = 1; j < k; j++)
-		n->span_used[j] += n->span_used[j - 1];
-}
-
-/* Statistics of the step's iterations 0..last (ended): the used-block
- * integral term by term, in order (a double sum); busy time telescopes;
- * blocks in use only grow along a span, so its last iteration's are its
- * peak. */
-void node_step_stats(struct node *n, uint32_t last)
-{
-	int64_t start = n->step_start_ns;
-	double kv = n->kv_used_block_ns;
-	uint32_t used = n->span_used[0], B = n->block_tokens;
-	/* Utilisation: each iteration's work (node_iteration_work_ns), capped
-	 * at its time. */
-	double t = (double)(n->span_end[0] - start), w = n->work0_ns;
-	double util = n->util_ns + (w < t ? w : t);
-	const struct cost_batch *sb = &n->span_cb;
-	double base = n->span_work_base_ns, dec = sb->decodes;
-	uint32_t off = n->span_off;
-	if (!n->span_used_ok && n->block_shift && B <= 64) {
-		/* span_used on the fly: iteration j takes one block for each
-		 * request with c0 + j a multiple of B, i.e. c0 = -j (mod B) */
-		uint32_t starts[64];
-		memset(starts, 0, B * sizeof *starts);
-		for (uint32_t i = 0; i < n->n_batch; i++)
-			starts[n->batch[i].c0 & (B - 1)]++;
-		kv += (double)used * t;
-		/* iteration j's growth (j - off) x decodes, by exact integer steps */
-		double d = -(double)off * dec;
-		for (uint32_t j = 1; j <= last; j++) {
-			used += starts[(0 - j) & (B - 1)];
-			t = (double)(n->span_end[j] - n->span_end[j - 1]);
-			kv += (double)used * t;
-			d += dec;
-			w = cost_work_plus_ns(n->cost, sb, base, d);
-			util += w < t ? w : t;
-		}
-	} else {
-		node_span_used(n);
-		for (uint32_t j = 0; j <= last; j++) {
-			t = (double)(n->span_end[j] - start);
-			kv += (double)n->span_used[j] * t;
-			start = n->span_end[j];
-			if (j > 0) {
-				w = cost_work_at_ns(n->cost, sb, base, (double)(j - off));
-				util += w < t ? w : t;
-			}
-		}
-		used = n->span_used[last];
-	}
-	n->kv_used_block_ns = kv;
-	n->util_ns = util;
-	n->busy_ns += n->span_end[last] - n->step_start_ns;
-	if (used > n->peak_used)
-		n->peak_used = used;
-	n->iterations += last + 1;
-}
-
 void node_finish_step(struct node *n, int64_t now_ns)
 {
 	/* Statistics of the iterations that ran, then the span's inner
@@ -933,6 +899,12 @@ void node_finish_step(struct node *n, int64_t now_ns)
 			n->batch[i].n = 1;
 	}
 	n->n_done = 0;
+	/* the last iteration's tokens: after a span's others, one each with
+	 * the gap since the iteration before (gaps_inner) */
+	uint32_t last = n->span_len - 1;
+	uint64_t same = 0;
+	if (last)
+		gaps_inner(n, last, last + 1);
 	for (uint32_t i = 0; i < n->n_batch; i++) {
 		if (i + 4 < n->n_batch)
 			__builtin_prefetch(n->batch[i + 4].r, 1);
@@ -942,6 +914,9 @@ void node_finish_step(struct node *n, int64_t now_ns)
 		computed_upto(n, r, old);
 		if (r->num_computed < r->num_tokens)
 			continue; /* a prefill chunk that did not reach the end */
+		if (!last)
+			gap_first(n, r, now_ns, &same);
+		r->last_token_ns = now_ns;
 		r->generated++;
 		r->num_tokens++;
 		if (r->generated == 1)
@@ -975,6 +950,9 @@ void node_finish_step(struct node *n, int64_t now_ns)
 		n->n_running = k;
 		n->completed += n->n_done;
 	}
+	if (n->hooks.on_gaps)
+		gaps_flush(n, now_ns, same);
+	n->prev_step_end_ns = now_ns;
 	n->n_batch = 0;
 	n->busy = 0;
 	n->span_len = n->span_eval = 0;

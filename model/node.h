@@ -30,6 +30,10 @@ struct node_hooks {
 	 * queue, no blocks held, num_computed kept at what it had computed);
 	 * the owner writes its KV down and brings it back later. */
 	void (*on_swap_out)(void *ctx, struct request *r, int64_t now_ns);
+	/* count output tokens each came gap_ns after its request's previous
+	 * one (inter-token latency); NULL: not wanted. Called per iteration
+	 * for the tokens of a shared gap, and per request otherwise. */
+	void (*on_gaps)(void *ctx, int64_t gap_ns, uint64_t count);
 };
 
 struct batch_entry {
@@ -130,6 +134,7 @@ struct node {
 	 * (span_len, span_started and span_ended are above, with what
 	 * node_kv_used reads.) */
 	uint32_t max_span;
+	int64_t prev_step_end_ns; /* the last step's last iteration ended (0: none yet) */
 	int64_t step_end_ns;
 	/* Ends of the first span_eval iterations are known (the rest are
 	 * computed when needed); the step event is at step_end_ns, the last

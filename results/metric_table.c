@@ -42,10 +42,10 @@
 /* clang-format off */
 /* The mean TTFT's four parts, shown under it (docs/outputs.md, Definitions). */
 #define TTFT_PARTS \
-    {"  prefill queue (s)",  "ttft_split.queue_s",             LO, F64(ttft_split_s[0]),          3, 1, "ttft_queue_s",               TAB | CSV | DIF | PD, NULL}, \
-    {"  prefill (s)",        "ttft_split.prefill_s",           LO, F64(ttft_split_s[1]),          3, 1, "ttft_prefill_s",             TAB | CSV | DIF | PD, NULL}, \
-    {"  KV transfer (s)",    "ttft_split.transfer_s",          LO, F64(ttft_split_s[2]),          3, 1, "ttft_transfer_s",            TAB | CSV | DIF | PD, NULL}, \
-    {"  decode queue (s)",   "ttft_split.decode_queue_s",      LO, F64(ttft_split_s[3]),          3, 1, "ttft_decode_queue_s",        TAB | CSV | DIF | PD, NULL},
+    {"  prefill queue (ms)", "ttft_split.queue_s",             LO, F64(ttft_split_s[0]),          2, 1e-3, "ttft_queue_s",               TAB | CSV | DIF | PD, NULL}, \
+    {"  prefill (ms)",       "ttft_split.prefill_s",           LO, F64(ttft_split_s[1]),          2, 1e-3, "ttft_prefill_s",             TAB | CSV | DIF | PD, NULL}, \
+    {"  KV transfer (ms)",   "ttft_split.transfer_s",          LO, F64(ttft_split_s[2]),          2, 1e-3, "ttft_transfer_s",            TAB | CSV | DIF | PD, NULL}, \
+    {"  decode queue (ms)",  "ttft_split.decode_queue_s",      LO, F64(ttft_split_s[3]),          2, 1e-3, "ttft_decode_queue_s",        TAB | CSV | DIF | PD, NULL},
 static const struct res_metric builtin[] = {
 /*   name                   path                             better scope/kind/field           dec unit csv                           use, stat */
     {"seed",                 "seed",                           NO, U64(seed),                     0, 1, NULL,                         0, NULL},
@@ -54,13 +54,15 @@ static const struct res_metric builtin[] = {
     {"  shed",               "requests.shed",                  LO, U64(shed),                     0, 1, "shed",                       TAB | CSV | DIF | SWP, NULL},
     {"  failed",             "requests.failed",                LO, U64(failed),                   0, 1, "failed",                     TAB | CSV | DIF | SWP, NULL},
     {"  skipped lines",      "requests.skipped_lines",         NO, U64(skipped_lines),            0, 1, NULL,                         0, NULL},
-    RES_STATS("TTFT",  "ttft",  MET_TTFT,  RES_SPAN(arrival_ns, first_token_ns),   3, TTFT_PARTS,   TAB | CSV | DIF | PD, TAB | CSV | DIF | SWP, DIF, TAB | CSV | DIF | SWP, 0),
-    RES_STATS("TPOT",  "tpot",  MET_TPOT,  RES_PER_TOKEN(first_token_ns, finish_ns), 4, RES_NO_PARTS, DIF,                TAB | CSV | DIF | SWP, 0,   TAB | CSV | DIF | SWP, 0),
-    RES_STATS("E2E",   "e2e",   MET_E2E,   RES_SPAN(arrival_ns, finish_ns),        2, RES_NO_PARTS, 0,                  DIF,                   0,   TAB | CSV | DIF | SWP, 0),
-    RES_STATS("queue", "queue", MET_QUEUE, RES_SPAN(enqueue_ns, sched_ns),         3, RES_NO_PARTS, 0,                  0,                     0,   TAB | CSV | DIF,       0),
+    RES_STATS("TTFT",  "ttft",  MET_TTFT,  RES_SPAN(arrival_ns, first_token_ns),   2, TTFT_PARTS,   TAB | CSV | DIF, TAB | CSV | DIF | SWP, TAB | DIF, TAB | CSV | DIF | SWP, 0),
+    RES_STATS("TPOT",  "tpot",  MET_TPOT,  RES_PER_TOKEN(first_token_ns, finish_ns), 2, RES_NO_PARTS, TAB | DIF,    TAB | CSV | DIF | SWP, TAB, TAB | CSV | DIF | SWP, 0),
+    RES_STATS("ITL",   "itl",   MET_ITL,   RES_GAPS,                               2, RES_NO_PARTS, TAB | DIF,       TAB,                   TAB, TAB | DIF,             0),
+    RES_STATS("E2E",   "e2e",   MET_E2E,   RES_SPAN(arrival_ns, finish_ns),        2, RES_NO_PARTS, TAB,             TAB | DIF,             TAB, TAB | CSV | DIF | SWP, 0),
+    RES_STATS("queue", "queue", MET_QUEUE, RES_SPAN(enqueue_ns, sched_ns),         2, RES_NO_PARTS, 0,               0,                     0,   TAB | CSV | DIF,       0),
     /* the client's view (docs/model.md): only in runs with a client block */
-    RES_STATS("client TTFT", "ttft_client", MET_TTFT_CLIENT, RES_CLIENT(arrival_ns, first_token_ns, RES_CLIENT_TTFT), 3, RES_NO_PARTS, TAB | CSV | CL, TAB | CSV | CL, TAB | CSV | CL, TAB | CSV | CL, CL),
-    RES_STATS("client ITL",  "itl_client",  MET_ITL_CLIENT,  RES_CLIENT(first_token_ns, finish_ns, RES_CLIENT_ITL),  4, RES_NO_PARTS, TAB | CSV | CL, TAB | CSV | CL, CL,             TAB | CSV | CL, CL),
+    RES_STATS("client TTFT", "ttft_client", MET_TTFT_CLIENT, RES_CLIENT(arrival_ns, first_token_ns, RES_CLIENT_TTFT), 2, RES_NO_PARTS, TAB | CSV | CL, TAB | CSV | CL, TAB | CSV | CL, TAB | CSV | CL, CL),
+    RES_STATS("client ITL",  "itl_client",  MET_ITL_CLIENT,  RES_CLIENT(first_token_ns, finish_ns, RES_CLIENT_ITL),  2, RES_NO_PARTS, TAB | CSV | CL, TAB | CSV | CL, CL,             TAB | CSV | CL, CL),
+    RES_STATS("client E2E",  "e2e_client",  MET_E2E_CLIENT,  RES_CLIENT(arrival_ns, finish_ns, RES_CLIENT_E2E),      2, RES_NO_PARTS, CL,             CL,             CL,             TAB | CL,       CL),
     {"prefix hit ratio",     "prefix_hit_ratio",               HI, F64(prefix_hit_ratio),         3, 1, "prefix_hit_ratio",           TAB | CSV | DIF | SWP, NULL},
     {"recompute ratio",      "recompute_ratio",                LO, F64(recompute_ratio),          3, 1, "recompute_ratio",            TAB | CSV | DIF | SWP, NULL},
     {"recompute GPU-s",      "recompute_gpu_s",                LO, F64(recompute_gpu_s),          1, 1, "recompute_gpu_s",            TAB | CSV | DIF, NULL},
@@ -78,7 +80,9 @@ static const struct res_metric builtin[] = {
     {"offload reloaded GB",  "offload.bytes_in",               NO, F64(offload_bytes_in),         2, 1e9, NULL,                       0, NULL},
     {"preemptions",          "preemptions",                    LO, U64(preemptions),              0, 1, "preemptions",                TAB | CSV | DIF, NULL},
     {"throughput (req/s)",   "throughput.requests_per_s",      HI, F64(requests_per_s),           2, 1, "requests_per_s",             TAB | CSV | DIF | SWP, NULL},
+    {"input tokens/s",       "throughput.input_tokens_per_s",  HI, F64(input_tokens_per_s),       0, 1, NULL,                         TAB, NULL},
     {"output tokens/s",      "throughput.output_tokens_per_s", HI, F64(output_tokens_per_s),      0, 1, "output_tokens_per_s",        TAB | CSV | DIF | SWP, NULL},
+    {"total tokens/s",       "throughput.total_tokens_per_s",  HI, F64(total_tokens_per_s),       0, 1, NULL,                         TAB, NULL},
     {"SLO TTFT p99 (s)",     "slo.ttft_p99_s",                 NO, F64(slo_ttft_s),               3, 1, NULL,                         0, NULL},
     {"SLO TPOT p99 (s)",     "slo.tpot_p99_s",                 NO, F64(slo_tpot_s),               4, 1, NULL,                         0, NULL},
     {"SLO attainment",       "slo.attainment",                 HI, F64(slo_attainment),           3, 1, "slo_attainment",             TAB | CSV | DIF | SWP | RES_M_SWEEP_LAST, NULL},
@@ -342,7 +346,8 @@ const struct res_stat *res_stat_next(const struct res_metrics *t, size_t *cursor
 
 double res_stat_of(const struct res_stat *g, const struct request *r)
 {
-	if (r->state != REQ_DONE || (g->per_token && r->output_tokens < 2))
+	if (r->state != REQ_DONE || g->per_token == RES_GAPS_KIND ||
+	    (g->per_token && r->output_tokens < 2))
 		return NAN;
 	int64_t from, to;
 	memcpy(&from, (const char *)r + g->from, sizeof from);

@@ -79,7 +79,7 @@ struct res_stat {
 	 * is collected, written and shown only in runs with a client block */
 	int client;
 };
-enum { RES_CLIENT_NONE, RES_CLIENT_TTFT, RES_CLIENT_ITL };
+enum { RES_CLIENT_NONE, RES_CLIENT_TTFT, RES_CLIENT_ITL, RES_CLIENT_E2E };
 
 /* One metric. The summary writer writes rows in table order within each
  * JSON object (paths are "key" or "object.key"); each output takes the
@@ -113,18 +113,24 @@ struct res_metric {
 #define RES_SPAN(from, to) offsetof(struct request, from), offsetof(struct request, to), 0, 0
 #define RES_PER_TOKEN(from, to) offsetof(struct request, from), offsetof(struct request, to), 1, 0
 #define RES_CLIENT(from, to, kind) offsetof(struct request, from), offsetof(struct request, to), 0, kind
+/* Not a span of each request: every gap between two output tokens of a
+ * request, fed by the engine (met_gaps_add). */
+#define RES_GAPS_KIND 2
+#define RES_GAPS 0, 0, RES_GAPS_KIND, 0
 #define RES_NO_PARTS
-#define RES_STAT_ROW(label, stem, slot, what, dec, use, group)                                   \
-	{label " " #what " (s)", stem "_s." #what, RES_BETTER_LOWER, RES_SCOPE_RUN, RES_KIND_F64, \
-	 offsetof(struct met_summary, stat[slot].what), 0, dec, 1, stem "_" #what "_s", use, group}
+/* The table shows latencies in milliseconds (as vLLM's benchmark prints
+ * them); summary.json keeps seconds. */
+#define RES_STAT_ROW(label, stem, slot, what, shown, dec, use, group)                         \
+	{label " " shown " (ms)", stem "_s." #what, RES_BETTER_LOWER, RES_SCOPE_RUN, RES_KIND_F64, \
+	 offsetof(struct met_summary, stat[slot].what), 0, dec, 1e-3, stem "_" #what "_s", use, group}
 #define RES_STATS(label, stem, slot, span, dec, parts, u_mean, u_p50, u_p90, u_p99, u_max)      \
-	RES_STAT_ROW(label, stem, slot, mean, dec, u_mean,                                       \
+	RES_STAT_ROW(label, stem, slot, mean, "mean", dec, u_mean,                               \
 		     (&(const struct res_stat){stem "_s", slot, span})),                         \
 	parts                                                                                    \
-	RES_STAT_ROW(label, stem, slot, p50, dec, u_p50, NULL),                                  \
-	RES_STAT_ROW(label, stem, slot, p90, dec, u_p90, NULL),                                  \
-	RES_STAT_ROW(label, stem, slot, p99, dec, u_p99, NULL),                                  \
-	RES_STAT_ROW(label, stem, slot, max, dec, u_max, NULL),                                  \
+	RES_STAT_ROW(label, stem, slot, p50, "median", dec, u_p50, NULL),                        \
+	RES_STAT_ROW(label, stem, slot, p90, "p90", dec, u_p90, NULL),                           \
+	RES_STAT_ROW(label, stem, slot, p99, "p99", dec, u_p99, NULL),                           \
+	RES_STAT_ROW(label, stem, slot, max, "max", dec, u_max, NULL),                           \
 	{label " samples", stem "_s.count", RES_BETTER_NONE, RES_SCOPE_RUN, RES_KIND_SIZE,       \
 	 offsetof(struct met_summary, stat[slot].n), 0, 0, 1, NULL, (u_max) & RES_M_IF_CLIENT, NULL}
 /* clang-format on */

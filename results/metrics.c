@@ -28,7 +28,10 @@ void met_init_with(struct metrics *m, const struct res_metrics *t, double slo_tt
 	for (const struct res_stat *g; (g = res_stat_next(t, &it));) {
 		/* check_metric_table holds every table to this */
 		assert(m->n_stat < MET_STAT_MAX && g->slot < MET_STAT_MAX);
-		m->stat[m->n_stat++] = g;
+		if (g->per_token == RES_GAPS_KIND)
+			m->gaps_stat = g;
+		else
+			m->stat[m->n_stat++] = g;
 	}
 }
 
@@ -41,7 +44,8 @@ void met_set_client(struct metrics *m, const struct met_client *c)
 	m->n_stat = 0;
 	size_t it = 0;
 	for (const struct res_stat *g; (g = res_stat_next_all(m->table, &it));)
-		m->stat[m->n_stat++] = g;
+		if (g->per_token != RES_GAPS_KIND)
+			m->stat[m->n_stat++] = g;
 }
 
 /* g's figure for r in the client's view: TTFT plus what comes before the
@@ -53,10 +57,13 @@ static double client_stat_of(const struct metrics *m, const struct res_stat *g,
 	const struct met_client *c = &m->client;
 	if (r->state != REQ_DONE)
 		return NAN;
-	double span = (double)(r->first_token_ns - r->arrival_ns) * 1e-9;
-	if (g->client == RES_CLIENT_TTFT)
+	if (g->client == RES_CLIENT_TTFT || g->client == RES_CLIENT_E2E) {
+		/* the last message's way back is the first's */
+		int64_t to = g->client == RES_CLIENT_TTFT ? r->first_token_ns : r->finish_ns;
+		double span = (double)(to - r->arrival_ns) * 1e-9;
 		return span + c->api_server_s + c->tokenize_s_per_token * r->prompt_tokens +
 		       c->first_chunk_s;
+	}
 	if (r->output_tokens < 2)
 		return NAN;
 	double msgs = (double)(r->output_tokens - 1) * c->messages_per_token;
@@ -78,6 +85,7 @@ void met_free(struct metrics *m)
 {
 	for (int i = 0; i < MET_STAT_MAX; i++)
 		sample_free(&m->sample[i]);
+	free(m->gaps.hist);
 	for (size_t k = 0; k < m->n_stages; k++) {
 		sample_free(&m->stage_acc[k].ttft);
 		sample_free(&m->stage_acc[k].tpot);
@@ -160,6 +168,21 @@ static size_t hist_bin(double x)
 	return b >= HIST_BINS - 1 ? HIST_BINS - 1 : (size_t)b;
 }
 
+/* The exact sample's values into a new histogram (0, or -1 when memory
+ * runs out: the sample is then as it was). */
+static int to_hist(struct met_sample *s)
+{
+	s->hist = calloc(HIST_BINS, sizeof *s->hist);
+	if (!s->hist)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		s->hist[hist_bin(s->v[i])]++;
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+	return 0;
+}
+
 int met_sample_add(struct met_sample *s, double x)
 {
 	s->count++;
@@ -171,15 +194,9 @@ int met_sample_add(struct met_sample *s, double x)
 		return 0;
 	}
 	if (s->n == MET_EXACT_MAX) {
-		s->hist = calloc(HIST_BINS, sizeof *s->hist);
-		if (!s->hist)
+		if (to_hist(s))
 			return -1;
-		for (size_t i = 0; i < s->n; i++)
-			s->hist[hist_bin(s->v[i])]++;
 		s->hist[hist_bin(x)]++;
-		free(s->v);
-		s->v = NULL;
-		s->n = s->cap = 0;
 		return 0;
 	}
 	if (s->n == s->cap) {
@@ -191,6 +208,20 @@ int met_sample_add(struct met_sample *s, double x)
 		s->cap = cap;
 	}
 	s->v[s->n++] = x;
+	return 0;
+}
+
+int met_gaps_add(struct metrics *m, int64_t gap_ns, uint64_t count)
+{
+	if (!m->gaps_stat || !count)
+		return 0;
+	if (!m->gaps.hist && !(m->gaps.hist = calloc(HIST_BINS, sizeof *m->gaps.hist)))
+		return -1;
+	m->gaps.hist[hist_bin((double)gap_ns * 1e-9)] += (uint32_t)count;
+	m->gaps.count += count;
+	m->gaps.sum_ns += (uint64_t)gap_ns * count;
+	if (gap_ns > m->gaps.max_ns)
+		m->gaps.max_ns = gap_ns;
 	return 0;
 }
 
@@ -222,7 +253,8 @@ void met_csv_header_opts(FILE *f, const struct res_metrics *t, int client)
 	fputs("id,session,turn,node,status,reason,arrival_s,prompt_tokens,output_tokens,", f);
 	size_t it = 0;
 	for (const struct res_stat *g; (g = client ? res_stat_next_all(t, &it) : res_stat_next(t, &it));)
-		fprintf(f, "%s,", g->key);
+		if (g->per_token != RES_GAPS_KIND)
+			fprintf(f, "%s,", g->key);
 	fputs("cached,reloaded,migrated,recomputed,fresh,preempt_recomputed,preemptions,"
 	      "prefill_node\n",
 	      f);
@@ -455,6 +487,17 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 		met_stats_of(&m->sample[slot], &out->stat[slot]);
 		out->percentiles_exact &= !m->sample[slot].hist;
 	}
+	/* the gaps' percentiles come from the histogram (docs/outputs.md);
+	 * they do not change what `percentiles` says of the others */
+	if (m->gaps_stat) {
+		/* the histogram read as a sample's; mean and max exact */
+		struct met_sample g = {.hist = m->gaps.hist, .count = m->gaps.count,
+				       .max = (double)m->gaps.max_ns * 1e-9};
+		struct met_stats *st = &out->stat[m->gaps_stat->slot];
+		met_stats_of(&g, st);
+		if (g.count)
+			st->mean = (double)m->gaps.sum_ns / (double)g.count * 1e-9;
+	}
 	out->tokens = m->tokens;
 	double in = (double)m->tokens.input;
 	/* shares of no input have no sample: n/a, null in JSON */
@@ -464,6 +507,8 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	out->preemptions = m->preemptions;
 	out->requests_per_s = sim_time_s > 0 ? (double)m->completed / sim_time_s : 0;
 	out->output_tokens_per_s = sim_time_s > 0 ? (double)m->tokens.output / sim_time_s : 0;
+	out->input_tokens_per_s = sim_time_s > 0 ? (double)m->tokens.input / sim_time_s : 0;
+	out->total_tokens_per_s = out->input_tokens_per_s + out->output_tokens_per_s;
 	out->slo_ttft_s = m->slo_ttft_s;
 	out->slo_tpot_s = m->slo_tpot_s;
 	out->slo_attainment = m->arrived ? (double)m->slo_met / (double)m->arrived : 0;

@@ -61,10 +61,24 @@ struct metrics {
 	struct met_stage_acc *stage_acc;
 	size_t n_stages;
 	struct met_steady *steady; /* requests binned by time (allocated on first use) */
+	/* Every inter-token gap, one per output token after a request's
+	 * first (not a per-request figure: no requests.csv column): a
+	 * histogram of 0.1% bins, the sum and the largest in whole ns, so
+	 * that how the engine groups them (decode spans) cannot change a
+	 * bit; its table group is the one whose span is RES_GAPS. */
+	struct {
+		uint32_t *hist;
+		uint64_t count, sum_ns;
+		int64_t max_ns;
+	} gaps;
+	const struct res_stat *gaps_stat; /* NULL: the table has no such group */
 };
 
 /* Adds one value (0, or -1 when memory runs out). */
 int met_sample_add(struct met_sample *s, double x);
+/* count output tokens came gap_ns after their request's previous token
+ * (the engine's inter-token latency, summary.json itl_s). */
+int met_gaps_add(struct metrics *m, int64_t gap_ns, uint64_t count);
 /* A collector of the statistics groups of the built-in metric table. */
 void met_init(struct metrics *m, double slo_ttft_s, double slo_tpot_s, FILE *csv);
 /* met_init with the groups of table t (NULL: the built-in table). */

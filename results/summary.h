@@ -19,7 +19,9 @@ enum met_slot {
 	MET_QUEUE,
 	MET_TTFT_CLIENT, /* the client's view (a scenario's client block) */
 	MET_ITL_CLIENT,
-	MET_STAT_MAX = 8
+	MET_ITL, /* every inter-token gap (metrics.gaps), not a per-request figure */
+	MET_E2E_CLIENT,
+	MET_STAT_MAX = 10
 };
 
 /* The client's view of a request (docs/model.md, "The client's view"): what
@@ -177,6 +179,7 @@ struct met_summary {
 	double offload_bytes_out, offload_bytes_in;
 	uint64_t preemptions;
 	double requests_per_s, output_tokens_per_s;
+	double input_tokens_per_s, total_tokens_per_s; /* prompt tokens; prompt + output */
 	double slo_ttft_s, slo_tpot_s, slo_attainment, goodput_rps;
 	struct met_node *nodes;
 	size_t n_nodes;

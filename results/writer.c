@@ -253,6 +253,56 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	return o;
 }
 
+/* A figure in milliseconds, null when there is none (NaN). */
+static void add_ms(cJSON *o, const char *key, double seconds)
+{
+	if (isnan(seconds))
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddNumberToObject(o, key, seconds * 1e3);
+}
+
+cJSON *res_bench_serving_json(const struct met_summary *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	/* what vLLM's client sees when the scenario has a client block */
+	const struct met_stats *ttft = s->client ? &s->stat[MET_TTFT_CLIENT] : &s->ttft,
+			       *e2e = s->client ? &s->stat[MET_E2E_CLIENT] : &s->e2e;
+	cJSON_AddStringToObject(o, "backend", "kvsim");
+	cJSON_AddStringToObject(o, "kvsim_version", s->version);
+	cJSON_AddStringToObject(o, "scenario", s->scenario);
+	cJSON_AddStringToObject(o, "policy", s->policy);
+	cJSON_AddNumberToObject(o, "seed", (double)s->seed);
+	cJSON_AddStringToObject(o, "view", s->client ? "client" : "engine");
+	cJSON_AddNumberToObject(o, "num_prompts", (double)s->arrived);
+	cJSON_AddNumberToObject(o, "duration", s->sim_time_s);
+	cJSON_AddNumberToObject(o, "completed", (double)s->completed);
+	cJSON_AddNumberToObject(o, "failed", (double)(s->failed + s->shed));
+	cJSON_AddNumberToObject(o, "total_input_tokens", (double)s->tokens.input);
+	cJSON_AddNumberToObject(o, "total_output_tokens", (double)s->tokens.output);
+	cJSON_AddNumberToObject(o, "request_throughput", s->requests_per_s);
+	cJSON_AddNumberToObject(o, "request_goodput", s->goodput_rps);
+	cJSON_AddNumberToObject(o, "output_throughput", s->output_tokens_per_s);
+	cJSON_AddNumberToObject(o, "total_token_throughput", s->total_tokens_per_s);
+	const struct {
+		const char *name;
+		const struct met_stats *st;
+	} group[] = {{"ttft", ttft}, {"tpot", &s->tpot}, {"itl", &s->stat[MET_ITL]}, {"e2el", e2e}};
+	for (size_t g = 0; g < sizeof group / sizeof group[0]; g++) {
+		const struct met_stats *st = group[g].st;
+		const double v[] = {st->mean, st->p50, st->p90, st->p99};
+		static const char *const what[] = {"mean", "median", "p90", "p99"};
+		for (size_t k = 0; k < 4; k++) {
+			char key[32];
+			snprintf(key, sizeof key, "%s_%s_ms", what[k], group[g].name);
+			add_ms(o, key, st->n ? v[k] : NAN);
+		}
+	}
+	return o;
+}
+
 int res_write_atomic(const char *path, const char *text, char *err, size_t errlen)
 {
 	struct afile_set set = {0};
@@ -334,7 +384,9 @@ double res_shown_value(const struct res_metric *m, const struct met_summary *s)
 	if (isnan(res_metric_value(m, s)))
 		return NAN;
 	res_metric_cell(m, s, cell, sizeof cell);
-	return strtod(cell, NULL);
+	/* back in the figure's own unit (seconds, bytes), which the noise
+	 * floors are in */
+	return strtod(cell, NULL) * (m->unit > 0 ? m->unit : 1);
 }
 
 size_t res_best_columns(const struct res_metric *m, const struct met_summary *s, size_t n,
@@ -469,6 +521,128 @@ static void print_unsteady(FILE *f, const struct met_summary *s, size_t n, enum 
 	}
 }
 
+/* A transposed table's widths: the text's target line length, and the
+ * most figure columns in one Markdown block. */
+enum { WIDE_LINE = 100, WIDE_MD_COLS = 8 };
+
+/* A row's label split for a column head: "TTFT p99 (ms)" -> "TTFT p99"
+ * and "(ms)" (none without a trailing unit). */
+static void head_lines(const char *name, char *top, size_t tlen, char *unit, size_t ulen)
+{
+	while (*name == ' ')
+		name++;
+	const char *open = strrchr(name, '(');
+	size_t len = strlen(name);
+	if (open && open > name && open[-1] == ' ' && name[len - 1] == ')') {
+		snprintf(top, tlen, "%.*s", (int)(open - 1 - name), name);
+		snprintf(unit, ulen, "%s", open);
+	} else {
+		snprintf(top, tlen, "%s", name);
+		unit[0] = 0;
+	}
+}
+
+/* Policies as rows, figures as columns, in blocks that fit WIDE_LINE
+ * characters (text) or WIDE_MD_COLS columns (Markdown): the layout for
+ * more columns than a terminal holds side by side. */
+static void print_transposed(FILE *f, const struct res_metrics *t, const struct met_summary *s,
+			     size_t n, enum res_style style, int baseline, int mark)
+{
+	const struct res_metric *rows[256];
+	size_t nr = 0, it = 0;
+	for (const struct res_metric *m; nr < 256 && (m = res_metric_next(t, RES_LIST_TABLE, &it));)
+		if (res_metric_shown(m, s, n))
+			rows[nr++] = m;
+	int namew = 6;
+	for (size_t j = 0; j < n; j++) {
+		int w = (int)strlen(s[j].policy) + (s[j].steadiness.unsteady ? 1 : 0) +
+			((int)j == baseline ? 11 : 0);
+		namew = w > namew ? w : namew;
+	}
+	unsigned char best[256];
+	char cell[64], delta[32], top[64], unit[32];
+	for (size_t from = 0; from < nr;) {
+		/* the block: as many columns as fit */
+		int width[WIDE_LINE], used = namew;
+		size_t to = from;
+		while (to < nr && to - from < (style == RES_STYLE_MD ? WIDE_MD_COLS : WIDE_LINE / 8)) {
+			head_lines(rows[to]->name, top, sizeof top, unit, sizeof unit);
+			int w = (int)(strlen(top) > strlen(unit) ? strlen(top) : strlen(unit));
+			for (size_t j = 0; j < n; j++) {
+				res_metric_cell(rows[to], &s[j], cell, sizeof cell);
+				delta[0] = 0;
+				if (baseline >= 0 && (int)j != baseline && rows[to]->better != RES_BETTER_NONE)
+					delta_text(res_shown_value(rows[to], &s[j]),
+						   res_shown_value(rows[to], &s[baseline]), delta, sizeof delta);
+				int c = (int)(strlen(cell) + strlen(delta));
+				w = c > w ? c : w;
+			}
+			if (style == RES_STYLE_TEXT && to > from && used + 2 + w > WIDE_LINE)
+				break;
+			width[to - from] = w;
+			used += 2 + w;
+			to++;
+		}
+		if (from)
+			fputc('\n', f);
+		/* the heads: label, then unit (text, when the block has one);
+		 * one line (Markdown) */
+		int lines = 1;
+		for (size_t k = from; style == RES_STYLE_TEXT && k < to; k++) {
+			head_lines(rows[k]->name, top, sizeof top, unit, sizeof unit);
+			lines = *unit ? 2 : lines;
+		}
+		for (int line = 0; line < lines; line++) {
+			if (style == RES_STYLE_TEXT)
+				fprintf(f, "%-*s", namew, line ? "" : "policy");
+			else
+				fputs("| policy |", f);
+			for (size_t k = from; k < to; k++) {
+				head_lines(rows[k]->name, top, sizeof top, unit, sizeof unit);
+				if (style == RES_STYLE_TEXT)
+					fprintf(f, "  %*s", width[k - from], line ? unit : top);
+				else
+					fprintf(f, " %s%s%s |", top, *unit ? " " : "", unit);
+			}
+			fputc('\n', f);
+		}
+		if (style == RES_STYLE_MD) {
+			fputs("|---|", f);
+			for (size_t k = from; k < to; k++)
+				fputs("---:|", f);
+			fputc('\n', f);
+		}
+		for (size_t j = 0; j < n; j++) {
+			char name[96];
+			snprintf(name, sizeof name, "%s%s%s", s[j].policy,
+				 s[j].steadiness.unsteady ? "*" : "",
+				 (int)j == baseline ? " (baseline)" : "");
+			if (style == RES_STYLE_TEXT)
+				fprintf(f, "%-*s", namew, name);
+			else
+				fprintf(f, "| %s |", name);
+			for (size_t k = from; k < to; k++) {
+				const struct res_metric *m = rows[k];
+				int is_best = 0;
+				if (mark && n <= sizeof best) {
+					res_best_columns(m, s, n, best);
+					is_best = best[j];
+				}
+				res_metric_cell(m, &s[j], cell, sizeof cell);
+				delta[0] = 0;
+				if (baseline >= 0 && (int)j != baseline && m->better != RES_BETTER_NONE)
+					delta_text(res_shown_value(m, &s[j]), res_shown_value(m, &s[baseline]),
+						   delta, sizeof delta);
+				if (style == RES_STYLE_TEXT)
+					fputc(' ', f);
+				print_cell(f, style, width[k - from], cell, is_best, delta);
+			}
+			fputc('\n', f);
+		}
+		from = to;
+	}
+}
+
 void res_print_table(FILE *f, const struct res_metrics *t, const struct met_summary *s, size_t n,
 		     enum res_style style)
 {
@@ -488,6 +662,13 @@ void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met
 	if (opts->mark_best)
 		best = n <= sizeof best_small ? best_small : malloc(n);
 	char cell[64], delta[32];
+	if (n > RES_WIDE_COLUMNS && style != RES_STYLE_HTML) {
+		print_transposed(f, t, s, n, style, baseline, best != NULL);
+		print_unsteady(f, s, n, style);
+		if (best != best_small)
+			free(best);
+		return;
+	}
 	print_header(f, s, n, style, baseline);
 	size_t it = 0;
 	for (const struct res_metric *m; (m = res_metric_next(t, RES_LIST_TABLE, &it));) {

@@ -42,6 +42,10 @@ int res_write_comparison_csv_in(struct afile_set *set, const char *path,
 int res_write_comparison_csv(const char *path, const struct met_summary *s, size_t n, char *err,
 			     size_t errlen);
 enum res_style { RES_STYLE_TEXT, RES_STYLE_MD, RES_STYLE_HTML };
+/* Past this many columns the text and Markdown tables are transposed:
+ * a row per policy, the figures as columns in blocks that fit 100
+ * characters (the HTML table scrolls instead). */
+#define RES_WIDE_COLUMNS 6
 /* The comparison table: policies side by side, one column each, one line
  * per RES_M_TABLE row of t (NULL: the built-in metric table), as aligned
  * text, Markdown or an HTML <table>. */
@@ -67,9 +71,9 @@ struct res_table_opts {
  * or fewer than two columns have a value); all tied best are marked. */
 size_t res_best_columns(const struct res_metric *m, const struct met_summary *s, size_t n,
 			unsigned char *best);
-/* Row m's figure in column s as the table shows it (its cell read back),
- * so that figures that print the same compare equal; NaN when it is not a
- * number. */
+/* Row m's figure in column s as the table shows it (its cell read back,
+ * times the row's unit: in seconds or bytes again), so that figures that
+ * print the same compare equal; NaN when it is not a number. */
 double res_shown_value(const struct res_metric *m, const struct met_summary *s);
 /* The change of v against base in percent as the table shows it: "+12%"
  * (whole at 10% and above), "-3.5%" (one decimal below), "0%" when equal,
@@ -89,6 +93,10 @@ void res_print_table_with(FILE *f, const struct res_metrics *t, const struct met
  * under it, with opts (NULL: as res_print_comparison or _md). */
 void res_print_comparison_with(FILE *f, const struct met_summary *s, size_t n,
 			       enum res_style style, const struct res_table_opts *opts);
+/* bench_serving.json: the run in the shape of `vllm bench serve
+ * --save-result` (flat keys, milliseconds; docs/outputs.md). Caller frees
+ * with cJSON_Delete; NULL when memory runs out. */
+struct cJSON *res_bench_serving_json(const struct met_summary *s);
 /* comparison.csv's text, byte for byte, to f. */
 void res_print_comparison_csv(FILE *f, const struct met_summary *s, size_t n);
 /* res_print_table with the built-in table. */

@@ -108,6 +108,9 @@ struct request {
 	/* asynchronous scheduling (vllm-0.15): no step starting at or before
 	 * this time takes the request from the queue (node_enqueue); 0: any */
 	int64_t admit_after_ns;
+	/* when its last output token so far was made (0: none yet): the
+	 * start of its next inter-token gap (node_finish_step) */
+	int64_t last_token_ns;
 	/* Disjoint split of prompt_tokens (docs/design.md, section 6), plus preemption recompute. */
 	uint32_t cached, reloaded, migrated, recomputed, fresh;
 	uint32_t preempt_recomputed, preemptions;

@@ -150,6 +150,14 @@ static int topology_init(struct sim *s)
 
 /* The nodes (engine, KV cache, health, slot), all up and held. 0, or -1
  * with err when memory runs out. */
+/* node_hooks.on_gaps: the engine's inter-token gaps, to the metrics */
+static void sim_on_gaps(void *ctx, int64_t gap_ns, uint64_t count)
+{
+	struct sim *s = ctx;
+	if (met_gaps_add(&s->met, gap_ns, count))
+		sim_fail(s, "out of memory");
+}
+
 static int nodes_init(struct sim *s, char *err, size_t errlen)
 {
 	const struct scenario *sc = s->sc;
@@ -171,6 +179,7 @@ static int nodes_init(struct sim *s, char *err, size_t errlen)
 		.computed_before = ledger_computed_before,
 		.computed_never = ledger_computed_never,
 		.on_swap_out = engine_on_swap_out,
+		.on_gaps = sim_on_gaps,
 	};
 	const struct thermal_cfg *th = &sc->cluster.thermal;
 	for (uint32_t i = 0; i < N; i++) {
@@ -530,7 +539,15 @@ static int sim_write_results(struct sim *s, struct afile *csv, const struct met_
 		return -1;
 	if (!s->opts->out_dir)
 		return 0;
-	cJSON *j = res_summary_json(out);
+	cJSON *j = res_bench_serving_json(out);
+	snprintf(path, sizeof path, "%s/bench_serving.json", s->opts->out_dir);
+	int brc = !j ? -1 : res_write_json_in(set, path, j, err, errlen);
+	if (!j)
+		snprintf(err, errlen, "%s: out of memory", path);
+	cJSON_Delete(j);
+	if (brc)
+		return -1;
+	j = res_summary_json(out);
 	snprintf(path, sizeof path, "%s/summary.json", s->opts->out_dir);
 	int rc = !j ? -1 : res_write_json_in(set, path, j, err, errlen);
 	if (!j)

@@ -414,7 +414,7 @@ START_TEST(client_view_by_hand)
 	ck_assert_double_eq_tol(sum.stat[MET_ITL_CLIENT].mean, 0.05, 1e-12);
 	ck_assert_double_eq_tol(sum.stat[MET_TTFT].mean, 0.1, 1e-12); /* the engine's stays */
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "queue_s,ttft_client_s,itl_client_s,cached"));
+	ck_assert_ptr_nonnull(strstr(buf, "queue_s,ttft_client_s,itl_client_s,e2e_client_s,cached"));
 	ck_assert_ptr_nonnull(strstr(buf, ",0.102500000,0.050000000,"));
 	met_summary_free(&sum);
 	met_free(&m);

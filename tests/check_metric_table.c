@@ -133,15 +133,15 @@ START_TEST(one_row_reaches_every_output)
 			 0);
 	a = th_slurp(DIR "/a.csv");
 	b = th_slurp(DIR "/b.csv");
-	ck_assert_str_eq(a, "policy,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
+	ck_assert_str_eq(a, "policy,arrived,completed,shed,failed,ttft_mean_s,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
 			    "tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,recompute_ratio,"
 			    "recompute_gpu_s,migrations,migrated_bytes,preemptions,requests_per_s,"
 			    "output_tokens_per_s,slo_attainment,goodput_rps,gpu_hours,cost_usd,"
 			    "j_per_output_token,energy_kwh,load_max_over_mean,"
 			    "load_jain,tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
 			    "tokens_recomputed,tokens_fresh,tokens_preempt_recomputed\n"
-			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
-	ck_assert_str_eq(b, "policy,arrived,completed,shed,failed,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
+			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
+	ck_assert_str_eq(b, "policy,arrived,completed,shed,failed,ttft_mean_s,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
 			    "tpot_p99_s,e2e_p99_s,queue_p99_s,prefix_hit_ratio,recompute_ratio,"
 			    "recompute_gpu_s,migrations,migrated_bytes,preemptions,requests_per_s,"
 			    "output_tokens_per_s,slo_attainment,goodput_rps,gpu_hours,cost_usd,"
@@ -149,7 +149,7 @@ START_TEST(one_row_reaches_every_output)
 			    "load_jain,tokens_input,tokens_cached,tokens_reloaded,tokens_migrated,"
 			    "tokens_recomputed,tokens_fresh,tokens_preempt_recomputed,"
 			    "route_ns\n"
-			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
+			    "rr,7,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,"
 			    "123456789\n");
 	free(a);
 	free(b);
@@ -447,7 +447,7 @@ START_TEST(rows_are_complete)
 	while (res_stat_next_all(NULL, &it))
 		groups++;
 	/* six rows per group, and the rest: a new group changes only the first */
-	ck_assert_uint_eq(t->n - 6 * groups, 88);
+	ck_assert_uint_eq(t->n - 6 * groups, 90);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct res_metric *r = &t->row[i];
 		ck_assert_msg(r->name && r->path && r->unit > 0, "row %zu", i);
@@ -468,15 +468,15 @@ START_TEST(rows_are_complete)
 	it = 0;
 	while (res_metric_next(NULL, RES_LIST_TABLE, &it))
 		n++;
-	ck_assert_uint_eq(n, 52); /* 7 of the client's view */
+	ck_assert_uint_eq(n, 65); /* 8 of the client's view */
 	it = n = 0;
 	while (res_metric_next(NULL, RES_LIST_DIFF, &it))
 		n++;
-	ck_assert_uint_eq(n, 36);
+	ck_assert_uint_eq(n, 38);
 	it = n = 0;
 	while (res_metric_next(NULL, RES_LIST_DIFF_ALL, &it))
 		n++;
-	ck_assert_uint_eq(n, 40);
+	ck_assert_uint_eq(n, 42);
 	/* the groups */
 	static const char *const named[] = {[MET_TTFT] = "ttft_s", [MET_TPOT] = "tpot_s",
 					    [MET_E2E] = "e2e_s", [MET_QUEUE] = "queue_s"};
@@ -492,7 +492,12 @@ START_TEST(rows_are_complete)
 		used |= 1u << g->slot;
 		if (g->slot < sizeof named / sizeof *named)
 			ck_assert_str_eq(g->key, named[g->slot]);
-		ck_assert_uint_ne(g->from, g->to);
+		/* a span of two request times; the gaps' group is fed by the
+		 * engine instead */
+		if (g->per_token == RES_GAPS_KIND)
+			ck_assert_uint_eq(g->from + g->to, 0);
+		else
+			ck_assert_uint_ne(g->from, g->to);
 	}
 	ck_assert_uint_eq(n, groups);
 	ck_assert_uint_ge(n, 4);
@@ -566,6 +571,80 @@ START_TEST(best_columns_marks_ties_and_skips_no_direction)
 	ck_assert(best[0] && best[1] && !best[2]);
 	s[2].completed = 2500;
 	ck_assert_uint_eq(res_best_columns(&mark_rows[2], s, 3, best), 0);
+}
+END_TEST
+
+/* A row shown in other units than it is kept (ms for seconds, GB for
+ * bytes) is compared with its noise floor in its own units: TTFT p99
+ * 66.14 ms against 62.37 ms is within 5 ms + 10% (a tie: no mark), and
+ * 5.00 GB migrated against 1.00 GB is beyond 0.1 GB + 5% (1.00 is best);
+ * read back as shown (66.14 against 62.37 "seconds", 5 against 1 "bytes")
+ * the first was marked and the second tied. */
+START_TEST(best_columns_compare_in_the_rows_own_units)
+{
+	static const struct res_metric unit_rows[] = {
+	    {.name = "TTFT p99 (ms)", .path = "ttft_s.p99", .better = RES_BETTER_LOWER,
+	     .kind = RES_KIND_F64, .offset = offsetof(struct met_summary, ttft.p99), .decimals = 2,
+	     .unit = 1e-3, .use = RES_M_TABLE},
+	    {.name = "migrated GB", .path = "migration.bytes", .better = RES_BETTER_LOWER,
+	     .kind = RES_KIND_F64, .offset = offsetof(struct met_summary, migration_bytes),
+	     .decimals = 2, .unit = 1e9, .use = RES_M_TABLE},
+	};
+	struct met_summary s[2];
+	memset(s, 0, sizeof s);
+	s[0].ttft.p99 = 0.06614;
+	s[1].ttft.p99 = 0.06237;
+	s[0].migration_bytes = 5e9;
+	s[1].migration_bytes = 1e9;
+	unsigned char best[2];
+	ck_assert_double_eq_tol(res_shown_value(&unit_rows[0], &s[0]), 0.06614, 1e-12);
+	ck_assert_uint_eq(res_best_columns(&unit_rows[0], s, 2, best), 0);
+	ck_assert_uint_eq(res_best_columns(&unit_rows[1], s, 2, best), 1);
+	ck_assert(!best[0] && best[1]);
+}
+END_TEST
+
+/* Past six columns the text and Markdown tables turn: a row per policy,
+ * the figures as columns (arrived, ttft p99, done, shed, hit: one block
+ * of 100 characters), every cell the figure the plain table prints. */
+START_TEST(wide_tables_are_transposed)
+{
+	const struct res_metrics t = {mark_rows, sizeof mark_rows / sizeof *mark_rows};
+	struct met_summary s[7];
+	memset(s, 0, sizeof s);
+	for (int j = 0; j < 7; j++) {
+		snprintf(s[j].policy, sizeof s[j].policy, "p%d", j);
+		s[j].arrived = 100 + (uint64_t)j;
+		s[j].ttft.p99 = 0.001 * (j + 1);
+		s[j].prefix_hit_ratio = 0.5;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	res_print_table_with(f, &t, s, 7, RES_STYLE_TEXT, NULL);
+	fclose(f);
+	ck_assert_str_eq(text, "policy  arrived  ttft p99  done  shed    hit\n"
+			       "p0          100     0.001     0     0  0.500\n"
+			       "p1          101     0.002     0     0  0.500\n"
+			       "p2          102     0.003     0     0  0.500\n"
+			       "p3          103     0.004     0     0  0.500\n"
+			       "p4          104     0.005     0     0  0.500\n"
+			       "p5          105     0.006     0     0  0.500\n"
+			       "p6          106     0.007     0     0  0.500\n");
+	free(text);
+	f = open_memstream(&text, &len);
+	res_print_table_with(f, &t, s, 7, RES_STYLE_MD, NULL);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "| policy | arrived | ttft p99 | done | shed | hit |\n"
+					   "|---|---:|---:|---:|---:|---:|\n| p0 | 100 | 0.001 | 0 |"));
+	free(text);
+	/* six columns: the plain table, a column per policy */
+	f = open_memstream(&text, &len);
+	res_print_table_with(f, &t, s, 6, RES_STYLE_TEXT, NULL);
+	fclose(f);
+	ck_assert_ptr_null(strstr(text, "policy"));
+	ck_assert_ptr_nonnull(strstr(text, "\narrived "));
+	free(text);
 }
 END_TEST
 
@@ -664,7 +743,7 @@ START_TEST(pd_rows_only_when_disaggregated)
 	struct met_summary quiet = pd;
 	quiet.disaggregated = 0;
 	char *a = printed(text_table, NULL, &plain), *b = printed(text_table, NULL, &quiet);
-	ck_assert_ptr_null(strstr(a, "TTFT mean"));
+	ck_assert_ptr_null(strstr(a, "prefill queue"));
 	ck_assert_ptr_null(strstr(b, "hand-over"));
 	ck_assert_ptr_null(strstr(b, "prefill queue"));
 	free(a);
@@ -675,11 +754,11 @@ START_TEST(pd_rows_only_when_disaggregated)
 	char expect[2048];
 	snprintf(expect, sizeof expect,
 		 "%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n%-20s %17s\n",
-		 "  failed", "0", "TTFT mean (s)", "0.425", "  prefill queue (s)", "0.020",
-		 "  prefill (s)", "0.100", "  KV transfer (s)", "0.055", "  decode queue (s)",
-		 "0.250");
+		 "  failed", "0", "TTFT mean (ms)", "425.00", "  prefill queue (ms)", "20.00",
+		 "  prefill (ms)", "100.00", "  KV transfer (ms)", "55.00", "  decode queue (ms)",
+		 "250.00");
 	snprintf(expect + strlen(expect), sizeof expect - strlen(expect), "%-20s %17s\n",
-		 "TTFT p50 (s)", "0.000");
+		 "TTFT median (ms)", "0.00");
 	a = printed(text_table, NULL, &pd);
 	ck_assert_msg(strstr(a, expect) != NULL, "%s", a);
 	snprintf(expect, sizeof expect,
@@ -691,9 +770,9 @@ START_TEST(pd_rows_only_when_disaggregated)
 	ck_assert_msg(strstr(a, expect) != NULL, "%s", a);
 	free(a);
 	a = printed(md_table, NULL, &pd);
-	ck_assert_ptr_nonnull(strstr(a, "| TTFT mean (s) | 0.425 |\n| prefill queue (s) | 0.020 |\n"
-					"| prefill (s) | 0.100 |\n| KV transfer (s) | 0.055 |\n"
-					"| decode queue (s) | 0.250 |\n| TTFT p50 (s) |"));
+	ck_assert_ptr_nonnull(strstr(a, "| TTFT mean (ms) | 425.00 |\n| prefill queue (ms) | 20.00 |\n"
+					"| prefill (ms) | 100.00 |\n| KV transfer (ms) | 55.00 |\n"
+					"| decode queue (ms) | 250.00 |\n| TTFT median (ms) |"));
 	ck_assert_ptr_nonnull(strstr(a, "| KV hand-overs | 4 |\n| hand-over GB | 3.50 |\n"
 					"| mean hand-over s | 0.0025 |\n| failovers | 1 |\n"
 					"| kept on decode | 2 |\n"));
@@ -770,7 +849,7 @@ START_TEST(pd_keys_in_summary_json)
 	size_t it = 0;
 	for (const struct res_stat *g; (g = res_stat_next(NULL, &it));)
 		snprintf(want + strlen(want), sizeof want - strlen(want), "%s ", g->key);
-	ck_assert_ptr_nonnull(strstr(want, " requests ttft_s tpot_s e2e_s queue_s "));
+	ck_assert_ptr_nonnull(strstr(want, " requests ttft_s tpot_s itl_s e2e_s queue_s "));
 	snprintf(want + strlen(want), sizeof want - strlen(want), "%s",
 		 "percentiles ttft_split tokens prefix_hit_ratio recompute_ratio recompute_gpu_s "
 		 "migration offload pd_transfer preemptions throughput slo steady steady_reason "
@@ -1165,6 +1244,37 @@ static size_t csv_column(const char *text, const char *name, double **v)
 	return n;
 }
 
+/* The inter-token gaps (itl_s, no column of its own): one per output token
+ * after each completed request's first, so as many as requests.csv's
+ * output tokens less one per request, and, each request's gaps adding up
+ * to its decode time, a mean that is the decode times' sum over that
+ * count (TPOT x (output - 1) summed: exact to the 1e-9 s the file
+ * prints, per request). Every request of this run completes. */
+static void gaps_match_requests_csv(const char *csv, const cJSON *j)
+{
+	double *out, *tpot;
+	size_t n = csv_column(csv, "output_tokens", &out), nt = csv_column(csv, "tpot_s", &tpot);
+	double count = 0, sum = 0;
+	for (size_t i = 0, k = 0; i < n; i++) {
+		count += out[i] - 1;
+		if (out[i] >= 2 && k < nt)
+			sum += tpot[k++] * (out[i] - 1);
+	}
+	const cJSON *rq = cJSON_GetObjectItemCaseSensitive(j, "requests");
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(rq, "completed")->valuedouble, (double)n);
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "itl_s");
+	ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble, count);
+	double mean = cJSON_GetObjectItemCaseSensitive(o, "mean")->valuedouble;
+	ck_assert_double_eq_tol(mean, sum / count, 1e-9);
+	/* the percentiles lie within the gaps, in order */
+	double p50 = cJSON_GetObjectItemCaseSensitive(o, "p50")->valuedouble,
+	       p99 = cJSON_GetObjectItemCaseSensitive(o, "p99")->valuedouble,
+	       max = cJSON_GetObjectItemCaseSensitive(o, "max")->valuedouble;
+	ck_assert(p50 > 0 && p50 <= p99 && p99 <= max);
+	free(out);
+	free(tpot);
+}
+
 /* Every statistics group: its column of requests.csv (in table order,
  * after output_tokens) summarised again gives the object summary.json
  * holds: mean, p50, p90, p99 and max (to the 1e-9 s the file prints) and
@@ -1178,6 +1288,11 @@ START_TEST(stat_groups_match_requests_csv)
 	char header[512] = "output_tokens,";
 	size_t it = 0, groups = 0;
 	for (const struct res_stat *g; (g = res_stat_next(NULL, &it)); groups++) {
+		if (g->per_token == RES_GAPS_KIND) {
+			gaps_match_requests_csv(csv, j);
+			groups--;
+			continue;
+		}
 		snprintf(header + strlen(header), sizeof header - strlen(header), "%s,", g->key);
 		double *v;
 		size_t n = csv_column(csv, g->key, &v);
@@ -1250,8 +1365,8 @@ START_TEST(one_stat_entry_is_a_metric)
 	memcpy(stat_rows, b->row, b->n * sizeof *stat_rows);
 	memcpy(stat_rows + b->n, probe_rows, sizeof probe_rows);
 	struct res_metrics t = {stat_rows, b->n + extra};
-	while (res_stat_next(NULL, &it))
-		groups++;
+	for (const struct res_stat *g; (g = res_stat_next(NULL, &it));)
+		groups += g->per_token != RES_GAPS_KIND; /* the gaps have no column */
 	const unsigned slot = MET_STAT_MAX - 1;
 
 	char *text = NULL;
@@ -1299,7 +1414,7 @@ START_TEST(one_stat_entry_is_a_metric)
 	char keys[1024] = "";
 	for (const cJSON *c = j->child; c; c = c->next)
 		snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s ", c->string);
-	ck_assert_ptr_nonnull(strstr(keys, " ttft_s tpot_s e2e_s queue_s "));
+	ck_assert_ptr_nonnull(strstr(keys, " ttft_s tpot_s itl_s e2e_s queue_s "));
 	ck_assert_ptr_nonnull(strstr(keys, " probe_s percentiles "));
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "probe_s");
 	ck_assert_int_eq(cJSON_GetArraySize(o), 6);
@@ -1309,9 +1424,9 @@ START_TEST(one_stat_entry_is_a_metric)
 
 	text = printed(text_table, &t, &s);
 	char line[128];
-	snprintf(line, sizeof line, "%-20s %17s\n", "probe mean (s)", "0.300");
+	snprintf(line, sizeof line, "%-20s %17s\n", "probe mean (ms)", "300.000");
 	ck_assert_msg(strstr(text, line) != NULL, "%s", text);
-	snprintf(line, sizeof line, "%-20s %17s\n", "probe p99 (s)", "0.398");
+	snprintf(line, sizeof line, "%-20s %17s\n", "probe p99 (ms)", "398.000");
 	ck_assert_msg(strstr(text, line) != NULL, "%s", text);
 	ck_assert_ptr_null(strstr(text, "probe p50"));
 	free(text);
@@ -1338,6 +1453,8 @@ Suite *metric_table_suite(void)
 	tcase_add_test(tc, every_path_resolves_in_a_run);
 	tcase_add_test(tc, rows_are_complete);
 	tcase_add_test(tc, best_columns_marks_ties_and_skips_no_direction);
+	tcase_add_test(tc, best_columns_compare_in_the_rows_own_units);
+	tcase_add_test(tc, wide_tables_are_transposed);
 	tcase_add_test(tc, table_marks_best_and_prints_deltas);
 	tcase_add_test(tc, pd_rows_only_when_disaggregated);
 	tcase_add_test(tc, pd_keys_in_summary_json);

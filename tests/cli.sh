@@ -80,9 +80,24 @@ arrived=$(grep -o '"arrived":[^,]*' "$T/run1/summary.json" | tr -dc '0-9')
 [ "$lines" -eq $((arrived + 1)) ] && ok || bad "requests.csv has $lines lines for $arrived requests"
 grep -q '"seed":	1' "$T/run1/summary.json" && grep -q '"kvsim_version"' "$T/run1/summary.json" && ok ||
 	bad "summary.json lacks seed or kvsim_version"
+# bench_serving.json: vLLM's --save-result keys, the summary's figures in ms
+grep -q 'TTFT median (ms)' "$T/out" && grep -q 'ITL p99 (ms)' "$T/out" && grep -q 'total tokens/s' "$T/out" &&
+	ok || bad "run's table lacks the ms latency rows or total tokens/s"
+for k in completed duration total_input_tokens total_output_tokens request_throughput \
+	output_throughput total_token_throughput mean_ttft_ms median_ttft_ms p99_ttft_ms \
+	mean_tpot_ms p99_tpot_ms mean_itl_ms median_itl_ms p99_itl_ms mean_e2el_ms p99_e2el_ms; do
+	grep -q "^	\"$k\":	" "$T/run1/bench_serving.json" && ok || bad "bench_serving.json lacks $k"
+done
+completed=$(grep -o '"completed":[^,]*' "$T/run1/summary.json" | head -1 | tr -dc '0-9')
+grep -q "^	\"completed\":	$completed,\$" "$T/run1/bench_serving.json" && ok || bad "bench_serving.json's completed is not the summary's $completed"
+p99=$(sed -n '/"ttft_s"/,/}/s/.*"p99":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$T/run1/summary.json")
+ms=$(sed -n 's/.*"p99_ttft_ms":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$T/run1/bench_serving.json")
+awk -v s="$p99" -v m="$ms" 'BEGIN { d = s * 1000 - m; exit !(d < 1e-9 && d > -1e-9 && m > 0) }' && ok ||
+	bad "bench_serving.json p99_ttft_ms $ms is not 1000 x summary's $p99"
 # determinism: byte-identical requests.csv, summary equal but for perf
 "$KVSIM" run "$T/small.json" --out "$T/run2" --quiet
 cmp -s "$T/run1/requests.csv" "$T/run2/requests.csv" && ok || bad "requests.csv differs between identical runs"
+cmp -s "$T/run1/bench_serving.json" "$T/run2/bench_serving.json" && ok || bad "bench_serving.json differs between identical runs"
 sed '/"perf"/,$d' "$T/run1/summary.json" >"$T/s1"
 sed '/"perf"/,$d' "$T/run2/summary.json" >"$T/s2"
 cmp -s "$T/s1" "$T/s2" && ok || bad "summary.json differs between identical runs"
@@ -554,7 +569,7 @@ grep -qF '| round_robin | a\|b\nc &lt;script&gt;x&lt;/script&gt; | mixed |' "$T/
 # a figure with no sample is n/a in every table, null in JSON, "no data" in
 # the verdict; diff and sweep --merge take it
 printf '{"duration_s": 5, "cluster": {"nodes": 1}, "faults": [{"kind": "crash", "node": 0, "at_s": 0}]}' >"$T/nd.json"
-expect 0 "TTFT p99 (s)                       n/a               n/a" compare "$T/nd.json" --policies round_robin,least_loaded --out "$T/nd" --report --no-perf
+expect 0 "TTFT p99 (ms)                      n/a               n/a" compare "$T/nd.json" --policies round_robin,least_loaded --out "$T/nd" --report --no-perf
 grep -q '"p99":	null' "$T/nd/round_robin/summary.json" && grep -q '^round_robin,12,0,12,0,n/a,n/a,' "$T/nd/comparison.csv" &&
 	grep -qF -- '- TTFT p99: no data' "$T/nd/report.md" && ! grep -q 'TTFT p99: all' "$T/nd/report.md" && ok ||
 	bad "no samples were not n/a, null and no data: $(grep -n 'TTFT p99' "$T/nd/report.md" | head -2)"
@@ -594,7 +609,7 @@ JSON
 "$KVSIM" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --no-perf >"$T/win.txt" 2>/dev/null
 esc=$(printf '\033')
 ! grep -q "$esc" "$T/win.txt" && ok || bad "compare wrote escapes into a pipe"
-grep -qxF "$(printf '%-20s %17s %17s' 'TTFT p99 (s)' 0.066 0.062)" "$T/win.txt" && ok || bad "compare's piped table changed: $(grep 'TTFT p99' "$T/win.txt")"
+grep -qxF "$(printf '%-20s %17s %17s' 'TTFT p99 (ms)' 66.14 62.37)" "$T/win.txt" && ok || bad "compare's piped table changed: $(grep 'TTFT p99' "$T/win.txt")"
 "$KVSIM" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --no-perf --format text >"$T/win_text.txt" 2>/dev/null
 # (the wall-clock row differs between any two runs)
 grep -v '^wall s ' "$T/win.txt" >"$T/win_a.txt"
@@ -602,24 +617,24 @@ grep -v '^wall s ' "$T/win_text.txt" >"$T/win_b.txt"
 cmp -s "$T/win_a.txt" "$T/win_b.txt" && ok || bad "compare --format text differs from the default"
 if command -v script >/dev/null 2>&1; then
 	NO_COLOR= script -qc "$KVSIM compare $T/win.json -p round_robin,session_affinity -o $T/win_tty --no-perf 2>/dev/null" /dev/null >"$T/tty.txt"
-	# higher is better: 0.769 beats 0.685 beyond noise; TTFT p99 0.062
-	# against 0.066 is within one seed's noise (5 ms + 10%): no mark; a row
+	# higher is better: 0.769 beats 0.685 beyond noise; TTFT p99 62.37 ms
+	# against 66.14 is within one seed's noise (5 ms + 10%): no mark; a row
 	# where all tie has no mark
 	grep -qF "0.685             ${esc}[1m0.769${esc}[0m" "$T/tty.txt" && ok || bad "compare on a terminal did not mark 0.769 bold: $(grep 'prefix hit' "$T/tty.txt" | od -c | head -3)"
-	grep -q "^TTFT p99 (s)  *0.066  *0.062.\$" "$T/tty.txt" && ok || bad "compare on a terminal marked a difference within noise: $(grep 'TTFT p99' "$T/tty.txt" | od -c | head -3)"
+	grep -q "^TTFT p99 (ms)  *66.14  *62.37.\$" "$T/tty.txt" && ok || bad "compare on a terminal marked a difference within noise: $(grep 'TTFT p99' "$T/tty.txt" | od -c | head -3)"
 	grep -q "^  shed  *0  *0.\$" "$T/tty.txt" && ok || bad "compare on a terminal marked a row where all tie: $(grep '  shed' "$T/tty.txt" | od -c | head -3)"
 	NO_COLOR=1 script -qc "$KVSIM compare $T/win.json -p round_robin,session_affinity -o $T/win_tty --no-perf 2>/dev/null" /dev/null >"$T/nocolor.txt"
 	grep -q "TTFT p99" "$T/nocolor.txt" && ! grep -q "$esc" "$T/nocolor.txt" && ok || bad "compare with NO_COLOR=1 on a terminal wrote escapes"
 fi
-# TTFT p99 (0.062 - 0.066) / 0.066 = -6.1%; TPOT p99 0.0073 both: 0%; rows
+# TTFT p99 (62.37 - 66.14) / 66.14 = -5.7%; TPOT p99 (7.26 - 7.27) / 7.27 = -0.1%; rows
 # that say no direction (arrived) show no change
-expect 0 "TTFT p99 (s)                                0.066                0.062 (-6.1%)" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --baseline round_robin
-grep -qxF 'TPOT p99 (s)                               0.0073                  0.0073 (0%)' "$T/out" && ok || bad "compare --baseline: $(grep 'TPOT p99' "$T/out")"
+expect 0 "TTFT p99 (ms)                               66.14                62.37 (-5.7%)" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --baseline round_robin
+grep -qxF 'TPOT p99 (ms)                                7.27                 7.26 (-0.1%)' "$T/out" && ok || bad "compare --baseline: $(grep 'TPOT p99' "$T/out")"
 grep -qxF 'requests arrived                              121                          121' "$T/out" && ok || bad "compare --baseline: $(grep 'arrived' "$T/out")"
 grep -qF 'round_robin (baseline)' "$T/out" && ok || bad "compare --baseline did not name the baseline column"
-expect 0 "0.066 (+6.5%)" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --baseline session_affinity
+expect 0 "66.14 (+6.0%)" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --baseline session_affinity
 expect 0 "| prefix hit ratio | 0.685 | **0.769** |" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --format md
-grep -qxF '| TTFT p99 (s) | 0.066 | 0.062 |' "$T/out" && ok || bad "compare --format md marked a difference within noise: $(grep 'TTFT p99' "$T/out")"
+grep -qxF '| TTFT p99 (ms) | 66.14 | 62.37 |' "$T/out" && ok || bad "compare --format md marked a difference within noise: $(grep 'TTFT p99' "$T/out")"
 grep -qxF '| | round_robin | session_affinity |' "$T/out" && grep -qxF '| shed | 0 | 0 |' "$T/out" && ok || bad "compare --format md: $(head -c 300 "$T/out")"
 expect 0 "" compare "$T/win.json" -p round_robin,session_affinity -o "$T/win" --format csv
 cmp -s "$T/out" "$T/win/comparison.csv" && ok || bad "compare --format csv differs from comparison.csv"
@@ -997,8 +1012,8 @@ sed 's/"prefill", "role": "prefill"/"h100", "role": "mixed"/; s/"decode", "role"
 	"$T/po_pd.json" >"$T/po_mixed.json"
 sed 's/"pools": .*/"nodes": 3},/; /"decode", "role"/d' "$T/po_pd.json" >"$T/po_none.json"
 po_pols=round_robin,least_loaded
-expect 0 "  prefill queue (s)" compare "$T/po_pd.json" --policies $po_pols --out "$T/po_pd" --plot --report
-for line in "TTFT mean (s)" "  prefill (s)" "  KV transfer (s)" "  decode queue (s)" "KV hand-overs" \
+expect 0 "  prefill queue (ms)" compare "$T/po_pd.json" --policies $po_pols --out "$T/po_pd" --plot --report
+for line in "TTFT mean (ms)" "  prefill (ms)" "  KV transfer (ms)" "  decode queue (ms)" "KV hand-overs" \
 	"  hand-over GB" "  mean hand-over s" "  failovers" \
 	"  policy       pool    role    GPU x tp     nodes busy ratio mean KV use  requests" \
 	"  round_robin  prefill prefill H100-SXM x 1     1 " "  least_loaded decode  decode  A100-80G x 1     2 "; do
@@ -1026,16 +1041,16 @@ expect 2 "$T/po_pd/least_loaded/summary.json: pools: 1 pools, expected 2 as in t
 printf '{"pools": [{"name": "p", "role": "prefill", "gpu": "H100-SXM", "tp": 1, "busy_ratio": "x"}, {}]}' >"$T/po_pd/least_loaded/summary.json"
 expect 2 "$T/po_pd/least_loaded/summary.json: pools[0].busy_ratio: expected a number" plot "$T/po_pd"
 cp "$T/po_sum.json" "$T/po_pd/least_loaded/summary.json"
-expect 0 "  decode queue (s)" run "$T/po_pd.json" --out "$T/po_run"
+expect 0 "  decode queue (ms)" run "$T/po_pd.json" --out "$T/po_run"
 grep -q "^  session_affinity decode  decode  A100-80G x 1     2 " "$T/out" && ok || bad "kvsim run lacks the pool table"
 expect 0 "  round_robin  h100 mixed   H100-SXM x 1     1 " compare "$T/po_mixed.json" --policies $po_pols --out "$T/po_mixed" --plot
 grep -qF "prefill queue" "$T/out" || grep -qF "ttft_queue_s" "$T/po_mixed/comparison.csv" && bad "mixed pools print the TTFT split" || ok
 [ -s "$T/po_mixed/plots/pools.svg" ] && [ ! -e "$T/po_mixed/plots/ttft_split.svg" ] && ok || bad "mixed pools: expected the pools figure alone"
 expect 0 "requests arrived" compare "$T/po_none.json" --policies $po_pols --out "$T/po_none" --plot
-for line in "TTFT mean" "prefill queue" "hand-over" "pools ("; do
+for line in "prefill queue" "hand-over" "pools ("; do
 	grep -qF -- "$line" "$T/out" && bad "a compare without pools prints '$line'" || ok
 done
-head -1 "$T/po_none/comparison.csv" | grep -q "ttft_\(mean\|queue\)_s\|pd_" && bad "comparison.csv without pools has pool columns" || ok
+head -1 "$T/po_none/comparison.csv" | grep -q "ttft_queue_s\|pd_" && bad "comparison.csv without pools has pool columns" || ok
 [ ! -e "$T/po_none/plots/ttft_split.png" ] && [ ! -e "$T/po_none/plots/pools.png" ] && ok || bad "figures of pools drawn without pools"
 grep -qF '"transfer_s":	0,' "$T/po_none/round_robin/summary.json" && grep -qF '"count":	0,' "$T/po_none/round_robin/summary.json" &&
 	grep -qF '"name":	"cluster"' "$T/po_none/round_robin/summary.json" && ok || bad "summary.json without pools lacks the zero split, hand-overs or pool \"cluster\""
@@ -1236,7 +1251,7 @@ assert v[0]["figure"] == "capacity" and v[0]["best"] and isinstance(v[0]["materi
 PY
 grep -q "^verdict, against round_robin:" "$T/cap1.out" && grep -q "^Capacity, the highest workload.sessions_per_s meeting the SLOs while steady (tried 2 to 14, medians over the seeds)" "$T/cap1.out" &&
 	grep -q "^TTFT p99: .*(median of 2 seeds, " "$T/cap1.out" && ok || bad "the printed verdict lacks capacity or the seeds' medians: $(grep -A3 '^verdict' "$T/cap1.out")"
-grep -q "^TTFT p99 (s) at  *2  *6  *10  *14  capacity$" "$T/cap1.out" && ok || bad "no capacity table: $(grep -A2 '^capacity:' "$T/cap1.out")"
+grep -q "^TTFT p99 (ms) at  *2  *6  *10  *14  capacity$" "$T/cap1.out" && ok || bad "no capacity table: $(grep -A2 '^capacity:' "$T/cap1.out")"
 # --report with seeds: the report's verdict is the seeds' too.
 "$KVSIM" compare "$T/cap.json" --policies round_robin,session_affinity --seeds 2 --report --out "$T/cap_rep" >/dev/null 2>&1 &&
 	grep -q "^- TTFT p99: .*(median of 2 seeds, " "$T/cap_rep/report.md" && grep -q "median of 2 seeds" "$T/cap_rep/report.html" && ok ||
