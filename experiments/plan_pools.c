@@ -861,12 +861,13 @@ long plan_colocated(struct plan *p, const struct fleet *fl, struct fig *best)
 				 p->total);
 		return r ? p->total / tp * tp : 0;
 	}
-	double min = p->min, max = p->max;
-	p->min = ceil(min / (double)tp);
+	/* from one replica (or --min): a split needs two, one layout need not */
+	double min = p->min, max = p->max, lo = p->min_arg ? atof(p->min_arg) : (double)tp;
+	p->min = ceil(lo / (double)tp);
 	p->max = floor(max / (double)tp);
 	long n = p->max >= p->min ? plan_least(p, fl, coloc_pass, best) : 0;
 	if (n > 0 && !p->bind.slo)
-		snprintf(p->bind.none, sizeof p->bind.none, "--min %g reached", min);
+		snprintf(p->bind.none, sizeof p->bind.none, "--min %g reached", lo);
 	p->min = min;
 	p->max = max;
 	return n > 0 ? n * tp : n;

@@ -209,8 +209,8 @@ int plan_binding(const struct plan *p, const struct fig *f, struct plan_bind *b)
 void plan_bind_note(struct plan *p, const struct fig *f, double v, const char *at);
 /* pd_ratio: the colocated layout of fleet fl (fl->coloc_gpu): the
  * scenario without cluster.pools, cluster.gpu and cluster.tp those of the
- * pools, on --gpus-total GPUs, or the smallest GPU count (--min, --max)
- * that meets the SLOs. Returns the GPUs, 0 when none meets them, -1 on
+ * pools, on --gpus-total GPUs, or the smallest GPU count (--min, else one
+ * replica; --max) that meets the SLOs. Returns the GPUs, 0 when none meets them, -1 on
  * error; *best gets its figures and p->bind its binding SLO. */
 long plan_colocated(struct plan *p, const struct fleet *fl, struct fig *best);
 /* The scenario's pools, {name, role} each, as a JSON array. Caller frees
