@@ -5,16 +5,20 @@
 struct cJSON;
 struct scenario;
 
-/* `kvsim plan` in three files, calls going one way (tests/layout.sh):
+/* `kvsim plan` in four files, calls going one way (tests/layout.sh):
  *   cli/plan.c              the command: options, the rate search, each
- *                           fleet's answer, the ranking, plan.json
+ *                           fleet's answer, --policies, plan.json
  *   experiments/plan_day.c  --search autoscale: the smallest static fleet
  *                           against autoscalers over the scenario's whole
  *                           run, ranked
+ *   experiments/plan_rank.c the searches in worker processes, the binding
+ *                           SLO as text and JSON, the ranking, whether
+ *                           P/D pays
  *   experiments/plan_pools.c  pools and fleets: the fleets of GPUs, one
- *                           probe run on a fleet, the smallest-count
- *                           search (nodes and GPUs), the pd_ratio split
- *                           search
+ *                           probe run on a fleet and its test, the
+ *                           binding SLO, the smallest-count search
+ *                           (nodes and GPUs), the pd_ratio split search,
+ *                           the colocated layout
  * Nothing here knows the command line: a plan gets its scenario through
  * its loader, and reports errors on stderr as "kvsim plan: ...". */
 
