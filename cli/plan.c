@@ -10,6 +10,8 @@
 #include "cli/cli.h"
 #include "experiments/plan_day.h"
 #include "experiments/plan_pools.h"
+#include "experiments/plan_rank.h"
+#include "policies/policy.h"
 #include "results/writer.h"
 #include "sim/sim.h"
 #include "workloads/workload.h"
@@ -26,7 +28,8 @@ enum {
 	O_POOL_GPUS,
 	O_AUTOSCALER,
 	O_RANK,
-	O_SEEDS
+	O_SEEDS,
+	O_JOBS
 };
 
 static const struct cli_opt plan_opts[] = {
@@ -62,6 +65,14 @@ static const struct cli_opt plan_opts[] = {
      "passes at every seed, and prints each figure's median with the TTFT and TPOT range",
      NULL, 0},
     CLI_ROW_POLICY("route with policy P"),
+    {OPT_POLICIES, "policies", 0, "a,b,c|all",
+     "run the search once per policy (all: every one of 'kvsim list policies'), on the same "
+     "requests, and rank policy x GPU",
+     "@policies", 0},
+    {O_JOBS, "jobs", 'j', "N",
+     "run the searches (one per policy and GPU fleet) in up to N worker processes, with the "
+     "same output (default 1)",
+     NULL, 0},
     CLI_ROW_SET,
     CLI_ROW_SEED,
     CLI_ROW_CATALOG,
@@ -160,7 +171,7 @@ static int rank_opt(const struct cli_cmd *cmd, struct plan *p, const char *v)
 
 /* The options into p; CLI_END to go on, else cli_next's end. */
 static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p,
-		 struct cli_common *o)
+		 struct cli_common *o, int *jobs)
 {
 	struct cli_args a;
 	const char *v;
@@ -212,6 +223,15 @@ static int parse(const struct cli_ctx *cx, int argc, char **argv, struct plan *p
 			for (int k = 0; k < g.n_seeds; k++)
 				p->seeds[k] = g.seeds[k];
 			p->n_seeds = g.n_seeds;
+			break;
+		}
+		case O_JOBS: {
+			long long j;
+			if (cli_parse_int(v, 1, 1024, &j)) {
+				cli_bad_value(cx->cmd, "--jobs", "1 to 1024 workers", v);
+				return CLI_BAD;
+			}
+			*jobs = (int)j;
 			break;
 		}
 		case O_MIN: p->min_arg = v; break;
@@ -371,20 +391,106 @@ static const char *search_name(const struct plan *p)
 }
 
 
-/* The search on one fleet: its answer into *res and answers (JSON). 0,
- * or -1 after reporting. */
+/* Answer res of the search: label, value v (0: none met), figures f,
+ * the binding SLO p->bind (none: why, when nothing failed). */
+static void fill_answer(const struct plan *p, const char *label, double v, const struct fig *f,
+			struct answer *res)
+{
+	memset(res, 0, sizeof *res);
+	res->label = label;
+	res->value = v;
+	res->ok = v > 0;
+	res->f = *f;
+	res->tokens_per_dollar = f->cost > 0 ? f->tokens_per_s * 3600 / f->cost
+			       : isnan(f->cost) ? NAN
+						: 0;
+	res->good_per_dollar = f->cost > 0 ? f->goodput * 3600 / f->cost
+			     : isnan(f->cost) ? NAN
+					      : 0;
+	res->bind = p->bind;
+	res->policy = p->policy;
+	if (!res->bind.slo && !res->bind.none[0]) /* a count from --min, a rate to --max */
+		snprintf(res->bind.none, sizeof res->bind.none, "--%s %g reached",
+			 p->by_rate ? "max" : "min", p->by_rate ? p->max : p->min);
+}
+
+/* Answer res's fields of plan.json into a. */
+static void answer_json(const struct plan *p, const struct scenario *base, const struct fleet *fl,
+			const struct answer *res, cJSON *a)
+{
+	cJSON_AddBoolToObject(a, "met", res->ok);
+	if (res->ok) {
+		if (p->pd && !res->coloc) {
+			cJSON_AddNumberToObject(a, "prefill", res->f.pr);
+			cJSON_AddNumberToObject(a, "decode", res->f.de);
+		} else {
+			cJSON_AddNumberToObject(a, p->by_rate ? "rate" : "nodes",
+						res->coloc ? res->f.gpus / p->tp_d : res->value);
+		}
+		cJSON_AddNumberToObject(a, "gpus", res->f.gpus);
+		cJSON_AddNumberToObject(a, "cost_per_hour", res->f.cost);
+		cJSON_AddNumberToObject(a, "output_tokens_per_dollar", res->tokens_per_dollar);
+		cJSON_AddNumberToObject(a, "goodput_rps", res->f.goodput);
+		cJSON_AddNumberToObject(a, "slo_attainment", res->f.attain);
+		if (p->pooled && !res->coloc)
+			cJSON_AddItemToObject(a, "pools", plan_fleet_pools(p, base, fl, res));
+	}
+	cJSON_AddItemToObject(a, "binding", plan_bind_json(&res->bind));
+}
+
+/* The line of answer res (name: its fleet, after its policy), and of its
+ * binding SLO. */
+static void print_answer(const struct plan *p, const struct scenario *base, const char *name,
+			 const struct answer *res)
+{
+	/* an unpriced GPU (plan alone, so unranked) has no cost: n/a */
+	char cost[32], per[32], bind[400];
+	snprintf(cost, sizeof cost, isnan(res->f.cost) ? "n/a" : "$%.2f/h", res->f.cost);
+	snprintf(per, sizeof per, isnan(res->f.cost) ? "n/a" : "%.0f", res->tokens_per_dollar);
+	if (res->ok && res->coloc)
+		printf("%s: %s %.0f GPUs (%.0f nodes, %s, goodput %.2f req/s, SLO attainment %.4f, "
+		       "%s output tokens per $)\n",
+		       name, p->total ? "meets the SLOs on" : "smallest colocated cluster",
+		       res->f.gpus, res->f.gpus / p->tp_d, cost, res->f.goodput, res->f.attain, per);
+	else if (res->ok && p->pd)
+		printf("%s: best split %d prefill + %d decode (%.0f GPUs, %s, goodput %.2f req/s, "
+		       "SLO attainment %.4f, %s output tokens per $)\n",
+		       name, res->f.pr, res->f.de, res->f.gpus, cost, res->f.goodput, res->f.attain,
+		       per);
+	else if (res->ok)
+		printf("%s: %s%s %.6g (%.0f GPUs, %s, %s output tokens per $)\n", name,
+		       p->by_rate ? "highest rate" : p->pool >= 0 ? "smallest pool " : "smallest cluster",
+		       !p->by_rate && p->pool >= 0 ? base->pools[p->pool].name : "", res->value,
+		       res->f.gpus, cost, per);
+	else if (res->coloc && p->total)
+		printf("%s: %ld GPUs colocated miss the SLOs\n", name, p->total);
+	else if (p->pd && p->total)
+		printf("%s: no split of %ld GPUs meets the SLOs\n", name, p->total);
+	else
+		printf("%s: no %s in [%g, %g] meets the SLOs\n", name,
+		       p->by_rate ? "rate" : p->pd ? "GPU count" : "node count", p->min, p->max);
+	plan_bind_text(&res->bind, bind, sizeof bind);
+	printf("%s: %s%s\n", name, res->bind.slo ? "bound by " : "", bind);
+}
+
+/* The search on one fleet: its answers into res (pd_ratio: the best split
+ * and, when the fleet has one, the colocated layout's) and answers (JSON).
+ * How many, or -1 after reporting. */
 static int search_fleet(struct plan *p, const struct scenario *base, const struct fleet *fl,
 			double start, struct answer *res, cJSON *answers)
 {
+	char name[400];
+	snprintf(name, sizeof name, "%s%s%s", p->policy ? p->policy : "", p->policy ? ", " : "",
+		 fl->label);
 	if (!p->quiet) {
 		if (p->pd && p->total)
 			printf("%s: splitting %ld GPUs between prefill (tp %d) and decode (tp %d) for",
-			       fl->label, p->total, p->tp_p, p->tp_d);
+			       name, p->total, p->tp_p, p->tp_d);
 		else if (p->pd)
-			printf("%s: searching the GPUs of prefill (tp %d) + decode (tp %d) for",
-			       fl->label, p->tp_p, p->tp_d);
+			printf("%s: searching the GPUs of prefill (tp %d) + decode (tp %d) for", name,
+			       p->tp_p, p->tp_d);
 		else
-			printf("%s: searching %s for", fl->label, search_name(p));
+			printf("%s: searching %s for", name, search_name(p));
 		if (p->slo_ttft > 0)
 			printf(" TTFT p99 <= %g s", p->slo_ttft);
 		if (p->slo_tpot > 0)
@@ -392,122 +498,92 @@ static int search_fleet(struct plan *p, const struct scenario *base, const struc
 		printf("\n");
 	}
 	cJSON *a = cJSON_CreateObject();
+	if (p->policy)
+		cJSON_AddStringToObject(a, "policy", p->policy);
 	cJSON_AddStringToObject(a, "gpu", fl->label);
-	memset(res, 0, sizeof *res);
-	double v = p->pd ? (double)plan_search_pd(p, fl, &res->f, a)
-		   : p->by_rate ? search_rate(p, fl, start, &res->f)
-				: (double)plan_least(p, fl, plan_nodes_pass, &res->f);
+	struct fig f;
+	memset(&f, 0, sizeof f);
+	memset(&p->bind, 0, sizeof p->bind);
+	p->bind_dir = p->by_rate ? 1 : -1;
+	double v = p->pd ? (double)plan_search_pd(p, fl, &f, a)
+		   : p->by_rate ? search_rate(p, fl, start, &f)
+				: (double)plan_least(p, fl, plan_nodes_pass, &f);
+	p->bind_dir = 0;
 	if (v < 0) {
 		cJSON_Delete(a);
 		return -1;
 	}
-	res->label = fl->label;
-	res->value = v;
-	res->ok = v > 0;
-	res->tokens_per_dollar = res->f.cost > 0 ? res->f.tokens_per_s * 3600 / res->f.cost
-			       : isnan(res->f.cost) ? NAN
-						    : 0;
-	res->good_per_dollar = res->f.cost > 0 ? res->f.goodput * 3600 / res->f.cost
-			     : isnan(res->f.cost) ? NAN
-						  : 0;
-	cJSON_AddBoolToObject(a, "met", res->ok);
-	if (res->ok) {
-		if (p->pd) {
-			cJSON_AddNumberToObject(a, "prefill", res->f.pr);
-			cJSON_AddNumberToObject(a, "decode", res->f.de);
-		} else {
-			cJSON_AddNumberToObject(a, p->by_rate ? "rate" : "nodes", v);
-		}
-		cJSON_AddNumberToObject(a, "gpus", res->f.gpus);
-		cJSON_AddNumberToObject(a, "cost_per_hour", res->f.cost);
-		cJSON_AddNumberToObject(a, "output_tokens_per_dollar", res->tokens_per_dollar);
-		cJSON_AddNumberToObject(a, "goodput_rps", res->f.goodput);
-		cJSON_AddNumberToObject(a, "slo_attainment", res->f.attain);
-		if (p->pooled)
-			cJSON_AddItemToObject(a, "pools", plan_fleet_pools(p, base, fl, res));
-	}
+	fill_answer(p, fl->label, v, &f, &res[0]);
+	answer_json(p, base, fl, &res[0], a);
 	cJSON_AddItemToArray(answers, a);
-	if (p->quiet)
-		return 0;
-	/* an unpriced GPU (plan alone, so unranked) has no cost: n/a */
-	char cost[32], per[32];
-	snprintf(cost, sizeof cost, isnan(res->f.cost) ? "n/a" : "$%.2f/h", res->f.cost);
-	snprintf(per, sizeof per, isnan(res->f.cost) ? "n/a" : "%.0f", res->tokens_per_dollar);
-	if (res->ok && p->pd)
-		printf("%s: best split %d prefill + %d decode (%.0f GPUs, %s, goodput %.2f req/s, "
-		       "SLO attainment %.4f, %s output tokens per $)\n\n",
-		       fl->label, res->f.pr, res->f.de, res->f.gpus, cost, res->f.goodput,
-		       res->f.attain, per);
-	else if (res->ok)
-		printf("%s: %s%s %.6g (%.0f GPUs, %s, %s output tokens per $)\n\n", fl->label,
-		       p->by_rate ? "highest rate" : p->pool >= 0 ? "smallest pool " : "smallest cluster",
-		       !p->by_rate && p->pool >= 0 ? base->pools[p->pool].name : "", v, res->f.gpus,
-		       cost, per);
-	else if (p->pd && p->total)
-		printf("%s: no split of %ld GPUs meets the SLOs\n\n", fl->label, p->total);
-	else
-		printf("%s: no %s in [%g, %g] meets the SLOs\n\n", fl->label,
-		       p->by_rate ? "rate" : p->pd ? "GPU count" : "node count", p->min, p->max);
-	return 0;
+	if (!p->quiet)
+		print_answer(p, base, name, &res[0]);
+	if (!p->pd || !fl->coloc_gpu) {
+		if (!p->quiet && p->pd)
+			printf("%s: no colocated layout to compare: the pools differ in GPU or tp\n", name);
+		if (!p->quiet)
+			printf("\n");
+		return 1;
+	}
+	snprintf(name + strlen(name), sizeof name - strlen(name), " colocated");
+	if (!p->quiet)
+		printf("%s: the same GPUs in one mixed pool (no cluster.pools; cluster.gpu %s, tp %d)\n",
+		       name, fl->coloc_gpu, p->tp_d);
+	v = (double)plan_colocated(p, fl, &f);
+	p->bind_dir = 0;
+	if (v < 0)
+		return -1;
+	fill_answer(p, fl->coloc_label, v, &f, &res[1]);
+	res[1].coloc = 1;
+	cJSON *c = cJSON_AddObjectToObject(a, "colocated");
+	answer_json(p, base, fl, &res[1], c);
+	if (!p->quiet)
+		print_answer(p, base, name, &res[1]);
+	plan_pd_verdict(p, &res[0], &res[1], a, p->quiet ? NULL : stdout);
+	if (!p->quiet)
+		printf("\n");
+	return 2;
 }
 
-/* 1 when a ranks below b: answers before misses; then cheapest first
- * (nodes; pd_ratio without --gpus-total), most requests within the SLOs
- * per dollar first (pd_ratio of --gpus-total), most output tokens per
- * dollar first (rate). */
-static int ranks_below(const struct plan *p, const struct answer *a, const struct answer *b)
-{
-	if (a->ok && b->ok)
-		return p->by_rate		? a->tokens_per_dollar < b->tokens_per_dollar
-		       : p->pd && p->total ? a->good_per_dollar < b->good_per_dollar
-					   : a->f.cost > b->f.cost;
-	return !a->ok && b->ok;
-}
-
+/* The ranking without --policies: a row per fleet, as ranked. */
 static void print_ranking(const struct plan *p, const struct answer *res, int n)
 {
-	int order[MAX_GPUS];
-	for (int i = 0; i < n; i++)
-		order[i] = i;
-	for (int i = 1; i < n; i++) /* insertion sort: stable, n is small */
-		for (int j = i; j > 0 && ranks_below(p, &res[order[j - 1]], &res[order[j]]); j--) {
-			int t = order[j - 1];
-			order[j - 1] = order[j];
-			order[j] = t;
-		}
+	int *order = malloc((size_t)n * sizeof *order);
+	if (!order)
+		return;
+	plan_rank_order(p, res, n, order);
 	int w = 10;
 	for (int i = 0; i < n; i++)
 		if ((int)strlen(res[i].label) > w)
 			w = (int)strlen(res[i].label);
-	if (p->pd) {
+	if (p->pd)
 		printf("%-4s %-*s %7s %6s %5s %10s %16s %14s %12s\n", "rank", w, "gpu", "prefill",
 		       "decode", "GPUs", "$/hour", "out tokens / $", "goodput req/s", "SLO req / $");
-		for (int i = 0; i < n; i++) {
-			const struct answer *r = &res[order[i]];
-			if (r->ok)
-				printf("%-4d %-*s %7d %6d %5.0f %10.2f %16.0f %14.2f %12.0f\n", i + 1, w,
-				       r->label, r->f.pr, r->f.de, r->f.gpus, r->f.cost,
-				       r->tokens_per_dollar, r->f.goodput, r->good_per_dollar);
-			else
-				printf("%-4s %-*s %7s\n", "-", w, r->label, "none");
-		}
-		return;
-	}
-	printf("%-4s %-*s %10s %10s %16s %14s\n", "rank", w, "gpu", p->by_rate ? "rate" : "nodes",
-	       "$/hour", "out tokens / $", "goodput req/s");
+	else
+		printf("%-4s %-*s %10s %10s %16s %14s\n", "rank", w, "gpu",
+		       p->by_rate ? "rate" : "nodes", "$/hour", "out tokens / $", "goodput req/s");
 	for (int i = 0; i < n; i++) {
 		const struct answer *r = &res[order[i]];
-		if (r->ok)
+		char pr[16], de[16];
+		snprintf(pr, sizeof pr, r->coloc ? "-" : "%d", r->f.pr);
+		snprintf(de, sizeof de, r->coloc ? "-" : "%d", r->f.de);
+		if (r->ok && p->pd)
+			printf("%-4d %-*s %7s %6s %5.0f %10.2f %16.0f %14.2f %12.0f\n", i + 1, w,
+			       r->label, pr, de, r->f.gpus, r->f.cost, r->tokens_per_dollar,
+			       r->f.goodput, r->good_per_dollar);
+		else if (r->ok)
 			printf("%-4d %-*s %10.6g %10.2f %16.0f %14.2f\n", i + 1, w, r->label, r->value,
 			       r->f.cost, r->tokens_per_dollar, r->f.goodput);
 		else
-			printf("%-4s %-*s %10s\n", "-", w, r->label, "none");
+			printf("%-4s %-*s %*s\n", "-", w, r->label, p->pd ? 7 : 10, "none");
 	}
+	free(order);
 }
 
-/* DIR/plan.json: the question, the answers and every probe. Takes answers
- * and p->probes. */
-static int write_plan(struct plan *p, const struct scenario *base, cJSON *answers)
+/* DIR/plan.json: the question, the answers, the ranking (NULL: none) and
+ * every probe. Takes answers, ranking and p->probes. */
+static int write_plan(struct plan *p, const struct scenario *base, cJSON *answers,
+		      cJSON *ranking)
 {
 	const char *out = p->out ? p->out : "out/plan";
 	char path[4200], err[1024];
@@ -536,6 +612,8 @@ static int write_plan(struct plan *p, const struct scenario *base, cJSON *answer
 	cJSON_AddNumberToObject(j, "runs", (double)p->runs);
 	cJSON_AddStringToObject(j, "kvsim_version", kvsim_version());
 	cJSON_AddItemToObject(j, "answers", answers);
+	if (ranking)
+		cJSON_AddItemToObject(j, "ranking", ranking);
 	cJSON_AddItemToObject(j, "probes", p->probes);
 	p->probes = NULL;
 	snprintf(path, sizeof path, "%s/plan.json", out);
@@ -583,45 +661,158 @@ static int check_prices(const struct plan *p, const struct scenario *base,
 	return 0;
 }
 
-/* Every fleet's search, the ranking, plan.json. */
-static int plan(struct plan *p, const struct scenario *base, double start)
+/* The searches as tasks: task i is policy i / nf (with --policies) on
+ * fleet i % nf. */
+struct tasks {
+	struct plan *p;
+	const struct scenario *base;
+	const struct fleet *fl;
+	int nf;
+	double start;
+	struct cli_common *o;
+	const char *const *pols; /* --policies; NULL: none */
+};
+
+/* Task i: the search, its answers (binary: they hold pointers into the
+ * fleets and the policy list, the same in a worker), then its answers'
+ * and probes' JSON and its run count, into out. */
+static int search_task(void *ctx, int i, FILE *out)
+{
+	struct tasks *t = ctx;
+	struct plan *p = t->p;
+	if (t->pols)
+		t->o->policy = p->policy = t->pols[i / t->nf];
+	cJSON *j = cJSON_CreateObject(), *answers = cJSON_AddArrayToObject(j, "answers");
+	long runs = p->runs;
+	cJSON *probes = p->probes; /* plan's, which take_result fills */
+	p->probes = cJSON_AddArrayToObject(j, "probes");
+	struct answer res[2];
+	int n = search_fleet(p, t->base, &t->fl[i % t->nf], t->start, res, answers);
+	p->probes = probes;
+	cJSON_AddNumberToObject(j, "runs", (double)(p->runs - runs));
+	p->runs = runs;
+	char *txt = n < 0 ? NULL : cJSON_PrintUnformatted(j);
+	int rc = n < 0 ? CLI_USAGE
+		 : txt && fwrite(&n, sizeof n, 1, out) == 1 &&
+			   fwrite(res, sizeof *res, (size_t)n, out) == (size_t)n && fputs(txt, out) >= 0
+		     ? CLI_OK
+		     : CLI_INTERNAL;
+	free(txt);
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* Task result f into res (its count added to *n), answers and p->probes. */
+static int take_result(struct plan *p, FILE *f, struct answer *res, int *n, cJSON *answers)
+{
+	int k;
+	if (fread(&k, sizeof k, 1, f) != 1 || k < 1 || k > 2 ||
+	    fread(res + *n, sizeof *res, (size_t)k, f) != (size_t)k)
+		return -1;
+	*n += k;
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&txt, &len);
+	char buf[8192];
+	size_t got;
+	while (m && (got = fread(buf, 1, sizeof buf, f)) > 0)
+		fwrite(buf, 1, got, m);
+	if (!m || fclose(m))
+		return -1;
+	cJSON *j = cJSON_Parse(txt);
+	free(txt);
+	cJSON *a = cJSON_DetachItemFromObjectCaseSensitive(j, "answers");
+	cJSON *pr = cJSON_DetachItemFromObjectCaseSensitive(j, "probes");
+	const cJSON *runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
+	int bad = !cJSON_IsArray(a) || !cJSON_IsArray(pr) || !cJSON_IsNumber(runs);
+	if (!bad) {
+		p->runs += (long)runs->valuedouble;
+		while (a->child)
+			cJSON_AddItemToArray(answers, cJSON_DetachItemViaPointer(a, a->child));
+		while (pr->child)
+			cJSON_AddItemToArray(p->probes, cJSON_DetachItemViaPointer(pr, pr->child));
+	}
+	cJSON_Delete(a);
+	cJSON_Delete(pr);
+	cJSON_Delete(j);
+	return bad ? -1 : 0;
+}
+
+/* Every search (policy x fleet) in up to jobs workers; their answers into
+ * res (*n of them), answers and p->probes. A CLI_* code. */
+static int run_searches(struct tasks *t, int n_pol, int jobs, struct answer *res, int *n,
+			cJSON *answers)
+{
+	int nt = (n_pol ? n_pol : 1) * t->nf, rc;
+	FILE **out = calloc((size_t)nt, sizeof *out);
+	if (!out)
+		return CLI_INTERNAL;
+	rc = plan_run_tasks(nt, jobs, search_task, t, out);
+	for (int i = 0; rc == CLI_OK && i < nt; i++)
+		if (take_result(t->p, out[i], res, n, answers)) {
+			fprintf(stderr, "kvsim: a search's result was lost\n");
+			rc = CLI_INTERNAL;
+		}
+	for (int i = 0; i < nt; i++)
+		if (out[i])
+			fclose(out[i]);
+	free(out);
+	t->o->policy = t->p->policy = NULL;
+	return rc;
+}
+
+/* The fleets' line over the ranking: what the columns rank by. */
+static void print_rank_head(const struct plan *p, const struct scenario *base, int policies)
+{
+	const char *by = p->by_rate ? "output tokens per dollar"
+			 : p->pd && p->total ? "requests within the SLOs per dollar"
+					     : "cost per hour";
+	if (policies) {
+		printf("policy x GPU, ranked by %s:\n", by);
+		return;
+	}
+	if (!p->pooled)
+		return;
+	printf("fleets: the GPU of ");
+	for (int i = 0; i < base->n_pools; i++)
+		printf("%s%s", i ? "/" : "", base->pools[i].name);
+	printf(", ranked by %s\n", by);
+}
+
+/* Every search, the ranking, plan.json. */
+static int plan(struct plan *p, const struct scenario *base, double start, struct cli_common *o,
+		const char *const *pols, int n_pol, int jobs)
 {
 	struct fleet fl[MAX_GPUS];
 	int nf = plan_fleets(p, base, fl);
 	if (nf < 0 || check_prices(p, base, fl, nf))
 		return CLI_USAGE;
-	struct answer res[MAX_GPUS];
-	cJSON *answers = cJSON_CreateArray();
+	struct answer *res = calloc((size_t)(2 * (n_pol ? n_pol : 1) * nf), sizeof *res);
+	cJSON *answers = cJSON_CreateArray(), *ranking = NULL;
 	p->probes = cJSON_CreateArray();
-	int any = 0;
-	if (p->day) {
+	int any = 0, n = 0, rc = res ? CLI_OK : CLI_INTERNAL;
+	if (p->day && rc == CLI_OK) {
 		any = plan_day(p, base, &fl[0], answers);
-		if (any < 0) {
-			cJSON_Delete(answers);
-			return CLI_USAGE;
-		}
-		nf = 0;
+		rc = any < 0 ? CLI_USAGE : CLI_OK;
+	} else if (rc == CLI_OK) {
+		struct tasks t = {p, base, fl, nf, start, o, n_pol ? pols : NULL};
+		rc = run_searches(&t, n_pol, jobs, res, &n, answers);
 	}
-	for (int f = 0; f < nf; f++) {
-		if (search_fleet(p, base, &fl[f], start, &res[f], answers)) {
-			cJSON_Delete(answers);
-			return CLI_USAGE;
-		}
-		any |= res[f].ok;
+	for (int i = 0; i < n; i++)
+		any |= res[i].ok;
+	if (rc == CLI_OK && (n > 1 || n_pol)) {
+		if (!p->quiet)
+			print_rank_head(p, base, n_pol > 0);
+		if (n_pol == 0 && !p->quiet)
+			print_ranking(p, res, n);
+		ranking = plan_ranking(p, res, n, n_pol && !p->quiet);
 	}
-	if (nf > 1 && !p->quiet) {
-		if (p->pooled) {
-			printf("fleets: the GPU of ");
-			for (int i = 0; i < base->n_pools; i++)
-				printf("%s%s", i ? "/" : "", base->pools[i].name);
-			printf(", ranked by %s\n", p->by_rate		    ? "output tokens per dollar"
-						    : p->pd && p->total ? "requests within the SLOs per "
-									  "dollar"
-									: "cost per hour");
-		}
-		print_ranking(p, res, nf);
+	free(res);
+	if (rc != CLI_OK) {
+		cJSON_Delete(answers);
+		return rc;
 	}
-	int rc = write_plan(p, base, answers);
+	rc = write_plan(p, base, answers, ranking);
 	return rc == CLI_OK && !any ? CLI_NOT_MET : rc;
 }
 
@@ -636,13 +827,53 @@ static int load_scenario(void *o, const cJSON *root, struct scenario *s)
 	return cli_load_scenario(o, root, s);
 }
 
+/* --policies into names (pointing into buf), each policy's scenario
+ * loaded once to check it; their count, or -1 after reporting. */
+static int policy_list(const struct cli_cmd *cmd, struct cli_common *o, char *buf, size_t len,
+		       const char **names, int cap)
+{
+	char all[1024];
+	if (o->policy) {
+		cli_misuse(cmd, "give --policy P or --policies a,b,c, not both");
+		return -1;
+	}
+	if (!strcmp(o->policies, "all"))
+		pol_names(all, sizeof all); /* "a, b, c": cli_list drops the blanks */
+	int n = cli_list(cmd, "--policies", "policy names", strcmp(o->policies, "all") ? o->policies
+										     : all,
+			 buf, len, names, cap);
+	for (int i = 0; i < n; i++) {
+		if (!pol_find(names[i])) {
+			char known[512];
+			pol_names(known, sizeof known);
+			fprintf(stderr, "kvsim plan: --policies: unknown policy \"%s\" (known: %s)\n",
+				names[i], known);
+			return -1;
+		}
+		for (int j = 0; j < i; j++)
+			if (!strcmp(names[j], names[i])) {
+				fprintf(stderr, "kvsim plan: --policies: \"%s\" given twice\n", names[i]);
+				return -1;
+			}
+		struct scenario s;
+		o->policy = names[i];
+		int bad = cli_load_from_opts(o, &s);
+		o->policy = NULL;
+		if (bad)
+			return -1;
+		cfg_scenario_free(&s);
+	}
+	return n;
+}
+
 static int cmd_plan(const struct cli_ctx *cx, int argc, char **argv)
 {
 	struct plan p;
 	struct cli_common o;
+	int jobs = 1, n_pol = 0;
 	memset(&p, 0, sizeof p);
 	memset(&o, 0, sizeof o);
-	int end = parse(cx, argc, argv, &p, &o);
+	int end = parse(cx, argc, argv, &p, &o, &jobs);
 	if (end != CLI_END)
 		return cli_end_code(end);
 	p.load = (struct plan_loader){load_tree, load_scenario, &o};
@@ -650,13 +881,21 @@ static int cmd_plan(const struct cli_ctx *cx, int argc, char **argv)
 	p.out = o.out;
 	if (check_search(cx->cmd, &p))
 		return CLI_USAGE;
+	if (o.policies && p.day) {
+		fprintf(stderr, "kvsim plan: --policies goes with --search nodes, rate or pd_ratio\n");
+		return CLI_USAGE;
+	}
+	char pol_buf[1024];
+	const char *pols[64];
+	if (o.policies && (n_pol = policy_list(cx->cmd, &o, pol_buf, sizeof pol_buf, pols, 64)) < 0)
+		return CLI_USAGE;
 	struct scenario base; /* the scenario as given: its rate, its GPUs and pools */
 	if (cli_load_from_opts(&o, &base))
 		return CLI_USAGE;
 	int rc = CLI_USAGE;
 	if (!plan_check_pools(&p, &base)) {
 		double start = p.by_rate ? rate_start(&p, &base) : 0;
-		rc = start < 0 ? CLI_USAGE : plan(&p, &base, start);
+		rc = start < 0 ? CLI_USAGE : plan(&p, &base, start, &o, pols, n_pol, jobs);
 	}
 	cJSON_Delete(p.probes);
 	free(p.cache);
@@ -682,6 +921,18 @@ const struct cli_cmd cli_plan_cmd = {
 	"own TTFT and TPOT are within the SLOs (probes run with them as the scenario's\n"
 	"slo).\n"
 	"\n"
+	"Every answer names its binding SLO: at the failing probe next to it (the\n"
+	"largest count, the smallest rate, the failing split nearest the best), the part\n"
+	"of the test furthest past its limit (value / limit: TTFT p99, TPOT p99, the\n"
+	"share shed or failed against 0.1%; a run with no completed request first, not\n"
+	"steady only when nothing else failed), with its value, limit and probe; or\n"
+	"\"no SLO bound within the range\" when no probe failed.\n"
+	"\n"
+	"--policies a,b,c (or all) runs the search once per policy, times each GPU\n"
+	"fleet, on the same requests (the scenario's seed), and ranks policy x GPU as\n"
+	"--gpus ranks fleets, with cost per million output tokens and the binding SLO;\n"
+	"-j N runs these searches in N worker processes with the same output.\n"
+	"\n"
 	"--search pd_ratio, on a cluster of one prefill and one decode pool: with\n"
 	"--gpus-total N, runs every split of N GPUs (p prefill replicas, and as many\n"
 	"decode replicas as the GPUs left hold) and picks the one with the highest\n"
@@ -690,6 +941,10 @@ const struct cli_cmd cli_plan_cmd = {
 	"--gpus-total, the smallest N (--min, --max) with a passing split, by the same\n"
 	"exponential then binary search, and its best split. Progress goes to stderr,\n"
 	"the table of splits to stdout.\n"
+	"Beside the splits, the colocated layout of the same GPUs (no cluster.pools:\n"
+	"cluster.gpu and cluster.tp those of both pools, cluster.nodes = N / tp) is run\n"
+	"and ranked with them: on --gpus-total's GPUs by goodput, else by its smallest\n"
+	"count's cost, with a line saying whether P/D pays and by how much.\n"
 	"\n"
 	"--gpus repeats the search for each GPU type (cluster.gpu, or every pool's) and\n"
 	"--pool-gpus POOL=A,B for each GPU of one pool (repeat it for more pools: every\n"

@@ -9,6 +9,7 @@
 
 #include "config/cfg.h"
 #include "experiments/plan_pools.h"
+#include "experiments/plan_rank.h"
 #include "config/cluster_cfg.h"
 #include "config/config.h"
 #include "config/scale_cfg.h"
@@ -330,17 +331,28 @@ int plan_day(struct plan *p, const struct scenario *base, const struct fleet *fl
 	}
 	snprintf(none_set, sizeof none_set, "%s={\"kind\":\"none\"}", as_path);
 	p->always_set = none_set;
+	memset(&p->bind, 0, sizeof p->bind);
+	p->bind_dir = -1;
 	long least = plan_least(p, fl, plan_nodes_pass, &r[0].f);
+	p->bind_dir = 0;
 	p->always_set = NULL;
 	if (least < 0)
 		goto out;
+	struct plan_bind bind = p->bind;
+	if (!bind.slo)
+		snprintf(bind.none, sizeof bind.none, "--min %g reached", p->min);
 	r[0].start = (int)least;
 	r[0].ran = least > 0;
 	snprintf(r[0].label, sizeof r[0].label, least > 0 ? "static %ld" : "static", least);
 	if (!p->quiet && least > 0)
-		printf("static: smallest cluster %ld\n\n", least);
+		printf("static: smallest cluster %ld\n", least);
 	else if (!p->quiet)
-		printf("static: no node count in [%g, %g] meets the SLOs\n\n", p->min, p->max);
+		printf("static: no node count in [%g, %g] meets the SLOs\n", p->min, p->max);
+	if (!p->quiet) {
+		char text[400];
+		plan_bind_text(&bind, text, sizeof text);
+		printf("static: %s%s\n\n", bind.slo ? "bound by " : "", text);
+	}
 
 	n_as = autoscaler_rows(p, base, as_path, least, r + 1);
 	if (n_as < 0)
@@ -374,7 +386,10 @@ int plan_day(struct plan *p, const struct scenario *base, const struct fleet *fl
 		const struct row *x = &r[order[i]];
 		int met = x->ran && x->f.pass;
 		any |= met;
-		cJSON_AddItemToArray(answers, row_json(x, met ? i + 1 : 0));
+		cJSON *o = row_json(x, met ? i + 1 : 0);
+		if (order[i] == 0) /* the static search's */
+			cJSON_AddItemToObject(o, "binding", plan_bind_json(&bind));
+		cJSON_AddItemToArray(answers, o);
 	}
 	rc = any;
 out:

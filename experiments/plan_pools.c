@@ -2,6 +2,7 @@
 #include "experiments/plan_pools.h"
 #include "experiments/capacity.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,11 @@ int plan_fleets(const struct plan *p, const struct scenario *base, struct fleet 
 			snprintf(x->label, sizeof x->label, "%s", x->all);
 			continue;
 		}
+		if (p->pd && p->tp_p == p->tp_d &&
+		    !strcmp(fleet_gpu(p, base, x, p->ip), fleet_gpu(p, base, x, p->id)))
+			x->coloc_gpu = fleet_gpu(p, base, x, p->id);
+		if (x->coloc_gpu)
+			snprintf(x->coloc_label, sizeof x->coloc_label, "%s colocated", x->coloc_gpu);
 		for (int i = 0; i < base->n_pools; i++) {
 			size_t l = strlen(x->label);
 			snprintf(x->label + l, sizeof x->label - l, "%s%s", i ? "/" : "",
@@ -234,10 +240,78 @@ static int apply_fleet(const struct plan *p, cJSON *root, const struct fleet *fl
 	}
 	if (all_own && (fl->all || p->n_ax))
 		cJSON_DeleteItemFromObjectCaseSensitive(cl, "gpu");
+	if (p->coloc_nodes > 0) { /* one mixed pool of the cluster's: no pools */
+		cJSON *tp = cJSON_CreateNumber(p->tp_d);
+		cJSON_DeleteItemFromObjectCaseSensitive(cl, "pools");
+		cJSON_DeleteItemFromObjectCaseSensitive(cl, "tp");
+		cJSON_AddItemToObject(cl, "tp", tp);
+		if (!tp || !fl->coloc_gpu || put_string(cl, "gpu", fl->coloc_gpu))
+			goto bad;
+	}
 	return 0;
 bad:
 	snprintf(err, errlen, "cannot set the fleet's GPUs (%s) in cluster", fl->label);
 	return -1;
+}
+
+int plan_fails(const struct plan *p, double completed, double ttft, double tpot, double tpot_n,
+	       double lost, double arrived, int steady)
+{
+	int m = 0;
+	if (completed <= 0)
+		m |= PLAN_FAIL_NONE_DONE;
+	if (p->slo_ttft > 0 && !(ttft <= p->slo_ttft))
+		m |= PLAN_FAIL_TTFT;
+	if (p->slo_tpot > 0 && tpot_n > 0 && !(tpot <= p->slo_tpot))
+		m |= PLAN_FAIL_TPOT;
+	if (lost > PLAN_MAX_LOST * arrived)
+		m |= PLAN_FAIL_LOST;
+	if (!p->day && !steady)
+		m |= PLAN_FAIL_UNSTEADY;
+	return m;
+}
+
+int plan_binding(const struct plan *p, const struct fig *f, struct plan_bind *b)
+{
+	const struct {
+		int bit;
+		const char *slo;
+		double value, limit;
+	} part[] = {{PLAN_FAIL_TTFT, "ttft_p99", f->ttft_hi, p->slo_ttft},
+		    {PLAN_FAIL_TPOT, "tpot_p99", f->tpot_hi, p->slo_tpot},
+		    {PLAN_FAIL_LOST, "shed_or_failed", f->share_hi, PLAN_MAX_LOST}};
+	memset(b, 0, sizeof *b);
+	int chosen = 0;
+	if (f->fails & PLAN_FAIL_NONE_DONE) {
+		*b = (struct plan_bind){.slo = "completed", .ratio = INFINITY};
+		chosen = PLAN_FAIL_NONE_DONE;
+	}
+	for (int k = 0; !chosen && k < 3; k++) /* the furthest past its limit; ties: this order */
+		if ((f->fails & part[k].bit) && part[k].value / part[k].limit > b->ratio) {
+			b->slo = part[k].slo;
+			b->value = part[k].value;
+			b->limit = part[k].limit;
+			b->ratio = part[k].value / part[k].limit;
+		}
+	for (int k = 0; !chosen && k < 3; k++)
+		if (b->slo == part[k].slo)
+			chosen = part[k].bit;
+	if (!chosen && (f->fails & PLAN_FAIL_UNSTEADY)) {
+		*b = (struct plan_bind){.slo = "steady", .value = f->unsteady, .ratio = 1};
+		chosen = PLAN_FAIL_UNSTEADY;
+	}
+	b->also = f->fails & ~chosen;
+	return chosen != 0;
+}
+
+void plan_bind_note(struct plan *p, const struct fig *f, double v, const char *at)
+{
+	if (f->pass || !p->bind_dir ||
+	    (p->bind.slo && (p->bind_dir < 0 ? v <= p->bind_at : v >= p->bind_at)))
+		return;
+	plan_binding(p, f, &p->bind);
+	snprintf(p->bind.at, sizeof p->bind.at, "%s", at);
+	p->bind_at = v;
 }
 
 int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, int n_sets,
@@ -271,7 +345,8 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 	}
 	/* every seed of --seeds (none: the scenario's), each a run */
 	int ns = p->n_seeds > 0 ? p->n_seeds : 1, pass = 1, unsteady = 0;
-	double v[10][PLAN_MAX_SEEDS];
+	double v[11][PLAN_MAX_SEEDS];
+	f->fails = 0;
 	for (int k = 0; k < ns; k++) {
 		if (p->n_seeds > 0) {
 			snprintf(set, sizeof set, "seed=%lld", p->seeds[k]);
@@ -311,16 +386,18 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 		 * not shown what it sustains; not asked of --search autoscale's
 		 * day, whose load changes by design); with seeds, at every seed */
 		uint64_t lost = m.shed + m.failed;
-		pass &= m.completed > 0 && (p->slo_ttft <= 0 || m.ttft.p99 <= p->slo_ttft) &&
-			(p->slo_tpot <= 0 || m.tpot.n == 0 || m.tpot.p99 <= p->slo_tpot) &&
-			(double)lost <= 0.001 * (double)m.arrived &&
-			(p->day || !m.steadiness.unsteady);
+		int fails = plan_fails(p, (double)m.completed, m.ttft.p99, m.tpot.p99,
+				       (double)m.tpot.n, (double)lost, (double)m.arrived,
+				       !m.steadiness.unsteady);
+		f->fails |= fails;
+		pass &= !fails;
 		unsteady += m.steadiness.unsteady != 0;
-		const double x[10] = {m.ttft.p99,	 m.tpot.p99,	    (double)lost,
+		const double x[11] = {m.ttft.p99,	 m.tpot.p99,	    (double)lost,
 				      m.slo_attainment,	 m.goodput_rps,	    m.output_tokens_per_s,
 				      m.gpu_hours,	 m.cost_usd,	    m.energy_kwh,
-				      m.energy_j_per_out};
-		for (int q = 0; q < 10; q++)
+				      m.energy_j_per_out,
+				      m.arrived ? (double)lost / (double)m.arrived : 0};
+		for (int q = 0; q < 11; q++)
 			v[q][k] = x[q];
 		if (k == 0) {
 			f->nodes_mean = m.nodes_mean;
@@ -329,8 +406,8 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 		met_summary_free(&m);
 	}
 	cJSON_Delete(root);
-	double lo[10], med[10], hi[10];
-	for (int q = 0; q < 10; q++)
+	double lo[11], med[11], hi[11];
+	for (int q = 0; q < 11; q++)
 		cap_spread(v[q], (size_t)ns, &lo[q], &med[q], &hi[q]);
 	f->pass = pass;
 	f->unsteady = unsteady;
@@ -348,6 +425,8 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 	f->ttft_hi = hi[0];
 	f->tpot_lo = lo[1];
 	f->tpot_hi = hi[1];
+	f->share = med[10];
+	f->share_hi = hi[10];
 	if (p->n_seeds > 1) {
 		cJSON *sd = cJSON_AddArrayToObject(j, "seeds");
 		for (int k = 0; k < ns; k++)
@@ -378,6 +457,10 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 	cJSON_AddNumberToObject(j, "nodes_mean", f->nodes_mean);
 	cJSON_AddNumberToObject(j, "nodes_max", f->nodes_max);
 	cJSON_AddBoolToObject(j, "pass", f->pass);
+	if (p->policy)
+		cJSON_AddStringToObject(j, "policy", p->policy);
+	if (p->coloc_nodes > 0)
+		cJSON_AddStringToObject(j, "layout", "colocated");
 	cJSON_AddItemToArray(p->probes, j);
 	return f->pass;
 }
@@ -388,22 +471,28 @@ int plan_probe_value(struct plan *p, const struct fleet *fl, const char *path, d
 	char set[MAX_RATE_KEY + 32];
 	snprintf(set, sizeof set, "%s=%.10g", path, value); /* --rate-key's check bounds path */
 	const char *sets[] = {set};
+	const char *label = p->coloc_nodes > 0 ? fl->coloc_label : fl->label;
 	cJSON *j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "gpu", fl->label);
+	cJSON_AddStringToObject(j, "gpu", label);
 	cJSON_AddStringToObject(j, "path", path);
 	cJSON_AddNumberToObject(j, "value", value);
 	int r = plan_probe(p, fl, sets, 1, j, f);
 	if (r >= 0 && !p->quiet && p->n_seeds > 1)
 		printf("  probe %-9s %s=%-10.6g TTFT p99 %8.3f s (%.3f-%.3f)  TPOT p99 %7.4f s "
 		       "(%.4f-%.4f)  shed+failed %6.0f  goodput %8.2f req/s  %s%s\n",
-		       fl->label, path, value, f->ttft, f->ttft_lo, f->ttft_hi, f->tpot, f->tpot_lo,
+		       label, path, value, f->ttft, f->ttft_lo, f->ttft_hi, f->tpot, f->tpot_lo,
 		       f->tpot_hi, f->lost, f->goodput, f->pass ? "PASS" : "fail",
 		       f->unsteady && !p->day ? "  (not steady at some seed)" : "");
 	else if (r >= 0 && !p->quiet)
 		printf("  probe %-9s %s=%-10.6g TTFT p99 %8.3f s  TPOT p99 %7.4f s  shed+failed %6.0f  "
 		       "goodput %8.2f req/s  %s%s\n",
-		       fl->label, path, value, f->ttft, f->tpot, f->lost, f->goodput,
+		       label, path, value, f->ttft, f->tpot, f->lost, f->goodput,
 		       f->pass ? "PASS" : "fail", f->unsteady && !p->day ? "  (not steady)" : "");
+	if (r == 0) {
+		snprintf(set + strlen(set), sizeof set - strlen(set), "%s",
+			 p->coloc_nodes > 0 ? " (colocated)" : "");
+		plan_bind_note(p, f, value, set);
+	}
 	return r;
 }
 
@@ -663,27 +752,125 @@ static void pd_table(struct plan *p, long n, const struct fig *best, cJSON *spli
 	}
 }
 
+/* The binding SLO of a split search into p->bind: among the failing
+ * splits of n GPUs, the one nearest the best in prefill replicas (best
+ * NULL: the nearest miss, by plan_binding's ratio); ties to the nearer
+ * miss, then the fewer prefill replicas. none says why when none fails. */
+static void pd_bind(struct plan *p, long n, const struct fig *best, const char *none)
+{
+	int ns = n_splits(p, n), got = 0;
+	struct plan_bind b;
+	double dist = 0;
+	memset(&p->bind, 0, sizeof p->bind);
+	for (int c = 0; c < p->n_cache; c++) {
+		const struct fig *f = &p->cache[c];
+		int pr, de;
+		if (f->pass || f->pr > ns)
+			continue;
+		split_at(p, n, f->pr - 1, &pr, &de);
+		if (de != f->de || !plan_binding(p, f, &b))
+			continue;
+		double d = best ? fabs((double)(f->pr - best->pr)) : 0;
+		if (got && (d > dist || (d == dist && (b.ratio > p->bind.ratio ||
+						       (b.ratio == p->bind.ratio &&
+							f->pr > p->bind_at)))))
+			continue;
+		p->bind = b;
+		p->bind_at = f->pr;
+		dist = d;
+		got = 1;
+		snprintf(p->bind.at, sizeof p->bind.at, "%d prefill + %d decode (%ld GPUs)", f->pr,
+			 f->de, n);
+	}
+	if (!got)
+		snprintf(p->bind.none, sizeof p->bind.none, "%s", none);
+}
+
+/* The largest count in tried (gpus_tried) that no split met, 0 if none. */
+static long pd_last_miss(const cJSON *tried)
+{
+	long n = 0;
+	for (const cJSON *t = tried ? tried->child : NULL; t; t = t->next) {
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(t, "gpus_total");
+		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(t, "met")) && c->valuedouble > n)
+			n = (long)c->valuedouble;
+	}
+	return n;
+}
+
 long plan_search_pd(struct plan *p, const struct fleet *fl, struct fig *best, cJSON *a)
 {
 	p->n_cache = 0;
+	p->bind_dir = 0;
 	long n = p->total;
 	if (!p->total) {
-		n = plan_least(p, fl, pd_try, cJSON_AddArrayToObject(a, "gpus_tried"));
+		cJSON *tried = cJSON_AddArrayToObject(a, "gpus_tried");
+		n = plan_least(p, fl, pd_try, tried);
 		if (n < 0)
 			return -1;
+		long miss = pd_last_miss(tried);
 		if (!n) {
 			memset(best, 0, sizeof *best);
+			pd_bind(p, miss, NULL, "");
 			return 0;
 		}
+		if (miss)
+			pd_bind(p, miss, NULL, "");
+		else
+			snprintf(p->bind.none, sizeof p->bind.none, "--min %g reached", p->min);
 		if (!p->quiet)
 			printf("  the splits of %ld GPUs:\n", n);
 	}
 	int r = pd_scan(p, fl, n, best);
 	if (r < 0)
 		return -1;
+	if (p->total)
+		pd_bind(p, n, r ? best : NULL, "every split meets the SLOs");
 	cJSON_AddNumberToObject(a, "gpus_total", (double)n);
 	pd_table(p, n, r ? best : NULL, cJSON_AddArrayToObject(a, "splits"));
 	return r ? n : 0;
+}
+
+/* plan_least's test for the colocated layout: n nodes. */
+static int coloc_pass(struct plan *p, const struct fleet *fl, long n, void *best)
+{
+	struct fig f;
+	p->coloc_nodes = n;
+	int r = plan_probe_value(p, fl, "cluster.nodes", (double)n, &f);
+	p->coloc_nodes = 0;
+	f.pr = f.de = 0;
+	if (r > 0)
+		*(struct fig *)best = f;
+	return r;
+}
+
+long plan_colocated(struct plan *p, const struct fleet *fl, struct fig *best)
+{
+	long tp = p->tp_d;
+	memset(best, 0, sizeof *best);
+	memset(&p->bind, 0, sizeof p->bind);
+	p->bind_dir = -1;
+	if (p->total) {
+		struct fig f;
+		int r = coloc_pass(p, fl, p->total / tp, &f);
+		if (r < 0)
+			return -1;
+		*best = f; /* its figures, met or not: the row beside the splits */
+		if (r)
+			snprintf(p->bind.none, sizeof p->bind.none, "--gpus-total %ld meets the SLOs",
+				 p->total);
+		return r ? p->total / tp * tp : 0;
+	}
+	/* from one replica (or --min): a split needs two, one layout need not */
+	double min = p->min, max = p->max, lo = p->min_arg ? atof(p->min_arg) : (double)tp;
+	p->min = ceil(lo / (double)tp);
+	p->max = floor(max / (double)tp);
+	long n = p->max >= p->min ? plan_least(p, fl, coloc_pass, best) : 0;
+	if (n > 0 && !p->bind.slo)
+		snprintf(p->bind.none, sizeof p->bind.none, "--min %g reached", lo);
+	p->min = min;
+	p->max = max;
+	return n > 0 ? n * tp : n;
 }
 
 /* --- the pools in plan.json --------------------------------------------- */

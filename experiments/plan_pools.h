@@ -5,16 +5,20 @@
 struct cJSON;
 struct scenario;
 
-/* `kvsim plan` in three files, calls going one way (tests/layout.sh):
+/* `kvsim plan` in four files, calls going one way (tests/layout.sh):
  *   cli/plan.c              the command: options, the rate search, each
- *                           fleet's answer, the ranking, plan.json
+ *                           fleet's answer, --policies, plan.json
  *   experiments/plan_day.c  --search autoscale: the smallest static fleet
  *                           against autoscalers over the scenario's whole
  *                           run, ranked
+ *   experiments/plan_rank.c the searches in worker processes, the binding
+ *                           SLO as text and JSON, the ranking, whether
+ *                           P/D pays
  *   experiments/plan_pools.c  pools and fleets: the fleets of GPUs, one
- *                           probe run on a fleet, the smallest-count
- *                           search (nodes and GPUs), the pd_ratio split
- *                           search
+ *                           probe run on a fleet and its test, the
+ *                           binding SLO, the smallest-count search
+ *                           (nodes and GPUs), the pd_ratio split search,
+ *                           the colocated layout
  * Nothing here knows the command line: a plan gets its scenario through
  * its loader, and reports errors on stderr as "kvsim plan: ...". */
 
@@ -37,6 +41,10 @@ struct fleet {
 	char label[256];
 	const char *all;                /* --gpus: every pool's (the cluster's without pools) */
 	const char *gpu[MAX_POOL_AXES]; /* axis k's GPU for its pool */
+	/* pd_ratio: the GPU of the colocated layout (both pools' GPU, when
+	 * they share it and their tp); NULL: the fleet has none */
+	const char *coloc_gpu;
+	char coloc_label[272]; /* "<GPU> colocated" */
 };
 
 /* The figures of one run. */
@@ -53,6 +61,33 @@ struct fig {
 	double ttft_lo, ttft_hi, tpot_lo, tpot_hi;
 	int unsteady; /* how many seeds' runs were not steady */
 	int pass;
+	/* the test's parts that failed, at any seed (PLAN_FAIL_*), and the
+	 * share of requests shed or failed (median, worst seed) */
+	int fails;
+	double share, share_hi;
+};
+
+/* The parts of a probe's test (docs/planning.md, "The binding SLO"). */
+enum {
+	PLAN_FAIL_NONE_DONE = 1, /* no request completed */
+	PLAN_FAIL_TTFT = 2,      /* TTFT p99 over its SLO */
+	PLAN_FAIL_TPOT = 4,      /* TPOT p99 over its SLO */
+	PLAN_FAIL_LOST = 8,      /* more than PLAN_MAX_LOST of the requests shed or failed */
+	PLAN_FAIL_UNSTEADY = 16  /* not steady */
+};
+/* The share of requests a passing probe may shed or fail (our choice: one
+ * in a thousand is within the noise of a p99 and far from an overload). */
+#define PLAN_MAX_LOST 0.001
+
+/* What bound an answer: the part of the test that failed at the failing
+ * probe next to it (plan_binding), or none (slo NULL). */
+struct plan_bind {
+	const char *slo;    /* "ttft_p99", "tpot_p99", "shed_or_failed", "steady", "completed" */
+	double value, limit; /* the probe's figure and its limit (seconds, or a share) */
+	double ratio;       /* value / limit: how far past it (steady: 1, completed: inf) */
+	int also;           /* the other parts that failed (PLAN_FAIL_*) */
+	char at[256];       /* the probe: "cluster.nodes=14", "3 prefill + 1 decode" */
+	char none[96];      /* slo NULL: why ("--max reached") */
 };
 
 /* How every probe gets its scenario: the command line's reading of it
@@ -102,6 +137,14 @@ struct plan {
 	 * passes only when it passes at every one */
 	long long seeds[PLAN_MAX_SEEDS];
 	int n_seeds;
+	/* the binding SLO of the search running: the failing probe of the
+	 * largest value (bind_dir -1: a count search) or of the smallest (+1:
+	 * the rate search); bind_dir 0: not tracked */
+	struct plan_bind bind;
+	double bind_at;
+	int bind_dir;
+	long coloc_nodes; /* > 0: probes run the colocated layout of that many nodes */
+	const char *policy; /* --policies: the policy of the search running (NULL: none given) */
 };
 
 /* One fleet's answer. */
@@ -111,6 +154,9 @@ struct answer {
 	struct fig f;
 	double tokens_per_dollar, good_per_dollar;
 	int ok;
+	struct plan_bind bind;
+	const char *policy; /* --policies: its policy */
+	int coloc;          /* pd_ratio: the colocated layout's row */
 };
 
 
@@ -149,6 +195,28 @@ int plan_nodes_pass(struct plan *p, const struct fleet *fl, long n, void *best);
  * none meets them, -1 on error; *best gets the split, and a the JSON of
  * the splits and the counts tried. */
 long plan_search_pd(struct plan *p, const struct fleet *fl, struct fig *best, struct cJSON *a);
+/* The parts of the probe's test that fail (PLAN_FAIL_*) for one run's
+ * figures: completed requests, TTFT and TPOT p99 (tpot_n: requests with
+ * a TPOT), shed plus failed against arrived, and whether it was steady
+ * (asked unless p->day). 0 when it passes. */
+int plan_fails(const struct plan *p, double completed, double ttft, double tpot, double tpot_n,
+	       double lost, double arrived, int steady);
+/* The binding SLO of failing probe f into *b (its at left to the caller):
+ * of the parts that failed, the one furthest past its limit, by value /
+ * limit (TTFT p99, TPOT p99, the share shed or failed against
+ * PLAN_MAX_LOST; with --seeds the worst seed's), a run with no completed
+ * request first, steadiness only when nothing else failed. 1, or 0 (b's
+ * slo NULL) when f passed. */
+int plan_binding(const struct plan *p, const struct fig *f, struct plan_bind *b);
+/* Records failing probe f at value v (named at) as the binding when it
+ * is nearer the answer than the one held (p->bind_dir). */
+void plan_bind_note(struct plan *p, const struct fig *f, double v, const char *at);
+/* pd_ratio: the colocated layout of fleet fl (fl->coloc_gpu): the
+ * scenario without cluster.pools, cluster.gpu and cluster.tp those of the
+ * pools, on --gpus-total GPUs, or the smallest GPU count (--min, else one
+ * replica; --max) that meets the SLOs. Returns the GPUs, 0 when none meets them, -1 on
+ * error; *best gets its figures and p->bind its binding SLO. */
+long plan_colocated(struct plan *p, const struct fleet *fl, struct fig *best);
 /* The scenario's pools, {name, role} each, as a JSON array. Caller frees
  * with cJSON_Delete (or hands it to a tree). */
 struct cJSON *plan_pools_json(const struct scenario *base);

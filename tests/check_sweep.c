@@ -10,6 +10,8 @@
 
 #include "results/metric_table.h"
 #include "experiments/capacity.h"
+#include "experiments/plan_pools.h"
+#include "experiments/plan_rank.h"
 #include "experiments/sweep.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
@@ -313,6 +315,113 @@ START_TEST(capacity_is_the_last_load_that_meets)
 }
 END_TEST
 
+/* A probe's figures for the binding tests: one seed, its test's parts
+ * from plan_fails. */
+static struct fig probe_fig(const struct plan *p, double completed, double ttft, double tpot,
+			    double lost, double arrived, int steady)
+{
+	struct fig f = {.ttft = ttft, .ttft_hi = ttft, .tpot = tpot, .tpot_hi = tpot, .lost = lost};
+	f.share = f.share_hi = lost / arrived;
+	f.unsteady = !steady;
+	f.fails = plan_fails(p, completed, ttft, tpot, completed, lost, arrived, steady);
+	f.pass = !f.fails;
+	return f;
+}
+
+/* The binding SLO: of the parts of the probe's test that failed, the one
+ * furthest past its limit (value / limit), TTFT before TPOT before the
+ * shed share on a tie; no completed request first; steadiness only when
+ * nothing else failed. */
+START_TEST(binding_is_the_part_furthest_past_its_limit)
+{
+	struct plan p = {.slo_ttft = 1, .slo_tpot = 0.25};
+	struct plan_bind b;
+	/* TTFT only */
+	struct fig f = probe_fig(&p, 100, 1.5, 0.1, 0, 1000, 1);
+	ck_assert_int_eq(f.fails, PLAN_FAIL_TTFT);
+	ck_assert_int_eq(plan_binding(&p, &f, &b), 1);
+	ck_assert_str_eq(b.slo, "ttft_p99");
+	ck_assert(b.value == 1.5 && b.limit == 1 && b.ratio == 1.5 && b.also == 0);
+	/* both: TPOT 0.375 / 0.25 = 1.5 > TTFT 1.2 / 1 */
+	f = probe_fig(&p, 100, 1.2, 0.375, 0, 1000, 1);
+	ck_assert_int_eq(f.fails, PLAN_FAIL_TTFT | PLAN_FAIL_TPOT);
+	plan_binding(&p, &f, &b);
+	ck_assert_str_eq(b.slo, "tpot_p99");
+	ck_assert_int_eq(b.also, PLAN_FAIL_TTFT);
+	/* a tie (1.5 and 1.5): TTFT, the first in order */
+	f = probe_fig(&p, 100, 1.5, 0.375, 0, 1000, 1);
+	plan_binding(&p, &f, &b);
+	ck_assert_str_eq(b.slo, "ttft_p99");
+	/* 5 of 1,000 shed: 0.005 / 0.001 = 5 beats both latencies */
+	f = probe_fig(&p, 995, 1.5, 0.375, 5, 1000, 0);
+	plan_binding(&p, &f, &b);
+	ck_assert_str_eq(b.slo, "shed_or_failed");
+	ck_assert(b.value == 0.005 && b.limit == PLAN_MAX_LOST);
+	ck_assert_int_eq(b.also, PLAN_FAIL_TTFT | PLAN_FAIL_TPOT | PLAN_FAIL_UNSTEADY);
+	/* 1 in 1,000 is within the limit, 2 are not */
+	ck_assert_int_eq(probe_fig(&p, 999, 0.5, 0.1, 1, 1000, 1).fails, 0);
+	ck_assert_int_eq(probe_fig(&p, 998, 0.5, 0.1, 2, 1000, 1).fails, PLAN_FAIL_LOST);
+	/* not steady alone binds; beside a latency it is among the others */
+	f = probe_fig(&p, 100, 0.5, 0.1, 0, 1000, 0);
+	plan_binding(&p, &f, &b);
+	ck_assert_str_eq(b.slo, "steady");
+	f = probe_fig(&p, 100, 0.5, 0.3, 0, 1000, 0);
+	plan_binding(&p, &f, &b);
+	ck_assert_str_eq(b.slo, "tpot_p99");
+	ck_assert_int_eq(b.also, PLAN_FAIL_UNSTEADY);
+	/* no completed request binds first, whatever else failed */
+	f = probe_fig(&p, 0, 9, 9, 500, 1000, 0);
+	plan_binding(&p, &f, &b);
+	ck_assert_str_eq(b.slo, "completed");
+	/* --search autoscale asks no steadiness; a TPOT of no request is no
+	 * failure; a passing probe binds nothing */
+	p.day = 1;
+	ck_assert_int_eq(probe_fig(&p, 100, 0.5, 0.1, 0, 1000, 0).fails, 0);
+	p.day = 0;
+	ck_assert_int_eq(plan_fails(&p, 100, 0.5, 0.9, 0, 0, 1000, 1), 0);
+	f = probe_fig(&p, 100, 0.5, 0.1, 0, 1000, 1);
+	ck_assert_int_eq(plan_binding(&p, &f, &b), 0);
+	ck_assert_ptr_null(b.slo);
+}
+END_TEST
+
+/* The binding of a search is its failing probe nearest the answer: the
+ * largest failing count (bind_dir -1), the smallest failing rate (+1);
+ * and reads as one line. */
+START_TEST(binding_of_a_search_and_its_text)
+{
+	struct plan p = {.slo_ttft = 1, .slo_tpot = 0.02, .bind_dir = -1};
+	struct fig t = probe_fig(&p, 100, 3, 0.01, 0, 1000, 1), s = probe_fig(&p, 100, 0.5, 0.1, 0, 1000, 1);
+	struct fig ok = probe_fig(&p, 100, 0.5, 0.01, 0, 1000, 1);
+	plan_bind_note(&p, &t, 2, "cluster.nodes=2");
+	plan_bind_note(&p, &s, 3, "cluster.nodes=3");
+	plan_bind_note(&p, &t, 1, "cluster.nodes=1");
+	plan_bind_note(&p, &ok, 4, "cluster.nodes=4");
+	ck_assert_str_eq(p.bind.slo, "tpot_p99");
+	ck_assert_str_eq(p.bind.at, "cluster.nodes=3");
+	char buf[200];
+	plan_bind_text(&p.bind, buf, sizeof buf);
+	ck_assert_str_eq(buf, "TPOT p99 0.1 s > 0.02 s at cluster.nodes=3");
+	memset(&p.bind, 0, sizeof p.bind);
+	p.bind_dir = 1;
+	plan_bind_note(&p, &s, 8, "rate=8");
+	plan_bind_note(&p, &t, 6, "rate=6");
+	plan_bind_note(&p, &s, 7, "rate=7");
+	ck_assert_str_eq(p.bind.at, "rate=6");
+	ck_assert_str_eq(p.bind.slo, "ttft_p99");
+	struct fig both = probe_fig(&p, 100, 3, 0.1, 50, 1000, 0);
+	plan_binding(&p, &both, &p.bind);
+	snprintf(p.bind.at, sizeof p.bind.at, "rate=6");
+	plan_bind_text(&p.bind, buf, sizeof buf);
+	ck_assert_str_eq(buf, "shed+failed 5% > 0.1% of requests at rate=6 (also TTFT p99, TPOT p99, "
+			      "not steady)");
+	memset(&p.bind, 0, sizeof p.bind);
+	snprintf(p.bind.none, sizeof p.bind.none, "--max 64 reached");
+	plan_bind_text(&p.bind, buf, sizeof buf);
+	ck_assert_str_eq(buf, "no SLO bound within the range (--max 64 reached)");
+}
+END_TEST
+
 Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -322,6 +431,8 @@ Suite *sweep_suite(void)
 	tcase_add_test(tc, merge_takes_only_whole_points_of_this_sweep);
 	tcase_add_test(tc, points_share_the_scenario_seed);
 	tcase_add_test(tc, capacity_is_the_last_load_that_meets);
+	tcase_add_test(tc, binding_is_the_part_furthest_past_its_limit);
+	tcase_add_test(tc, binding_of_a_search_and_its_text);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -449,11 +449,48 @@ p99() { sed -n '/"ttft_s"/,/}/s/.*"p99":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$1";
 "$KVSIM" run "$T/md1.json" --set cluster.nodes=3 --out "$T/n3" --quiet
 awk -v a="$(p99 "$T/n4/summary.json")" -v b="$(p99 "$T/n3/summary.json")" 'BEGIN { exit !(a <= 1 && b > 1) }' && ok ||
 	bad "plan's answer does not meet the SLO or one node fewer does"
+# the answer names its binding SLO: the failing probe next to it, 3 nodes, whose own run
+# has TTFT p99 over 1 s (the value printed) and is not steady (named beside it)
+grep -q "^H100-SXM: bound by TTFT p99 $(awk -v v="$(p99 "$T/n3/summary.json")" 'BEGIN { printf "%.4g", v }') s > 1 s at cluster.nodes=3 (also not steady)$" "$T/out" &&
+	! grep -q '"steady":[[:space:]]*true' "$T/n3/summary.json" && ok ||
+	bad "plan did not name TTFT p99 at 3 nodes as the binding SLO: $(grep 'bound by' "$T/out")"
+grep -q '"slo":	"ttft_p99"' "$T/plan/plan.json" && grep -q '"at":	"cluster.nodes=3"' "$T/plan/plan.json" &&
+	grep -q '"also":	\["steady"\]' "$T/plan/plan.json" && ok || bad "plan.json lacks the binding SLO"
+expect 0 "H100-SXM: no SLO bound within the range (--min 5 reached)" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --min 5 --out "$T/plan_min"
+grep -q '"slo":	null' "$T/plan_min/plan.json" && ok || bad "plan.json names a binding SLO where none failed"
 expect 1 "no node count in [1, 2] meets the SLOs" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --max 2 --out "$T/plan2"
 expect 0 "rank" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --gpus H100-SXM,L40S --out "$T/plan3"
 expect 0 "highest rate" plan "$T/md1.json" --slo ttft_p99=1 --search rate --set cluster.nodes=4 --out "$T/plan4"
 expect 2 "--search nodes or --search rate" plan "$T/md1.json" --slo ttft_p99=1
 expect 2 "unknown GPU" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --gpus H900
+# plan --policies: one search per policy, on the same requests, ranked policy x GPU. Chat on
+# two H100s for 5 minutes, TTFT p99 <= 0.5 s and TPOT p99 <= 30 ms: sticky sessions reuse
+# each session's cached history where round robin recomputes it, so they sustain the higher
+# rate and rank first; each policy's answer is its own --policy plan's; -j 2 prints and
+# writes what -j 1 does
+CHAT="workloads/scenarios/chat.json --set duration_s=300 --set cluster.nodes=2 --set workload.max_sessions=100000 --slo ttft_p99=0.5 --slo tpot_p99=0.03 --search rate"
+expect 0 "policy x GPU, ranked by output tokens per dollar" plan $CHAT --policies round_robin,session_affinity -j 2 --out "$T/pol"
+cp "$T/out" "$T/pol.out"
+awk '$1 ~ /^[0-9]+$/ && $3 == "H100-SXM" { r[$2] = $1; v[$2] = $4 }
+	END { exit !(r["session_affinity"] == 1 && r["round_robin"] == 2 && v["session_affinity"] > v["round_robin"]) }' "$T/pol.out" && ok ||
+	bad "plan --policies did not rank session_affinity over round_robin on chat: $(cat "$T/pol.out")"
+for pol in round_robin session_affinity; do
+	"$KVSIM" plan $CHAT --policy $pol --out "$T/pol_$pol" >"$T/pol_$pol.out" 2>&1
+	want=$(sed -n 's/^H100-SXM: highest rate \([0-9.]*\) .*/\1/p' "$T/pol_$pol.out")
+	[ -n "$want" ] && grep -q "^$pol, H100-SXM: highest rate $want " "$T/pol.out" && ok ||
+		bad "plan --policies' answer for $pol differs from plan --policy $pol's ($want)"
+done
+grep -q "^round_robin, H100-SXM: bound by " "$T/pol.out" && grep -q "^session_affinity, H100-SXM: bound by " "$T/pol.out" &&
+	[ "$(grep -c '"policy":	"session_affinity"' "$T/pol/plan.json")" -gt 2 ] &&
+	grep -q '"ranking":' "$T/pol/plan.json" && ok || bad "plan --policies lacks a binding SLO per answer or plan.json's ranking"
+"$KVSIM" plan $CHAT --policies round_robin,session_affinity --out "$T/pol" >"$T/pol1.out" 2>&1
+cp "$T/pol/plan.json" "$T/pol1.json"
+"$KVSIM" plan $CHAT --policies round_robin,session_affinity -j 2 --out "$T/pol" >/dev/null 2>&1
+cmp -s "$T/pol.out" "$T/pol1.out" && cmp -s "$T/pol/plan.json" "$T/pol1.json" && ok || bad "plan --policies -j 2 differs from -j 1"
+expect 2 '--policies: unknown policy "magic"' plan "$T/md1.json" --slo ttft_p99=1 --search nodes --policies random,magic
+expect 2 '--policies: "random" given twice' plan "$T/md1.json" --slo ttft_p99=1 --search nodes --policies random,random
+expect 2 "give --policy P or --policies a,b,c, not both" plan "$T/md1.json" --slo ttft_p99=1 --search nodes --policies random --policy random
+expect 2 "--policies goes with --search nodes, rate or pd_ratio" plan "$T/md1.json" --slo ttft_p99=1 --search autoscale --policies random
 # plan --search autoscale: the static row is the node search's answer (4, above; the
 # scenario's own autoscaler set to none for it); each autoscaler runs once over the whole
 # run, starting from the scenario's nodes clamped to its bounds. #2 holds 6 nodes all
@@ -1098,8 +1135,42 @@ want=$(awk '$3 == "PASS" && (!n++ || $4 > g) { g = $4; w = $1 " prefill + " $2 "
 # both ends fail (the test means something only then), and plan.json holds all five splits
 awk '$1 == 1 && $3 == "fail" { a = 1 } $1 == 5 && $3 == "fail" { b = 1 } $3 == "PASS" { n++ } END { exit !(a && b && n >= 2) }' "$T/pd6.runs" && ok ||
 	bad "the pd_ratio test scenario no longer has an inside optimum: $(cat "$T/pd6.runs")"
-[ "$(grep -c '"prefill":' "$T/pd6/plan.json")" -eq 11 ] && grep -q '"search":	"pd_ratio"' "$T/pd6/plan.json" &&
-	grep -q '"gpus_total":	6' "$T/pd6/plan.json" && ok || bad "plan.json lacks the five splits (and five probes and the answer)"
+[ "$(grep -c '"prefill":' "$T/pd6/plan.json")" -eq 12 ] && grep -q '"search":	"pd_ratio"' "$T/pd6/plan.json" &&
+	grep -q '"gpus_total":	6' "$T/pd6/plan.json" && ok || bad "plan.json lacks the five splits (and five probes, the answer and its ranking row)"
+# the binding SLO of a split: the failing split nearest the best, and the part of its test
+# that its own run (above) failed, at the value printed
+bind=$(sed -n 's/^H100-SXM\/H100-SXM: bound by \(T[TP][FO]T\) p99 \([0-9.e-]*\) s > [0-9.]* s at \([0-9]*\) prefill + \([0-9]*\) decode (6 GPUs).*/\1 \2 \3 \4/p' "$T/pd6.out")
+set -- $bind
+[ $# -eq 4 ] && grep -q "^$3 $4 fail" "$T/pd6.runs" &&
+	[ "$(awk -v v="$(jnum "$T/pd_$3_$4/summary.json" "$(echo "$1" | tr 'A-Z' 'a-z')_s" p99)" 'BEGIN { printf "%.4g", v }')" = "$2" ] && ok ||
+	bad "plan --gpus-total 6 named a binding SLO its split's run does not show: $(grep 'bound by' "$T/pd6.out")"
+# the colocated layout, a candidate beside the splits: the scenario without pools on the
+# same 6 H100s, run here by hand, passes or fails and has the goodput plan's row says, and
+# the verdict follows from it and the best split's goodput
+cat >"$T/pd_coloc.json" <<'JSON'
+{"name": "pd-tiny", "seed": 1, "duration_s": 5,
+ "cluster": {"gpu": "H100-SXM", "model": "Llama-3.1-8B", "tp": 1, "kv_transfer": "nixl", "nodes": 6},
+ "router": {"policy": "least_loaded", "params": {}},
+ "workload": {"kind": "open", "rate_per_s": 20, "max_requests": 100000,
+  "input_tokens": {"dist": "constant", "value": 4000},
+  "output_tokens": {"dist": "constant", "value": 200}}}
+JSON
+"$KVSIM" run "$T/pd_coloc.json" --set slo.ttft_p99_s=0.5 --set slo.tpot_p99_s=0.012 --out "$T/pdc" --quiet
+s="$T/pdc/summary.json"
+cg=$(awk -v g="$(jnum "$s" slo goodput_rps)" 'BEGIN { printf "%.2f", g }')
+cpass=$(awk -v t="$(jnum "$s" ttft_s p99)" -v o="$(jnum "$s" tpot_s p99)" -v st="$(grep -c '"steady":[[:space:]]*true' "$s")" \
+	-v l="$(($(jnum "$s" requests shed) + $(jnum "$s" requests failed)))" -v a="$(jnum "$s" requests arrived)" \
+	'BEGIN { print (t <= 0.5 && o <= 0.012 && l <= 0.001 * a && st > 0) ? "yes" : "no" }')
+bg=$(awk -v w="$want" '$1 " prefill + " $2 " decode" == w { print $4 }' "$T/pd6.runs")
+if [ "$cpass" = yes ]; then
+	verdict=$(awk -v b="$bg" -v c="$cg" 'BEGIN { print (b > c) ? "P/D pays" : "P/D does not pay" }')
+	grep -q "^H100-SXM/H100-SXM colocated: meets the SLOs on 6 GPUs (6 nodes, [$]18.00/h, goodput $cg req/s" "$T/pd6.out"
+else
+	verdict="P/D pays"
+	grep -q "^H100-SXM/H100-SXM colocated: 6 GPUs colocated miss the SLOs" "$T/pd6.out"
+fi && grep -q "^$verdict: " "$T/pd6.out" && grep -q "^[12] *H100-SXM colocated  *- *- *6 " "$T/pd6.out" &&
+	grep -q '"layout":	"colocated"' "$T/pd6/plan.json" && grep -q '"pd_pays":	' "$T/pd6/plan.json" && ok ||
+	bad "plan's colocated candidate of 6 GPUs differs from its run (goodput $cg, passes: $cpass) or the verdict is not '$verdict': $(cat "$T/pd6.out")"
 # without --gpus-total: the smallest GPU count with a passing split; no split of one GPU
 # fewer passes
 expect 0 "best split 2 prefill + 2 decode (4 GPUs" plan "$T/pd.json" --search pd_ratio $PD --out "$T/pdn"
