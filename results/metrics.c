@@ -211,18 +211,61 @@ int met_sample_add(struct met_sample *s, double x)
 	return 0;
 }
 
+/* The gaps' histogram: whole nanoseconds in log-linear bins, the bit
+ * length of the value and its next GAP_SUB_BITS bits (values below
+ * 2^GAP_SUB_BITS ns each a bin of its own), so a bin is at most 1/1024 of
+ * its values wide (0.1%) and its index costs a count of leading zeros,
+ * not a logarithm: the engine reports a gap per iteration. */
+#define GAP_SUB_BITS 10
+#define GAP_BINS ((64 - GAP_SUB_BITS + 1) << GAP_SUB_BITS)
+
+static size_t gap_bin(uint64_t v)
+{
+	if (v < (1u << GAP_SUB_BITS))
+		return (size_t)v;
+	unsigned shift = (unsigned)(63 - __builtin_clzll(v)) - GAP_SUB_BITS;
+	return ((size_t)(shift + 1) << GAP_SUB_BITS) + (size_t)((v >> shift) & ((1u << GAP_SUB_BITS) - 1));
+}
+
+/* The middle of bin b in ns (a bin of its own below 2^GAP_SUB_BITS). */
+static double gap_bin_mid(size_t b)
+{
+	if (b < (1u << GAP_SUB_BITS))
+		return (double)b;
+	unsigned shift = (unsigned)(b >> GAP_SUB_BITS) - 1;
+	double lo = (double)(((uint64_t)1 << GAP_SUB_BITS) + (b & ((1u << GAP_SUB_BITS) - 1)));
+	return ldexp(lo + 0.5, (int)shift);
+}
+
 int met_gaps_add(struct metrics *m, int64_t gap_ns, uint64_t count)
 {
 	if (!m->gaps_stat || !count)
 		return 0;
-	if (!m->gaps.hist && !(m->gaps.hist = calloc(HIST_BINS, sizeof *m->gaps.hist)))
+	if (!m->gaps.hist && !(m->gaps.hist = calloc(GAP_BINS, sizeof *m->gaps.hist)))
 		return -1;
-	m->gaps.hist[hist_bin((double)gap_ns * 1e-9)] += (uint32_t)count;
+	uint64_t v = gap_ns > 0 ? (uint64_t)gap_ns : 0;
+	m->gaps.hist[gap_bin(v)] += count;
 	m->gaps.count += count;
-	m->gaps.sum_ns += (uint64_t)gap_ns * count;
+	m->gaps.sum_ns += v * count;
 	if (gap_ns > m->gaps.max_ns)
 		m->gaps.max_ns = gap_ns;
 	return 0;
+}
+
+/* The gaps' f-quantile in seconds: the bin holding rank f (count - 1), as
+ * GSL ranks a sorted sample, at the bin's middle (never past the max). */
+static double gaps_quantile(const struct metrics *m, double f)
+{
+	double rank = f * (double)(m->gaps.count - 1);
+	uint64_t seen = 0;
+	for (size_t b = 0; b < GAP_BINS; b++) {
+		seen += m->gaps.hist[b];
+		if ((double)seen > rank) {
+			double v = gap_bin_mid(b);
+			return (v > (double)m->gaps.max_ns ? (double)m->gaps.max_ns : v) * 1e-9;
+		}
+	}
+	return (double)m->gaps.max_ns * 1e-9;
 }
 
 /* The f-quantile from the histogram: the bin holding rank f (count - 1),
@@ -490,13 +533,18 @@ void met_summarize(struct metrics *m, double sim_time_s, struct met_summary *out
 	/* the gaps' percentiles come from the histogram (docs/outputs.md);
 	 * they do not change what `percentiles` says of the others */
 	if (m->gaps_stat) {
-		/* the histogram read as a sample's; mean and max exact */
-		struct met_sample g = {.hist = m->gaps.hist, .count = m->gaps.count,
-				       .max = (double)m->gaps.max_ns * 1e-9};
+		/* mean and max exact, the quantiles from the histogram */
 		struct met_stats *st = &out->stat[m->gaps_stat->slot];
-		met_stats_of(&g, st);
-		if (g.count)
-			st->mean = (double)m->gaps.sum_ns / (double)g.count * 1e-9;
+		memset(st, 0, sizeof *st);
+		st->n = m->gaps.count;
+		st->mean = st->p50 = st->p90 = st->p99 = st->max = NAN;
+		if (st->n) {
+			st->mean = (double)m->gaps.sum_ns / (double)st->n * 1e-9;
+			st->p50 = gaps_quantile(m, 0.50);
+			st->p90 = gaps_quantile(m, 0.90);
+			st->p99 = gaps_quantile(m, 0.99);
+			st->max = (double)m->gaps.max_ns * 1e-9;
+		}
 	}
 	out->tokens = m->tokens;
 	double in = (double)m->tokens.input;

@@ -63,11 +63,12 @@ struct metrics {
 	struct met_steady *steady; /* requests binned by time (allocated on first use) */
 	/* Every inter-token gap, one per output token after a request's
 	 * first (not a per-request figure: no requests.csv column): a
-	 * histogram of 0.1% bins, the sum and the largest in whole ns, so
+	 * log-linear histogram of 0.1% bins, the sum and the largest in whole
+	 * ns, so
 	 * that how the engine groups them (decode spans) cannot change a
 	 * bit; its table group is the one whose span is RES_GAPS. */
 	struct {
-		uint32_t *hist;
+		uint64_t *hist;
 		uint64_t count, sum_ns;
 		int64_t max_ns;
 	} gaps;
