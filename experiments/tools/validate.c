@@ -928,11 +928,12 @@ static int table_overhead(FILE *o)
 			r0->fit ? verdict(mape <= 0.25 && same) : "reported");
 		i = j;
 	}
-	fprintf(o, "\nNot modelled: engines that overlap the CPU's scheduling of the next step "
-		   "with the GPU's current one (SGLang's overlap scheduler, vLLM's asynchronous "
-		   "scheduling) hide most of this time; set `cost_model.overhead_ms` and "
-		   "`overhead_per_seq_ms` to 0 for them. No CPU measurements exist for other GPUs' "
-		   "hosts; their catalog entries carry A100's line.\n\n");
+	fprintf(o, "\nThis line is the synchronous engine's (`engine.version` vllm-0.6). Engines "
+		   "that overlap the CPU's scheduling of the next step with the GPU's current one "
+		   "(vLLM's asynchronous scheduling under vllm-0.15, the default; SGLang's overlap "
+		   "scheduler) hide it under the GPU's step, and `vidur` leaves it out as Vidur "
+		   "does (docs/model.md, \"The engine as it runs\"). No CPU measurements exist for "
+		   "other GPUs' hosts; their catalog entries carry A100's line.\n\n");
 	catalog_free(&cat);
 	return 0;
 }
@@ -1966,7 +1967,8 @@ int main(int argc, char **argv)
 		   "models and one workload family with near-total prefix reuse (table (m)); "
 		   "preemption, long prompts, multi-node serving and routing across replicas are "
 		   "checked against queueing theory and invariants, not against a measured cluster. "
-		   "The TTFT compared is the engine's; the client's part is not modelled.\n"
+		   "The client's terms (API server, tokenisation, the streamed chunk) are set from "
+		   "their sources, not measured on these runs.\n"
 		   "- H200 uses the H100 fits (linear layers and FP8); B200 and L40S are not calibrated "
 		   "(docs/design.md's plain roofline with mfu 0.7, mbu 0.8, and their FP8 at those "
 		   "efficiencies). Of TensorRT-LLM's other first-token rows, GPT-J 6B on A100 in FP16 "
