@@ -215,6 +215,8 @@ static void default_out(const char *in, char *out, size_t len)
 	snprintf(out, len, "%.*s.jsonl", (int)n, in);
 }
 
+/* The trace's figures as `trace stats` reads them back (st), with the
+ * sessions' from the import (r). */
 static void print_import(const char *in, const char *out, uint32_t B,
 			 const struct timport_result *r, const struct trace_stats *st)
 {
@@ -223,14 +225,12 @@ static void print_import(const char *in, const char *out, uint32_t B,
 	printf("  requests              %12llu\n", (unsigned long long)st->requests);
 	printf("  turns per session     %12.2f mean, %llu max\n",
 	       (double)r->requests / (double)r->sessions, (unsigned long long)r->max_turns);
-	printf("  blocks                %12llu distinct (of %u tokens, prompt + answer), %llu "
-	       "distinct prompt blocks\n",
-	       (unsigned long long)r->fresh_blocks, B, (unsigned long long)st->distinct_blocks);
-	printf("  history shared        %11.1f%% of prompt blocks are the previous turn's\n",
-	       r->prompt_blocks ? 100.0 * (double)r->shared_blocks / (double)r->prompt_blocks : 0);
-	printf("  ideal prefix reuse    %11.1f%% of prompt blocks (trace stats: prompt blocks "
-	       "only)\n",
-	       100 * st->ideal_blocks);
+	printf("  distinct blocks       %12llu (of %u tokens)\n",
+	       (unsigned long long)st->distinct_blocks, B);
+	printf("  shared prefix         %11.1f%% of prompt blocks (%llu of %llu) are the previous "
+	       "turn's\n",
+	       100 * st->ideal_blocks, (unsigned long long)r->shared_blocks,
+	       (unsigned long long)r->prompt_blocks);
 }
 
 static int cmd_trace_import(const struct cli_ctx *cx, int argc, char **argv)
@@ -300,7 +300,8 @@ static const struct cli_cmd trace_stats_cmd = {
 	     "a share of blocks, of prompt tokens, and the mean per-request token share),\n"
 	     "and for each N in --cache-blocks the hit ratio of an LRU cache of N blocks. A\n"
 	     "request's hit is its run of leading prompt blocks already cached; then all its\n"
-	     "blocks are inserted or touched. Blocks are the trace's own (Mooncake: 512\n"
+	     "blocks are inserted or touched (a kvsim trace's answer blocks too, which the\n"
+	     "session's next turn finds). Blocks are the trace's own (Mooncake: 512\n"
 	     "tokens).\n",
     .pos_complete = "@file",
 };

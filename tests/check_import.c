@@ -13,6 +13,7 @@
 #include "sim/sim.h"
 #include "workloads/trace.h"
 #include "workloads/traceimport.h"
+#include "workloads/tracestats.h"
 #include "tests/helpers.h"
 #include "tests/suites.h"
 
@@ -93,6 +94,17 @@ START_TEST(turns_share_their_history_block_by_block)
 	ck_assert_int_eq(trace_next(&tr, &rec, err, sizeof err), 0);
 	trace_close(&tr);
 	trace_rec_free(&rec);
+
+	/* trace stats agrees: the answers' blocks are cached too, so a turn
+	 * hits all it shares (10 of the 21 prompt blocks), and the distinct
+	 * blocks are the 15 ids (prompt blocks alone would give 6 + 3 + 2 + 2
+	 * = 13 and a hit of 6 + 2 = 8). */
+	struct trace_stats st;
+	ck_assert_msg(tstats_run(out, TRACE_KVSIM, 0, NULL, 0, &st, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(st.requests, 4);
+	ck_assert_uint_eq(st.distinct_blocks, 15);
+	ck_assert_uint_eq(st.total_blocks, 21);
+	ck_assert_double_eq_tol(st.ideal_blocks, 10.0 / 21.0, 1e-12);
 
 	/* Replayed, all four complete; session_affinity meets sessions of two
 	 * requests, so no warning. */
