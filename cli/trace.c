@@ -39,7 +39,7 @@ static const struct cli_opt gen_opts[] = {
 CLI_TABLE_FITS(gen_opts);
 
 static const struct cli_opt import_opts[] = {
-    {OPT_OUT, "out", 'o', "FILE", "the kvsim trace to write (default: FILE.csv as FILE.jsonl)",
+    {OPT_OUT, "out", 'o', "FILE", "the kvsim trace to write (default: FILE.jsonl beside FILE.csv)",
      "@file", 0},
     {O_BLOCK_TOKENS, "block-tokens", 0, "N",
      "tokens per block, the replaying cluster's cluster.engine.kv_block_tokens (default 16, "
