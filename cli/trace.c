@@ -7,7 +7,6 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
-#include "config/cluster_cfg.h"
 #include "sim/sim.h"
 #include "workloads/traceimport.h"
 #include "workloads/tracestats.h"
@@ -237,7 +236,7 @@ static int cmd_trace_import(const struct cli_ctx *cx, int argc, char **argv)
 {
 	const char *out = NULL, *v;
 	int quiet = 0, id;
-	long long B = CFG_KV_BLOCK_TOKENS;
+	long long B = 0; /* the import's default */
 	struct cli_args a;
 	cli_begin(&a, cx, argc, argv);
 	while ((id = cli_next(&a, &v)) > 0) {
@@ -285,7 +284,7 @@ static int cmd_trace_import(const struct cli_ctx *cx, int argc, char **argv)
 		return CLI_INTERNAL;
 	}
 	if (!quiet)
-		print_import(a.pos[0], out, (uint32_t)B, &r, &st);
+		print_import(a.pos[0], out, r.block_tokens, &r, &st);
 	return CLI_OK;
 }
 

@@ -70,7 +70,8 @@ START_TEST(turns_share_their_history_block_by_block)
 	const char *out = "/tmp/kvsim_check_import_chat.jsonl";
 	struct timport_result r;
 	char err[1024] = "";
-	ck_assert_msg(timport_run(in, out, 16, &r, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(timport_run(in, out, 0, &r, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(r.block_tokens, 16); /* 0: the cluster's default */
 	ck_assert_uint_eq(r.sessions, 2);
 	ck_assert_uint_eq(r.requests, 4);
 	ck_assert_uint_eq(r.max_turns, 2);

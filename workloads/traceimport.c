@@ -10,6 +10,7 @@
 
 #include "base/afile.h"
 #include "config/cfg.h"
+#include "config/cluster_cfg.h"
 #include "sim/request.h"
 #include "workloads/trace.h"
 
@@ -424,6 +425,7 @@ int timport_run(const char *in, const char *out, uint32_t block_tokens, struct t
 		char *err, size_t errlen)
 {
 	memset(res, 0, sizeof *res);
+	res->block_tokens = block_tokens ? block_tokens : CFG_KV_BLOCK_TOKENS;
 	struct log lg = {.path = in};
 	struct afile f = {0};
 	int rc = -1;
@@ -431,7 +433,7 @@ int timport_run(const char *in, const char *out, uint32_t block_tokens, struct t
 		goto done;
 	if (afile_open(&f, out, err, errlen))
 		goto done;
-	if (write_rows(&lg, f.f, block_tokens, res)) {
+	if (write_rows(&lg, f.f, res->block_tokens, res)) {
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}

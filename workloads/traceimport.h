@@ -8,6 +8,7 @@
 /* What an import wrote, and the warnings it counted (each with the first
  * line, in file order, where it was met; 0 when none). */
 struct timport_result {
+	uint32_t block_tokens; /* as given, or the default */
 	uint64_t sessions, requests, max_turns;
 	uint64_t blocks;        /* block ids written (prompt + answer, all turns) */
 	uint64_t fresh_blocks;  /* distinct ids: those a turn did not take from its previous */
@@ -23,6 +24,7 @@ struct timport_result {
  * writes out: sessions numbered 1.. by their first turn's time, turn k's
  * first blocks those of turn k-1's prompt + answer (as many whole blocks
  * as its prompt holds), every other block a fresh id, lines in time order.
+ * block_tokens 0: cluster.engine.kv_block_tokens's default (CFG_KV_BLOCK_TOKENS).
  * out appears only when complete (a temporary renamed). Returns 0, or -1
  * with err ("FILE:LINE: what is wrong" for bad input; nothing written).
  * Memory: every row, and each session's last block ids. */
