@@ -765,7 +765,7 @@ mkdir -p "$T/blank"
 : >"$T/blank/a b.json"
 check_completion "ttft_p99= (nospace)" kvsim plan --slo tt
 check_completion "ttft_p99= tpot_p99= (nospace)" kvsim plan --slo ""
-check_completion "stats gen" kvsim help trace ""
+check_completion "stats gen import" kvsim help trace ""
 check_completion "" kvsim help run ""
 check_completion "" kvsim help trace stats ""
 check_completion "" kvsim list policies ""
@@ -789,7 +789,7 @@ got=$(bash -c '. "$1"; COMP_WORDS=(kvsim run "$2"); COMP_CWORD=2; _kvsim; printf
 # after '--' the words are positionals: 'diff -- a' has one, so one more file
 got=$(bash -c '. "$1"; COMP_WORDS=(kvsim diff -- "$2" "$3"); COMP_CWORD=4; _kvsim; printf "%s|" "${COMPREPLY[@]}"' _ "$T/kvsim.bash" x "$T/blank/a")
 [ "$got" = "$T/blank/a b.json|" ] && ok || bad "completion after -- offered '$got'"
-for c in run compare validate list sweep plan plot diff "trace stats" "trace gen" cost calibrate version completion help; do
+for c in run compare validate list sweep plan plot diff "trace stats" "trace gen" "trace import" cost calibrate version completion help; do
 	"$KVSIM" $c --help >"$T/h" 2>&1
 	opts=$(sed -n "/^	\"$c\")/,/;;\$/s/^		opts=\"\([^\"]*\)\"/\1/p" "$T/kvsim.bash")
 	case $opts in *--help*) ok ;; *) bad "the completion script has no options for $c" ;; esac

@@ -389,7 +389,8 @@ static int write_rows(struct log *lg, FILE *f, uint32_t B, struct timport_result
 		uint64_t *id = malloc((nb ? nb : 1) * sizeof *id);
 		if (!id)
 			goto done;
-		memcpy(id, s->id, share * sizeof *id);
+		if (share)
+			memcpy(id, s->id, share * sizeof *id);
 		for (uint32_t b = share; b < nb; b++)
 			id[b] = next_id++;
 		free(s->id);
