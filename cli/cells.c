@@ -209,6 +209,8 @@ static int run_cell(const struct cli_common *o, const cJSON *base, const struct 
 	if (sum->skipped_lines && main_cell)
 		fprintf(stderr, "kvsim: skipped %llu bad trace lines (skip_bad); the first: %s\n",
 			(unsigned long long)sum->skipped_lines, sum->skipped_first);
+	if (sum->warning[0] && main_cell)
+		fprintf(stderr, "kvsim: warning: %s\n", sum->warning);
 	return CLI_OK;
 }
 

@@ -133,6 +133,8 @@ static int run_one(const struct cli_common *o, const cJSON *root, const char *ou
 	if (sum->skipped_lines)
 		fprintf(stderr, "kvsim: skipped %llu bad trace lines (skip_bad); the first: %s\n",
 			(unsigned long long)sum->skipped_lines, sum->skipped_first);
+	if (sum->warning[0])
+		fprintf(stderr, "kvsim: warning: %s\n", sum->warning);
 	return CLI_OK;
 }
 

@@ -220,12 +220,15 @@ static int run_pool(const struct swp *sw, int workers, const char *out, int quie
 				_exit(128 + SIGTERM);
 			for (long i = started; i < sw->n_points && !intr_caught();
 			     i += workers) {
-				char canon[4096], perr[1024];
+				char canon[4096], perr[1024], warn[640];
 				swp_point_canon(sw, i, canon, sizeof canon);
-				int prc = swp_run_point(sw, i, out, perr, sizeof perr);
+				int prc = swp_run_point(sw, i, out, warn, sizeof warn, perr, sizeof perr);
 				if ((!quiet || prc) && prc <= CLI_INTERNAL) /* main says "interrupted" */
 					fprintf(stderr, "[%ld/%ld] %s: %s\n", i + 1, sw->n_points, canon,
 						prc ? perr : "done");
+				if (!prc && warn[0])
+					fprintf(stderr, "[%ld/%ld] %s: warning: %s\n", i + 1, sw->n_points,
+						canon, warn);
 			}
 			_exit(intr_caught() ? 128 + intr_caught() : 0);
 		}

@@ -1,4 +1,4 @@
-/* trace: `kvsim trace stats` and `kvsim trace gen`. */
+/* trace: `kvsim trace stats`, `kvsim trace gen` and `kvsim trace import`. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +8,11 @@
 
 #include "cli/cli.h"
 #include "sim/sim.h"
+#include "workloads/traceimport.h"
 #include "workloads/tracestats.h"
 #include "workloads/workload.h"
 
-enum { O_FORMAT = CLI_OPT_OWN, O_CACHE_BLOCKS, O_JSON, O_SKIP_BAD };
+enum { O_FORMAT = CLI_OPT_OWN, O_CACHE_BLOCKS, O_JSON, O_SKIP_BAD, O_BLOCK_TOKENS };
 
 static const struct cli_opt stats_opts[] = {
     {O_FORMAT, "format", 0, "mooncake|azure|kvsim",
@@ -35,6 +36,18 @@ static const struct cli_opt gen_opts[] = {
     {0},
 };
 CLI_TABLE_FITS(gen_opts);
+
+static const struct cli_opt import_opts[] = {
+    {OPT_OUT, "out", 'o', "FILE", "the kvsim trace to write (default: FILE.jsonl beside FILE.csv)",
+     "@file", 0},
+    {O_BLOCK_TOKENS, "block-tokens", 0, "N",
+     "tokens per block, the replaying cluster's cluster.engine.kv_block_tokens (default 16, "
+     "its default: vLLM's block size)",
+     NULL, 0},
+    CLI_ROW_QUIET("print nothing but warnings"),
+    {0},
+};
+CLI_TABLE_FITS(import_opts);
 
 /* --cache-blocks into sizes; their count, or -1 after reporting. */
 static int cache_sizes(const struct cli_cmd *cmd, const char *arg, uint64_t *sizes)
@@ -192,6 +205,89 @@ static int cmd_trace_gen(const struct cli_ctx *cx, int argc, char **argv)
 	return CLI_OK;
 }
 
+/* The default output: in.csv -> in.jsonl (in -> in.jsonl). */
+static void default_out(const char *in, char *out, size_t len)
+{
+	size_t n = strlen(in);
+	if (n > 4 && !strcmp(in + n - 4, ".csv"))
+		n -= 4;
+	snprintf(out, len, "%.*s.jsonl", (int)n, in);
+}
+
+/* The trace's figures as `trace stats` reads them back (st), with the
+ * sessions' from the import (r). */
+static void print_import(const char *in, const char *out, uint32_t B,
+			 const struct timport_result *r, const struct trace_stats *st)
+{
+	printf("%s -> %s\n", in, out);
+	printf("  sessions              %12llu\n", (unsigned long long)r->sessions);
+	printf("  requests              %12llu\n", (unsigned long long)st->requests);
+	printf("  turns per session     %12.2f mean, %llu max\n",
+	       (double)r->requests / (double)r->sessions, (unsigned long long)r->max_turns);
+	printf("  distinct blocks       %12llu (of %u tokens)\n",
+	       (unsigned long long)st->distinct_blocks, B);
+	printf("  shared prefix         %11.1f%% of prompt blocks (%llu of %llu) are the previous "
+	       "turn's\n",
+	       100 * st->ideal_blocks, (unsigned long long)r->shared_blocks,
+	       (unsigned long long)r->prompt_blocks);
+}
+
+static int cmd_trace_import(const struct cli_ctx *cx, int argc, char **argv)
+{
+	const char *out = NULL, *v;
+	int quiet = 0, id;
+	long long B = 0; /* the import's default */
+	struct cli_args a;
+	cli_begin(&a, cx, argc, argv);
+	while ((id = cli_next(&a, &v)) > 0) {
+		switch (id) {
+		case OPT_OUT: out = v; break;
+		case OPT_QUIET: quiet = 1; break;
+		case O_BLOCK_TOKENS:
+			if (cli_parse_int(v, 1, 4096, &B))
+				return cli_bad_value(cx->cmd, "--block-tokens",
+						     "tokens per block, 1 to 4096", v);
+			break;
+		}
+	}
+	if (id != CLI_END)
+		return cli_end_code(id);
+	if (a.n_pos > 1)
+		return cli_misuse(cx->cmd, "unexpected argument %s", a.pos[1]);
+	if (a.n_pos == 0)
+		return cli_misuse(cx->cmd, "give a CSV file");
+	char dflt[4200];
+	if (!out) {
+		default_out(a.pos[0], dflt, sizeof dflt);
+		out = dflt;
+	}
+	struct timport_result r;
+	char err[1024] = "";
+	if (timport_run(a.pos[0], out, (uint32_t)B, &r, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s\n", err);
+		return CLI_USAGE;
+	}
+	if (r.extra_columns[0])
+		fprintf(stderr, "kvsim: %s: columns not read: %s\n", a.pos[0], r.extra_columns);
+	if (r.gaps)
+		fprintf(stderr, "kvsim: %s:%llu: %llu turns whose number is not the previous turn's "
+				"+ 1 (missing turns); numbered 1, 2, ... per session\n",
+			a.pos[0], (unsigned long long)r.gap_line, (unsigned long long)r.gaps);
+	if (r.shrunk)
+		fprintf(stderr, "kvsim: %s:%llu: %llu turns whose prompt_tokens is less than the "
+				"previous turn's prompt + output (truncated history?); they share "
+				"only the whole blocks their prompt holds\n",
+			a.pos[0], (unsigned long long)r.shrunk_line, (unsigned long long)r.shrunk);
+	struct trace_stats st;
+	if (tstats_run(out, TRACE_KVSIM, 0, NULL, 0, &st, err, sizeof err)) {
+		fprintf(stderr, "kvsim: %s (reading back what was written)\n", err);
+		return CLI_INTERNAL;
+	}
+	if (!quiet)
+		print_import(a.pos[0], out, r.block_tokens, &r, &st);
+	return CLI_OK;
+}
+
 static const struct cli_cmd trace_stats_cmd = {
     .name = "trace stats",
     .args = "FILE",
@@ -203,7 +299,8 @@ static const struct cli_cmd trace_stats_cmd = {
 	     "a share of blocks, of prompt tokens, and the mean per-request token share),\n"
 	     "and for each N in --cache-blocks the hit ratio of an LRU cache of N blocks. A\n"
 	     "request's hit is its run of leading prompt blocks already cached; then all its\n"
-	     "blocks are inserted or touched. Blocks are the trace's own (Mooncake: 512\n"
+	     "blocks are inserted or touched (a kvsim trace's answer blocks too, which the\n"
+	     "session's next turn finds). Blocks are the trace's own (Mooncake: 512\n"
 	     "tokens).\n",
     .pos_complete = "@file",
 };
@@ -220,12 +317,33 @@ static const struct cli_cmd trace_gen_cmd = {
     .pos_complete = "@file",
 };
 
-static const struct cli_cmd *const trace_subs[] = {&trace_stats_cmd, &trace_gen_cmd, NULL};
+static const struct cli_cmd trace_import_cmd = {
+    .name = "trace import",
+    .args = "FILE.csv",
+    .summary = "a chat log (CSV, one row a turn) as a kvsim trace",
+    .run = cmd_trace_import,
+    .opts = import_opts,
+    .about = "Reads a CSV whose header names timestamp_s, session_id, turn, prompt_tokens and\n"
+	     "output_tokens (any order; other columns are not read), one row a turn, where\n"
+	     "prompt_tokens holds the conversation so far, and writes kvsim JSONL: sessions\n"
+	     "numbered 1, 2, ... by their first turn's time, turns 1, 2, ... in order, a turn's\n"
+	     "first blocks those of its previous turn's prompt + answer (as many whole blocks\n"
+	     "as its prompt holds), new blocks fresh ids, lines in time order. A later turn's\n"
+	     "after_s is its time less its previous turn's. Bad input (a missing column, a\n"
+	     "value that is not a number, tokens below 1, a (session, turn) twice, a turn\n"
+	     "before its previous turn in time): FILE:LINE, exit 2, nothing written. Missing\n"
+	     "turn numbers and prompts shorter than the previous prompt + answer are counted\n"
+	     "and warned about. docs/workloads.md, \"Trace formats\".\n",
+    .pos_complete = "@file",
+};
+
+static const struct cli_cmd *const trace_subs[] = {&trace_stats_cmd, &trace_gen_cmd,
+						   &trace_import_cmd, NULL};
 
 const struct cli_cmd cli_trace_cmd = {
     .name = "trace",
-    .args = "stats|gen",
-    .summary = "trace statistics, or a scenario's requests as a trace",
+    .args = "stats|gen|import",
+    .summary = "trace statistics; a scenario's requests or a chat log as a trace",
     .run = cli_run_sub,
     .subs = trace_subs,
 };

@@ -515,7 +515,7 @@ static int load_engine(const struct src *x, struct cluster_cfg *cl, struct src *
 		seqs_def = big ? 1024 : 256;
 		tokens_def = big ? 8192 : 2048;
 	}
-	v = 16;
+	v = CFG_KV_BLOCK_TOKENS;
 	if (src_int(e, "kv_block_tokens", 1, 4096, &v, err, errlen))
 		return -1;
 	en->kv_block_tokens = (int)v;

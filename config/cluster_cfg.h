@@ -29,6 +29,9 @@ extern const char *const engine_version_names[];
  * chosen, not measured: vLLM finds it by a profiling run). */
 #define CFG_GPU_MEMORY_UTILIZATION 0.9
 #define CFG_ACTIVATION_RESERVE_GIB 1.0
+/* cluster.engine.kv_block_tokens default: vLLM's KV block size on CUDA
+ * (CacheConfig.block_size, 16 tokens). */
+#define CFG_KV_BLOCK_TOKENS 16
 enum dtype_kind { DTYPE_BF16, DTYPE_FP8 };
 
 struct engine_cfg {

@@ -374,6 +374,10 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 		int rc = sim_run(&sc, &so, &m, err, sizeof err);
 		cfg_scenario_free(&sc);
 		p->runs++;
+		if (rc == 0 && m.warning[0] && !p->warned) {
+			fprintf(stderr, "kvsim: warning: %s\n", m.warning);
+			p->warned = 1;
+		}
 		if (rc) {
 			if (rc <= 3) /* 2 or 3 (sim_run); else interrupted: main says so */
 				fprintf(stderr, "kvsim: %s\n", err);

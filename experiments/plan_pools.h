@@ -126,6 +126,7 @@ struct plan {
 	struct fig *cache; /* pd_ratio: the splits run for the fleet searched */
 	int n_cache, cap_cache;
 	long runs;
+	int warned; /* a probe's warning (met_summary.warning) was printed */
 	struct cJSON *probes; /* every run's record, for plan.json */
 	/* --search autoscale: the --autoscaler values as given, --rank, and
 	 * the assignment every probe makes after its own (NULL: none) */

@@ -253,8 +253,11 @@ static int write_identity(const char *pdir, long i, const char *canon, uint64_t 
 	return rc;
 }
 
-int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_t errlen)
+int swp_run_point(const struct swp *s, long i, const char *dir, char *warning, size_t wlen,
+		  char *err, size_t errlen)
 {
+	if (warning && wlen)
+		warning[0] = 0;
 	char pdir[4200], canon[4096], set[4300];
 	point_dir(dir, i, pdir, sizeof pdir);
 	swp_point_canon(s, i, canon, sizeof canon);
@@ -288,6 +291,8 @@ int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_
 	struct met_summary m;
 	rc = sim_run(&sc, &o, &m, err, errlen);
 	if (rc == 0) {
+		if (warning && wlen)
+			snprintf(warning, wlen, "%s", m.warning);
 		met_summary_free(&m);
 		rc = write_identity(pdir, i, canon, swp_point_seed(s, i), err, errlen);
 	}

@@ -46,8 +46,10 @@ uint64_t swp_point_seed(const struct swp *s, long i);
 int swp_write_spec(const struct swp *s, const char *dir, char *err, size_t errlen);
 /* Runs point i into DIR/points/pNNNNNN (an ordinary run). 0, 2 (bad
  * scenario at that point) or 3; on failure err says why and the point's
- * folder holds error.txt. */
-int swp_run_point(const struct swp *s, long i, const char *dir, char *err, size_t errlen);
+ * folder holds error.txt. warning (NULL: not wanted; wlen bytes) gets the
+ * run's warning (met_summary.warning; "" when none). */
+int swp_run_point(const struct swp *s, long i, const char *dir, char *warning, size_t wlen,
+		  char *err, size_t errlen);
 /* One shell command per point (kvsim run ... --out DIR/points/pNNNNNN) into
  * f, with kvsim as exe; absolute paths, single-quoted. */
 int swp_write_jobs(const struct swp *s, const char *exe, const char *dir, FILE *f, char *err,

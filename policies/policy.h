@@ -276,6 +276,10 @@ const struct pol_ops *pol_find_at(const char *name, const char *path, char *err,
 const struct pol_ops *const *pol_all(size_t *n);
 /* "a, b, c": the registered names. */
 void pol_names(char *out, size_t outlen);
+/* How policy name with its params routes when every session has one
+ * request, if it keys on the session (session_affinity; consistent_hash
+ * with key "session"): a phrase ("as least_loaded would"); else NULL. */
+const char *pol_session_fallback(const char *name, const struct cJSON *params);
 /* Checks each entry of router.policy_params (may be NULL): it names a
  * policy, which accepts it (created and destroyed). 0, or -1 with err
  * naming the path. */

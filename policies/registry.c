@@ -46,6 +46,18 @@ void pol_names(char *out, size_t outlen)
 	}
 }
 
+const char *pol_session_fallback(const char *name, const cJSON *params)
+{
+	if (!strcmp(name, "session_affinity"))
+		return "as least_loaded would (its fallback for a session it has not seen)";
+	if (strcmp(name, "consistent_hash"))
+		return NULL;
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(params, "key");
+	if (cJSON_IsString(key) && strcmp(key->valuestring, "session"))
+		return NULL;
+	return "by a hash of each request's own session: a random spread under the load bound";
+}
+
 int pol_check_params(const struct cJSON *policy_params, const struct pol_env *env, char *err,
 		     size_t errlen)
 {

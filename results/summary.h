@@ -105,6 +105,9 @@ struct met_summary {
 	 * the first one's error (not written) */
 	uint64_t skipped_lines;
 	char skipped_first[512];
+	/* A warning about the run ("" when none): printed on stderr and
+	 * written in summary.json's warnings (only when there is one). */
+	char warning[640];
 	/* The statistics groups' figures, by slot (enum met_slot); the
 	 * first four by name too. */
 	union {

@@ -250,6 +250,10 @@ cJSON *res_summary_json_with(const struct met_summary *s, const struct res_metri
 	add_object(o, t, "perf", s);
 	add_unplaced(o, t, s);
 	add_stages(o, s);
+	if (s->warning[0]) {
+		cJSON *w = cJSON_AddArrayToObject(o, "warnings");
+		cJSON_AddItemToArray(w, cJSON_CreateString(s->warning));
+	}
 	return o;
 }
 

@@ -105,6 +105,7 @@ static void finish(struct sim *s, struct request *r)
 		r->n_hashes = 0;
 		if (got < 0)
 			router_workload_failed(s);
+		s->rt.follow_ups += got == 1;
 		if (got == 1 && next->arrival_ns <= s->end_arrivals_ns) {
 			if (next->session == r->session)
 				next->session_rec = r->session_rec;

@@ -381,6 +381,26 @@ static struct res_engine engine_of(const struct cluster_cfg *cl)
 				   .op_overhead_us = co->op_overhead_us};
 }
 
+/* A policy that keys on the session, on a trace whose sessions each had one
+ * request, routes as its fallback does: summary.warning says so. */
+static void session_warning(const struct sim *s, struct met_summary *out)
+{
+	const struct scenario *sc = s->sc;
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(sc->workload, "kind");
+	if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "trace") || s->rt.follow_ups ||
+	    !out->arrived)
+		return;
+	const char *how = pol_session_fallback(sc->router.policy, sc->router.params);
+	if (!how)
+		return;
+	snprintf(out->warning, sizeof out->warning,
+		 "router.policy %s keys on the session, but every session of this trace had one "
+		 "request (Mooncake and Azure traces make each request its own session), so it "
+		 "routed %s; prefix_affinity keys on the prompt's blocks instead, and `kvsim trace "
+		 "import` makes a kvsim trace with sessions from a chat log",
+		 sc->router.policy, how);
+}
+
 static int summarize(struct sim *s, int truncated, double started, struct met_summary *out)
 {
 	const struct scenario *sc = s->sc;
@@ -393,6 +413,7 @@ static int summarize(struct sim *s, int truncated, double started, struct met_su
 	out->truncated = truncated;
 	if (s->wl->skipped)
 		out->skipped_lines = s->wl->skipped(s->wl_st, out->skipped_first, sizeof out->skipped_first);
+	session_warning(s, out);
 	/* the timed sums scaled up to every arrival and dispatch */
 	double fr = s->rt.timed_routes ? (double)s->rt.routed / (double)s->rt.timed_routes : 0;
 	double fd = s->rt.timed_dispatches ? (double)s->rt.dispatches / (double)s->rt.timed_dispatches : 0;

@@ -200,6 +200,7 @@ struct router_state {
 	uint64_t replica_next;
 	gsl_rng *r_route;
 	uint64_t next_id, migrations, retries;
+	uint64_t follow_ups; /* later turns the workload gave (wl_ops.follow_up) */
 	uint64_t mig_why[MR_N]; /* migrations by enum mig_reason */
 	uint64_t pending_arrivals; /* arrival events in the queue */
 	/* With opts->time_routing, one arrival (and one delayed dispatch) in

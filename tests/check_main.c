@@ -15,6 +15,7 @@ int main(void)
 	srunner_add_suite(sr, physics_suite());
 	srunner_add_suite(sr, fidelity_suite());
 	srunner_add_suite(sr, trace_suite());
+	srunner_add_suite(sr, import_suite());
 	srunner_add_suite(sr, sweep_suite());
 	srunner_add_suite(sr, metric_table_suite());
 	srunner_add_suite(sr, links_suite());

@@ -273,7 +273,7 @@ START_TEST(points_share_the_scenario_seed)
 	ck_assert_int_eq(swp_add_axis(&s, "cluster.gpu=H100-SXM,H200", err, sizeof err), 0);
 	ck_assert_int_eq(swp_write_spec(&s, DIR "_gpu", err, sizeof err), 0);
 	for (long i = 0; i < s.n_points; i++)
-		ck_assert_msg(swp_run_point(&s, i, DIR "_gpu", err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(swp_run_point(&s, i, DIR "_gpu", NULL, 0, err, sizeof err) == 0, "%s", err);
 	char *h100 = first_turns(DIR "_gpu/points/p000000/requests.csv");
 	char *h200 = first_turns(DIR "_gpu/points/p000001/requests.csv");
 	ck_assert_str_eq(h100, h200);

@@ -221,6 +221,46 @@ printf '{"name": "small", "duration_s": 60, "cluster": {"nodes": 2}, "workload":
 "$KVSIM" run "$T/replay.json" --out "$T/replayed" --quiet
 cmp -s "$T/run1/requests.csv" "$T/replayed/requests.csv" && ok || bad "trace gen -> replay differs from the generator's run"
 
+# trace import: a chat log -> a kvsim trace that trace stats reads alike -> a run
+expect 0 "sessions                         4" trace import tests/data/chat_log.csv -o "$T/chat.jsonl"
+grep -q "requests                         9" "$T/out" && grep -q "distinct blocks                151 (of 16 tokens)" "$T/out" &&
+	grep -q "shared prefix                68.5% of prompt blocks (152 of 222)" "$T/out" && ok || bad "trace import's summary: $(cat "$T/out")"
+grep -q "tests/data/chat_log.csv: columns not read: model" "$T/err" && ok || bad "trace import did not note the column it left"
+expect 0 "ideal prefix reuse           68.5% of blocks" trace stats "$T/chat.jsonl"
+grep -q "requests                         9" "$T/out" && grep -q "distinct blocks                151 (of 16 tokens)" "$T/out" && ok ||
+	bad "trace stats disagrees with trace import: $(cat "$T/out")"
+cp tests/data/chat_log.csv "$T/chat_copy.csv"
+expect 0 "" trace import "$T/chat_copy.csv" --quiet
+cmp -s "$T/chat.jsonl" "$T/chat_copy.jsonl" && [ ! -s "$T/out" ] && ok || bad "trace import's default output or --quiet"
+printf '{"name": "chat-log", "duration_s": 600, "cluster": {"nodes": 2}, "router": {"policy": "session_affinity"}, "workload": {"kind": "trace", "format": "kvsim", "path": "chat.jsonl"}}' >"$T/chatlog.json"
+expect 0 "" run "$T/chatlog.json" --out "$T/chatrun" --quiet
+[ "$(grep -c . "$T/chatrun/requests.csv")" -eq 10 ] && ! grep -q warning "$T/err" && ! grep -q '"warnings"' "$T/chatrun/summary.json" && ok ||
+	bad "the imported trace's run: $(grep -c . "$T/chatrun/requests.csv") lines in requests.csv; stderr: $(cat "$T/err")"
+# 64-token blocks: 52 whole prompt blocks, 36 of them the previous turn's, 37 ids
+expect 0 "shared prefix                69.2% of prompt blocks (36 of 52)" trace import tests/data/chat_log.csv -o "$T/chat64.jsonl" --block-tokens 64
+grep -q "distinct blocks                 37 (of 64 tokens)" "$T/out" && ok || bad "trace import --block-tokens 64: $(cat "$T/out")"
+H=timestamp_s,session_id,turn,prompt_tokens,output_tokens
+for c in "missing:timestamp_s,session_id,turn,prompt_tokens|0,a,1,10:1: missing column \"output_tokens\"" \
+	"nan:$H|0,a,1,10,5|x,a,2,20,5:3: timestamp_s \"x\": expected a number of seconds" \
+	"neg:$H|0,a,1,10,-5:2: output_tokens \"-5\": expected a count of tokens, got a negative number" \
+	"dup:$H|0,a,1,10,5|1,a,1,30,5:3: session \"a\" turn 1 appears twice (line 2 too)" \
+	"back:$H|5,a,1,10,5|4,a,2,30,5:3: session \"a\" turn 2 at 4 s comes before its turn 1 (line 2) at 5 s"; do
+	name=${c%%:*}
+	rest=${c#*:}
+	printf '%s\n' "${rest%%:*}" | tr '|' '\n' >"$T/imp_$name.csv"
+	expect 2 "$T/imp_$name.csv:${rest#*:}" trace import "$T/imp_$name.csv" -o "$T/imp_$name.jsonl"
+	! ls "$T" | grep -q "^imp_$name.jsonl" && ok || bad "trace import of a bad log ($name) left a file"
+done
+expect 2 '--block-tokens: expected tokens per block, 1 to 4096, got "0"' trace import --block-tokens 0 tests/data/chat_log.csv
+expect 2 "give a CSV file" trace import
+
+# a session-keyed policy on a trace of one-request sessions says it routes as its fallback
+expect 0 "kvsim: warning: router.policy session_affinity keys on the session, but every session of this trace had one request" \
+	run workloads/scenarios/mooncake-conversation.json --policy session_affinity --set workload.max_requests=200 --out "$T/mcsa" --quiet
+grep -q '"warnings":.*as least_loaded would' "$T/mcsa/summary.json" && ok || bad "summary.json lacks the session warning"
+expect 0 "" run workloads/scenarios/mooncake-conversation.json --set workload.max_requests=200 --out "$T/mcpa" --quiet
+! grep -q warning "$T/err" && ! grep -q '"warnings"' "$T/mcpa/summary.json" && ok || bad "prefix_affinity on Mooncake warned: $(cat "$T/err")"
+
 # diff on hand-made summaries: directions, tolerance, a missing metric, exit codes
 cat >"$T/base.json" <<'JSON'
 {"policy": "p", "requests": {"completed": 100, "shed": 0}, "ttft_s": {"p99": 2.0}, "prefix_hit_ratio": 0.5,
@@ -740,8 +780,8 @@ for c in $cmds; do
 	expect 0 "usage: kvsim $c" "$c" --help
 	awk -v c="$c" 'length > 80 { print "FAIL: kvsim " c " --help: line over 80 columns: " $0; exit 1 }' "$T/out" && ok || fail=$((fail + 1))
 done
-[ "$(grep -c '^  [a-z]' "$T/help")" -eq 15 ] && ok || bad "kvsim --help lists $(grep -c '^  [a-z]' "$T/help") commands, expected 15"
-for c in "trace stats" "trace gen"; do
+[ "$(grep -c '^  [a-z]' "$T/help")" -eq 16 ] && ok || bad "kvsim --help lists $(grep -c '^  [a-z]' "$T/help") commands, expected 16"
+for c in "trace stats" "trace gen" "trace import"; do
 	expect 0 "usage: kvsim $c" $c --help
 	expect 0 "usage: kvsim $c" help $c
 done
@@ -777,7 +817,7 @@ mkdir -p "$T/blank"
 : >"$T/blank/a b.json"
 check_completion "ttft_p99= (nospace)" kvsim plan --slo tt
 check_completion "ttft_p99= tpot_p99= (nospace)" kvsim plan --slo ""
-check_completion "stats gen" kvsim help trace ""
+check_completion "stats gen import" kvsim help trace ""
 check_completion "" kvsim help run ""
 check_completion "" kvsim help trace stats ""
 check_completion "" kvsim list policies ""
@@ -801,7 +841,7 @@ got=$(bash -c '. "$1"; COMP_WORDS=(kvsim run "$2"); COMP_CWORD=2; _kvsim; printf
 # after '--' the words are positionals: 'diff -- a' has one, so one more file
 got=$(bash -c '. "$1"; COMP_WORDS=(kvsim diff -- "$2" "$3"); COMP_CWORD=4; _kvsim; printf "%s|" "${COMPREPLY[@]}"' _ "$T/kvsim.bash" x "$T/blank/a")
 [ "$got" = "$T/blank/a b.json|" ] && ok || bad "completion after -- offered '$got'"
-for c in run compare validate list sweep plan plot diff "trace stats" "trace gen" cost calibrate version completion help; do
+for c in run compare validate list sweep plan plot diff "trace stats" "trace gen" "trace import" cost calibrate version completion help; do
 	"$KVSIM" $c --help >"$T/h" 2>&1
 	opts=$(sed -n "/^	\"$c\")/,/;;\$/s/^		opts=\"\([^\"]*\)\"/\1/p" "$T/kvsim.bash")
 	case $opts in *--help*) ok ;; *) bad "the completion script has no options for $c" ;; esac

@@ -12,6 +12,7 @@ Suite *config_suite(void);
 Suite *workload_suite(void);
 Suite *sim_suite(void);
 Suite *trace_suite(void);
+Suite *import_suite(void);
 Suite *sweep_suite(void);
 Suite *physics_suite(void);
 Suite *fidelity_suite(void);

@@ -171,24 +171,26 @@ int tstats_run(const char *path, enum trace_format format, int skip_bad, const u
 	while ((got = trace_next(&tr, &rec, err, errlen)) == 1) {
 		uint32_t bt = rec.block_tokens ? rec.block_tokens : 512;
 		out->block_tokens = bt;
-		/* Prompt blocks: Mooncake's ids cover the prompt (the last may be
-		 * partial); kvsim's cover prompt + output (full prompt blocks
-		 * only); Azure prompts are unique, named here by a counter. */
-		uint32_t nb = rec.n_ids;
+		/* Prompt blocks (nb): Mooncake's ids cover the prompt (the last
+		 * may be partial); kvsim's cover prompt + answer (full blocks),
+		 * of which the full prompt blocks are looked up and all cached,
+		 * as the simulator caches an answer's blocks for the next turn;
+		 * Azure prompts are unique, named here by a counter. */
+		uint32_t nb = rec.n_ids, nall = rec.n_ids;
 		if (format == TRACE_KVSIM)
 			nb = rec.input / bt < rec.n_ids ? rec.input / bt : rec.n_ids;
 		if (format == TRACE_AZURE)
-			nb = (rec.input + bt - 1) / bt;
-		if (nb > ids_cap) {
-			uint64_t *ni = realloc(ids, nb * sizeof *ni);
+			nb = nall = (rec.input + bt - 1) / bt;
+		if (nall > ids_cap) {
+			uint64_t *ni = realloc(ids, nall * sizeof *ni);
 			if (!ni) {
 				snprintf(err, errlen, "out of memory");
 				goto done;
 			}
 			ids = ni;
-			ids_cap = nb;
+			ids_cap = nall;
 		}
-		for (uint32_t i = 0; i < nb; i++)
+		for (uint32_t i = 0; i < nall; i++)
 			ids[i] = format == TRACE_AZURE ? ++azure_id : rng_mix64(rec.ids[i]) | 1;
 		if (rec.arrival_ns >= 0) {
 			if (first < 0)
@@ -212,7 +214,7 @@ int tstats_run(const char *path, enum trace_format format, int skip_bad, const u
 		tokens += rec.input;
 		share += htok / rec.input;
 		out->total_blocks += nb;
-		for (uint32_t i = 0; i < nb; i++) {
+		for (uint32_t i = 0; i < nall; i++) {
 			int added = hmap_put(&seen, ids[i], 1);
 			if (added < 0) {
 				snprintf(err, errlen, "out of memory");
@@ -225,7 +227,7 @@ int tstats_run(const char *path, enum trace_format format, int skip_bad, const u
 			while (h < nb && lru_has(&lrus[c], ids[h]))
 				h++;
 			lrus[c].hits += h;
-			for (uint32_t i = 0; i < nb; i++)
+			for (uint32_t i = 0; i < nall; i++)
 				if (lru_touch(&lrus[c], ids[i])) {
 					snprintf(err, errlen, "out of memory");
 					goto done;

@@ -15,14 +15,17 @@ struct tstats_dist {
 
 /* Reuse is counted as a prefix cache sees it: a request's hit is the run of
  * leading prompt blocks present before it looks (a block after a miss is
- * not reusable), and every one of its blocks is then inserted or touched. */
+ * not reusable), and every one of its blocks is then inserted or touched
+ * (a kvsim trace's: prompt + answer, as the next turn of a conversation
+ * finds them). */
 struct trace_stats {
 	enum trace_format format;
 	uint32_t block_tokens; /* of the trace's block ids (Azure: 512, all unique) */
 	uint64_t requests, skipped;
 	double duration_s, arrival_rate_per_s;
 	struct tstats_dist input, output;
-	uint64_t distinct_blocks, total_blocks;
+	uint64_t distinct_blocks; /* every block inserted (kvsim: answers' too) */
+	uint64_t total_blocks;    /* prompt blocks looked up, summed over requests */
 	/* unbounded cache: hit blocks / blocks, hit tokens / prompt tokens, and
 	 * the mean over requests of each one's hit-token share */
 	double ideal_blocks, ideal_tokens, ideal_per_request;
