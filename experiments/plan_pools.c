@@ -314,14 +314,14 @@ void plan_bind_note(struct plan *p, const struct fig *f, double v, const char *a
 	p->bind_at = v;
 }
 
-int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, int n_sets,
-	       cJSON *j, struct fig *f)
+/* The probe's scenario tree: the SLOs, the fleet and the sets applied
+ * (NULL, said on stderr, when one does not apply). Caller frees. */
+static cJSON *probe_tree(struct plan *p, const struct fleet *fl, const char *const *sets,
+			 int n_sets)
 {
 	cJSON *root = p->load.tree(p->load.ctx);
-	if (!root) {
-		cJSON_Delete(j);
-		return -1;
-	}
+	if (!root)
+		return NULL;
 	char set[64], err[1024];
 	int bad = 0;
 	if (p->slo_ttft > 0) {
@@ -340,9 +340,20 @@ int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, 
 	if (bad) {
 		fprintf(stderr, "kvsim: %s\n", err);
 		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+int plan_probe(struct plan *p, const struct fleet *fl, const char *const *sets, int n_sets,
+	       cJSON *j, struct fig *f)
+{
+	cJSON *root = probe_tree(p, fl, sets, n_sets);
+	if (!root) {
 		cJSON_Delete(j);
 		return -1;
 	}
+	char set[64], err[1024];
 	/* every seed of --seeds (none: the scenario's), each a run */
 	int ns = p->n_seeds > 0 ? p->n_seeds : 1, pass = 1, unsteady = 0;
 	double v[11][PLAN_MAX_SEEDS];

@@ -182,6 +182,12 @@ int node_init(struct node *n, int id, int server, uint32_t kv_blocks, const stru
 	      const struct cost_model *cost, const struct node_hooks *hooks);
 /* Iterations a decode span may cover (1: one event per iteration). */
 
+/* Evaluates the decode span's iteration ends past now_ns (or to its end). */
+void node_span_eval_past(struct node *n, int64_t now_ns);
+/* The span's last iteration (counted from its start) whose end is at or
+ * before now_ns, not past its second last (its ends evaluated past now). */
+uint32_t node_span_ended_by(const struct node *n, int64_t now_ns);
+
 void node_free(struct node *n);
 /* Appends r to the waiting queue (state REQ_WAITING). Returns 1 when this
  * cut a decode span short, so the step now ends earlier, at step_end_ns. */
