@@ -26,7 +26,7 @@ EMBED    := kv_embedded_gpus=model/catalog/gpus.json kv_embedded_models=model/ca
             kv_plot_node_timeline=plot/node_timeline.gp kv_plot_tokens=plot/tokens.gp \
             kv_plot_counts=plot/counts.gp kv_plot_latency_load=plot/latency_load.gp \
             kv_plot_ttft_split=plot/ttft_split.gp kv_plot_pools=plot/pools.gp \
-            kv_plot_scaling=plot/scaling.gp
+            kv_plot_scaling=plot/scaling.gp kv_plot_cluster=plot/cluster.gp
 
 .PHONY: all deps deps-test deps-fuzz run check test bench validate clean help regress rebaseline plot check-asan check-valgrind fuzz FORCE
 all: $(B)/kvsim
