@@ -39,7 +39,10 @@ if (nodata ne "") {
     set key outside right top title "policy"
     if (s > 0 && s <= 20 * STATS_max) {
         set arrow 1 from graph 0, first s to graph 1, first s nohead lw 2 dt (6, 4) lc rgb "#b00020" front
-        set label 1 sprintf("SLO: TTFT p99 under %s ", dur_label(s)) at graph 1, first s right offset -0.5, -0.7 tc rgb "#b00020" front
+        set label 1 sprintf(" SLO: TTFT p99 under %s", dur_label(s)) at graph 0, first s left offset 0.5, -0.8 tc rgb "#b00020" front
+    }
+    if (s > 0 && s > 20 * STATS_max) {
+        set label 1 sprintf("SLO: TTFT p99 under %s (far above the axis)", dur_label(s)) at graph 1, graph 1 right offset 0, 0.7 tc rgb "#b00020" front
     }
     plot for [i=1:np] data index (i - 1) using (column("start_s") / unit):(column("ttft_p99_s")) \
          with linespoints pt 7 ps 0.6 lt i title word(policies, i)

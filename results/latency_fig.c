@@ -306,9 +306,12 @@ static int timeline_block(FILE *f, const struct table *t, double width)
 		size_t k = 0;
 		for (; i < nf && fs[i].bucket == b; i++)
 			v[k++] = fs[i].ttft;
-		/* the last bucket holds the run's end: rates over its part */
+		/* the last bucket holds the run's end: rates over its part, and
+		 * none when under half a bucket (a few seconds' rates are noise) */
 		double span = fmin(width, end - (double)b * width);
 		span = span > 0 ? span : width;
+		if (b > 0 && span < width / 2)
+			break;
 		fprintf(f, "%.9g,%.9g,%.9g,%.9g\n", (double)b * width,
 			k ? gsl_stats_quantile_from_sorted_data(v, 1, k, 0.99) : NAN,
 			done[b] / span, tokens[b] / span);

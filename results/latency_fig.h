@@ -34,7 +34,8 @@ int res_latency_marks(const char *dir, const char *policy, const char *metric, d
  * output_tokens_per_s"), a row per bucket of *width_s seconds from 0 to
  * the last request's end: the TTFT p99 of the requests whose first token
  * came in the bucket (NaN when none did), and the requests completed in it
- * and their output tokens, per second of the bucket. *width_s: 60 when the
+ * and their output tokens, per second of the bucket (the last over its
+ * part of the run; left out when that is under half a bucket). *width_s: 60 when the
  * longest run is at least 20 minutes long, else the largest of 1, 2, 5, 10,
  * 15 or 30 s that still cuts it into 20 buckets (a shorter run would show
  * one or two points a minute). 0, 2 or 3 with err. */

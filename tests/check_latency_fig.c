@@ -135,6 +135,28 @@ START_TEST(cluster_buckets_exact)
 }
 END_TEST
 
+/* The same with the run ending at 2.4 s: the last bucket, 0.4 s of the
+ * run, under half a bucket, is left out. */
+START_TEST(cluster_short_last_bucket_left_out)
+{
+	make_dir();
+	char csv[512];
+	snprintf(csv, sizeof csv, "%s%s", header,
+		 "1,completed,0.2,10,0.3,0.1,1.5\n2,completed,0.4,4,0.1,0.1,0.5\n"
+		 "3,shed,2.4,0,,,\n");
+	write_file("p/requests.csv", csv);
+	char out[128], err[256] = "";
+	snprintf(out, sizeof out, "%s/cluster.dat", dir);
+	const char *const pol[] = {"p"};
+	double width = 0;
+	ck_assert_int_eq(res_write_cluster(dir, pol, 1, out, &width, err, sizeof err), 0);
+	char *got = read_back("cluster.dat");
+	ck_assert_ptr_nonnull(strstr(got, "\n0,0.298,1,4\n1,nan,1,10\n"));
+	ck_assert_ptr_null(strstr(got, "\n2,"));
+	free(got);
+}
+END_TEST
+
 /* The bucket width: a minute from 20 minutes on, else the widest of 30,
  * 15, 10, 5, 2, 1 s that still makes 20 buckets. */
 START_TEST(cluster_width_from_the_horizon)
@@ -192,6 +214,7 @@ Suite *latency_fig_suite(void)
 	tcase_add_test(tc, ccdf_small_sample_exact);
 	tcase_add_test(tc, ccdf_keeps_the_tail);
 	tcase_add_test(tc, cluster_buckets_exact);
+	tcase_add_test(tc, cluster_short_last_bucket_left_out);
 	tcase_add_test(tc, cluster_width_from_the_horizon);
 	tcase_add_test(tc, damaged_input_named);
 	suite_add_tcase(s, tc);
