@@ -46,7 +46,7 @@ if (nodata ne "") {
     set ylabel "share of requests at or above x (log scale)"
     if (slo_on) {
         set arrow 1 from s, graph 0 to s, graph 1 nohead lw 2 dt (6, 4) lc rgb "#b00020" front
-        set label 1 sprintf("SLO: p99 under %s ", dur_label(s)) at s, graph 0.96 right tc rgb "#b00020" front
+        set label 1 sprintf("SLO: p99 under %s", dur_label(s)) at s, graph 0.96 right offset -0.6, 0 tc rgb "#b00020" front
     }
     if (s > 0 && !slo_on) {
         set label 1 sprintf("SLO: p99 under %s (off the axis, far right) ", dur_label(s)) at graph 0.99, graph 0.96 right tc rgb "#b00020" front
