@@ -31,8 +31,8 @@ if (nodata ne "") {
 slos = ""
 if (st > 0) slos = slos . sprintf(", %.9g with lines dt 2 lw 2 lc rgb '#d62728' title 'TTFT SLO'", st)
 if (sp > 0) slos = slos . sprintf(", %.9g axes x1y2 with lines dt 3 lw 2 lc rgb '#7f7f7f' title 'TPOT SLO'", sp)
-cmd = "plot for [i=1:words(policies)] csv index (i - 1) using 1:2 with linespoints lw 2 pt 7 lc i title word(policies, i).' TTFT p99' noenhanced, " . \
-      "for [i=1:words(policies)] csv index (i - 1) using 1:3 axes x1y2 with linespoints dt 2 lw 1 pt 5 lc i title word(policies, i).' TPOT p99' noenhanced, " . \
+cmd = "plot for [i=1:words(policies)] csv index (i - 1) using 1:2 with linespoints lt i pt 7 title word(policies, i).' TTFT p99' noenhanced, " . \
+      "for [i=1:words(policies)] csv index (i - 1) using 1:3 axes x1y2 with linespoints lc i dt 3 lw 1 pt 4 title word(policies, i).' TPOT p99' noenhanced, " . \
       "for [i=1:words(policies)] csv index (i - 1) using 1:4 with points pt 6 ps 3 lw 2 lc i notitle" . slos
 if (nodata eq "") {
     # the TPOT axis up to 8% above the highest of the TPOTs and the SLO, so

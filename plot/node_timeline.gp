@@ -28,5 +28,5 @@ if (nodata ne "") {
     if (what ne "kv_util" && top <= 10) { set ytics 1; set yrange [0:top < 1 ? 1 : top + 1] }
     if (nodes > 12) { unset key; set title sprintf("%s per node over time%s, %d nodes", label, name eq "" ? "" : " (".name.")", nodes) }
     plot for [k=0:nodes-1] ts every nodes*step::k using (column("time_s")):(column(what)) \
-         with lines lw 1.5 title sprintf("node %d", k)
+         with lines lt k + 1 lw 1.5 title sprintf("node %d", k)
 }

@@ -5,6 +5,9 @@
 # 1..npools,mean KV use of pools 1..npools", as kvsim plot writes it from the pools of
 # DIR/<policy>/summary.json; keychars: the longest pool label's length.
 np = int(npools)
+# the policies, counted before the ranges are set (stats obeys them)
+stats data using 0 nooutput
+ncat = STATS_records
 if (!exists("keychars")) keychars = "36"
 set style data histograms
 set style histogram clustered gap 1
@@ -20,6 +23,7 @@ if (right < 0.45) right = 0.45
 set lmargin at screen 0.08
 set rmargin at screen right
 set key outside right top Left reverse
+eval bar_labels
 set multiplot layout 2,1 title "pools: busy ratio and mean KV cache use, per policy"
 set ylabel "busy ratio"
 plot for [k=1:np] data using (column(1 + k)):xtic(1) title columnheader(1 + k) lc k

@@ -15,6 +15,7 @@
 #include "results/scale_fig.h"
 #include "results/attribution.h"
 #include "results/gnuplot.h"
+#include "results/latency_fig.h"
 #include "results/verdict.h"
 #include "results/writer.h"
 #include "base/afile.h"
@@ -27,29 +28,7 @@
 extern const char kv_plot_ttft_split[];
 extern const char kv_plot_pools[];
 extern const char kv_plot_scaling[];
-
-/* A growing array of doubles. */
-struct dvec {
-	double *v;
-	size_t n, cap;
-};
-
-static int dvec_push(struct dvec *d, double x)
-{
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 4096;
-		double *v = realloc(d->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		d->v = v;
-		d->cap = cap;
-	}
-	d->v[d->n++] = x;
-	return 0;
-}
-
-static int csv_scan_into(const char *path, const char *const *cols, int n, long *rows,
-			 long *positive, struct dvec *vals, char *err, size_t errlen);
+extern const char kv_plot_cluster[];
 
 /* Scans the CSV file path: its header must name every column of cols (n of
  * them), and each of their cells be empty or a number. *rows gets the data
@@ -57,14 +36,6 @@ static int csv_scan_into(const char *path, const char *const *cols, int n, long 
  * naming the file (and line) when it is missing or damaged. O(file). */
 static int csv_scan(const char *path, const char *const *cols, int n, long *rows, long *positive,
 		    char *err, size_t errlen)
-{
-	return csv_scan_into(path, cols, n, rows, positive, NULL, err, errlen);
-}
-
-/* csv_scan, and the values > 0 of cols[0] appended to vals (when not
- * NULL); 3 when memory runs out. */
-static int csv_scan_into(const char *path, const char *const *cols, int n, long *rows,
-			 long *positive, struct dvec *vals, char *err, size_t errlen)
 {
 	enum { MAX_COLS = 8, MAX_FIELDS = 64 };
 	FILE *f = fopen(path, "r");
@@ -125,11 +96,6 @@ static int csv_scan_into(const char *path, const char *const *cols, int n, long 
 					goto out;
 				}
 				any |= x > 0;
-				if (vals && c == 0 && x > 0 && dvec_push(vals, x)) {
-					snprintf(err, errlen, "out of memory");
-					rc = 3;
-					goto out;
-				}
 			}
 			(*rows)++;
 			*positive += any;
@@ -172,6 +138,7 @@ static int figure(struct report_figs *figs, const char *dir, const char *name,
 	if (figs->n < REPORT_MAX_FIGS) {
 		snprintf(figs->name[figs->n], sizeof figs->name[0], "%s", name);
 		snprintf(figs->caption[figs->n], sizeof figs->caption[0], "%s", caption);
+		figs->fold[figs->n] = (unsigned char)figs->folding;
 		figs->n++;
 	}
 	return 0;
@@ -219,9 +186,10 @@ int res_plot_latency_load(const char *dir, const char *x, const char *series, lo
 	struct report_figs figs = {0};
 	return figure(&figs, dir, "latency_load",
 		      "Tail latency against load, a series per combination of the other varied "
-		      "values (each point the median over the seeds): TTFT p99 (solid, left axis) "
-		      "and TPOT p99 (dashed, right axis). Where a curve turns upward the series "
-		      "saturates; a curve that turns further right carries more load.",
+		      "values (each point the median over the seeds): TTFT p99 (filled dots, left "
+		      "axis) and TPOT p99 (dotted, open squares, right axis). Where a curve turns "
+		      "upward the series saturates; a curve that turns further right carries more "
+		      "load.",
 		      kv_plot_latency_load, vars, err, errlen);
 }
 
@@ -235,10 +203,10 @@ int res_plot_capacity(const char *dir, const char *x, const char *policies, doub
 	const char *vars[] = {"csv",      dat, "x",        x,  "nodata", "",
 			      "policies", policies, "slo_ttft", st, "slo_tpot", sp, NULL};
 	return figure(figs, dir, "latency_load",
-		      "Tail latency against offered load, a series per policy: TTFT p99 (solid, "
-		      "left axis) and TPOT p99 (dashed, right axis), the SLOs as horizontal "
-		      "lines; a circle marks each policy's capacity, the highest load that meets "
-		      "the SLOs while steady.",
+		      "Tail latency against offered load, a series per policy: TTFT p99 (filled "
+		      "dots, left axis) and TPOT p99 (dotted, open squares, right axis), the SLOs "
+		      "as horizontal lines; a circle marks each policy's capacity, the highest "
+		      "load that meets the SLOs while steady.",
 		      kv_plot_latency_load, vars, err, errlen);
 }
 
@@ -270,98 +238,94 @@ static int scan_policies(const char *dir, const char *const *policies, size_t n,
 	return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The most points a CDF is drawn with: the figure stays light whatever
- * the number of requests; the points are exact order statistics. */
-enum { CDF_POINTS = 1000 };
-
-/* Writes the CDF of metric for each policy drawn into out, one block per
- * policy (gnuplot's `index`), each row "value,fraction": all the values
- * when there are at most CDF_POINTS, else the k-th smallest for
- * CDF_POINTS ranks k evenly spaced up to the largest, after the smallest.
- * 0, 2 (damaged input) or 3. */
-static int write_cdf(const char *dir, const char *drawn, const char *metric, const char *out,
-		     char *err, size_t errlen)
-{
-	char tmp[4420], path[4200], list[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp", out);
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		return 3;
-	}
-	fprintf(f, "# %s: value,fraction of requests at or below it; one block per policy\n",
-		metric);
-	snprintf(list, sizeof list, "%s", drawn);
-	int rc = 0, first = 1;
-	const char *col[] = {metric};
-	for (char *save = NULL, *p = strtok_r(list, " ", &save); p && !rc;
-	     p = strtok_r(NULL, " ", &save)) {
-		struct dvec v = {0};
-		long rows, positive;
-		snprintf(path, sizeof path, "%s/%s/requests.csv", dir, p);
-		rc = csv_scan_into(path, col, 1, &rows, &positive, &v, err, errlen);
-		if (!rc) {
-			qsort(v.v, v.n, sizeof *v.v, cmp_double);
-			fprintf(f, "%s# %s\n", first ? "" : "\n\n", p);
-			first = 0;
-			size_t step = v.n > CDF_POINTS ? v.n : 0;
-			if (v.n)
-				fprintf(f, "%.9g,%.9g\n", v.v[0], 1.0 / (double)v.n);
-			for (size_t j = 1; j <= (step ? (size_t)CDF_POINTS : v.n); j++) {
-				size_t k = step ? (j * v.n + CDF_POINTS - 1) / CDF_POINTS : j;
-				if (k > 1)
-					fprintf(f, "%.9g,%.9g\n", v.v[k - 1], (double)k / (double)v.n);
-			}
-		}
-		free(v.v);
-	}
-	if (fclose(f) && !rc) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		rc = 3;
-	}
-	if (!rc && rename(tmp, out)) {
-		snprintf(err, errlen, "%s: %s", out, strerror(errno));
-		rc = 3;
-	}
-	if (rc)
-		unlink(tmp);
-	return rc;
-}
-
-/* The CDF of metric over the policies: those with a value > 0 drawn, the
- * others named in the title; a note alone when none has one. The points
- * go to plots/<metric>_cdf.dat first (write_cdf). 0, 2 or 3. */
+/* The tail of metric over the policies: those with a value > 0 drawn, each
+ * with its p99 marked and the SLO as a line, the others named in the title;
+ * a note alone when none has one. The points go to plots/<metric>_cdf.dat
+ * first (res_write_ccdf). 0, 2 or 3. */
 static int latency_cdf(struct report_figs *figs, const char *dir, const char *const *policies,
 		       size_t n, const struct plot_data *d, int tpot, const char *none, char *err,
 		       size_t errlen)
 {
-	char drawn[4096] = "", empty[4096] = "", data[4400];
-	for (size_t i = 0; i < n; i++) {
-		char *list = (tpot ? d[i].tpot : d[i].ttft) ? drawn : empty;
+	char drawn[4096] = "", empty[4096] = "", data[4400], p99s[4096] = "", slo_text[32];
+	const char *metric = tpot ? "tpot_s" : "ttft_s";
+	double *p99 = malloc((n ? n : 1) * sizeof *p99), slo = 0;
+	size_t nd = 0;
+	int rc = p99 ? 0 : 3;
+	if (rc)
+		snprintf(err, errlen, "out of memory");
+	for (size_t i = 0; i < n && !rc; i++) {
+		int has = tpot ? d[i].tpot : d[i].ttft;
+		char *list = has ? drawn : empty;
 		size_t len = strlen(list);
 		snprintf(list + len, sizeof drawn - len, "%s%s", len ? " " : "", policies[i]);
+		double q, s;
+		rc = res_latency_marks(dir, policies[i], metric, &q, &s, err, errlen);
+		if (!rc && i == 0)
+			slo = s;
+		if (!rc && has) {
+			p99[nd++] = q;
+			len = strlen(p99s);
+			snprintf(p99s + len, sizeof p99s - len, "%s%.9g", len ? " " : "", q);
+		}
 	}
-	const char *metric = tpot ? "tpot_s" : "ttft_s";
 	snprintf(data, sizeof data, "%s/plots/%s_cdf.dat", dir, tpot ? "tpot" : "ttft");
-	int rc = write_cdf(dir, drawn, metric, data, err, errlen);
+	snprintf(slo_text, sizeof slo_text, "%.9g", slo);
+	if (!rc)
+		rc = res_write_ccdf(dir, drawn, metric, p99, data, err, errlen);
+	free(p99);
 	if (rc)
 		return rc;
-	const char *vars[] = {"data",  data,  "policies", drawn, "metric", metric,
-			      "empty", empty, "nodata",   drawn[0] ? "" : none, NULL};
+	const char *vars[] = {"data",	data,	"policies", drawn, "metric", metric, "p99s", p99s,
+			      "slo",	slo_text, "empty",  empty, "nodata", drawn[0] ? "" : none,
+			      NULL};
 	return figure(figs, dir, tpot ? "tpot_cdf" : "ttft_cdf",
-		      tpot ? "Time per output token, CDF per policy (log scale). A curve further "
-			     "left and steeper decodes faster; a right tail is decode slowed by "
-			     "crowded batches or preemptions."
-			   : "Time to first token, CDF per policy (log scale). A curve further "
-			     "left and steeper is faster; a long right tail is requests queueing "
-			     "behind prefill, often history recomputed after a cache miss.",
+		      tpot ? "Time per output token: the share of requests at least as slow as x, "
+			     "per policy, on log scales, a dot at each policy's p99 and the SLO "
+			     "as a dashed line. A curve further left decodes faster; one that "
+			     "stays high on the right is decode slowed by crowded batches or "
+			     "preemptions."
+			   : "Time to first token: the share of requests at least as slow as x, "
+			     "per policy, on log scales, a dot at each policy's p99 and the SLO "
+			     "as a dashed line. A curve further left is faster; one that stays "
+			     "high on the right is requests queueing behind prefill, often "
+			     "history recomputed after a cache miss.",
 		      kv_plot_latency_cdf, vars, err, errlen);
+}
+
+/* The cluster over time, a line per policy: TTFT p99 and output tokens
+ * per second per bucket (res_write_cluster into plots/cluster.dat). 0, 2
+ * or 3. */
+static int cluster_figure(struct report_figs *figs, const char *dir,
+			  const char *const *policies, size_t n, const struct plot_data *d,
+			  char *err, size_t errlen)
+{
+	char data[4400], list[4096] = "", width_text[32], slo_text[32];
+	double width = 60, p99, slo = 0;
+	long firsts = 0;
+	snprintf(data, sizeof data, "%s/plots/cluster.dat", dir);
+	int rc = res_write_cluster(dir, policies, n, data, &width, err, errlen);
+	if (!rc && n)
+		rc = res_latency_marks(dir, policies[0], "ttft_s", &p99, &slo, err, errlen);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof list - len, "%s%s", len ? " " : "", policies[i]);
+		firsts += d[i].ttft;
+	}
+	if (rc)
+		return rc;
+	snprintf(width_text, sizeof width_text, "%.9g", width);
+	snprintf(slo_text, sizeof slo_text, "%.9g", slo);
+	const char *vars[] = {"data",	data,	  "policies", list,
+			      "width",	width_text, "slo",	  slo_text,
+			      "nodata", firsts ? "" : "no request got a first token (all shed or failed)",
+			      NULL};
+	return figure(figs, dir, "cluster",
+		      "The cluster over time, a line per policy: the TTFT p99 of the requests "
+		      "whose first token came in each bucket (top, log scale, the SLO dashed) "
+		      "and the output tokens per second completed in it (bottom), as a "
+		      "dashboard would record them. A p99 that climbs while throughput stays "
+		      "flat is a queue building up; the per-node figures below say where.",
+		      kv_plot_cluster, vars, err, errlen);
 }
 
 /* Whether the header of the CSV file path (which csv_scan has read) names
@@ -548,6 +512,7 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 		return rc;
 	}
 	figs->n = 0;
+	figs->folding = 0;
 	const char *tokens_vars[] = {"csv", csv, "nodata",
 				     with_tokens ? "" : "no prompt tokens: no request was served",
 				     NULL};
@@ -559,6 +524,7 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 	    (rc = latency_cdf(figs, dir, policies, n, d, 1,
 			      "no request got a second token: no time per output token", err,
 			      errlen)) ||
+	    (rc = cluster_figure(figs, dir, policies, n, d, err, errlen)) ||
 	    (rc = figure(figs, dir, "tokens",
 			 "Where prompt tokens came from: cached, reloaded, migrated, recomputed, "
 			 "fresh. The larger the cached, reloaded and migrated shares, the less "
@@ -594,6 +560,7 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 		free(d);
 		return rc;
 	}
+	figs->folding = 1;
 	for (size_t i = 0; i < n && !rc; i++) {
 		char ts[4200], name[96], cap[320];
 		snprintf(ts, sizeof ts, "%s/%s/timeseries.csv", dir, policies[i]);
@@ -633,6 +600,7 @@ int res_plot(const char *dir, const char *const *policies, size_t n, struct repo
 			rc = figure(figs, dir, name, cap, kv_plot_scaling, sv, err, errlen);
 		}
 	}
+	figs->folding = 0;
 	free(d);
 	return rc;
 }
@@ -669,9 +637,10 @@ static void html_escaped(FILE *f, const char *s)
 }
 
 /* The largest SVG inlined in report.html, gnuplot's mouse script aside;
- * a larger figure goes in as its PNG. Chosen so that `make run`'s report (15
- * figures) stays under 1.5 MB: the CDFs (<= 1,000 points per policy) and the
- * per-node timelines (<= ~600 samples per node) fit under it. */
+ * a larger figure goes in as its PNG. Chosen so that `make run`'s report (16
+ * figures) stays under 1.5 MB: the latency tails (<= RES_CCDF_POINTS points
+ * per policy: ~140 KB for all 11 policies) and the per-node timelines (<= ~600
+ * samples per node) fit under it. */
 #define SVG_INLINE_MAX (192 * 1024)
 
 /* Writes DIR/plots/NAME.svg into the page as inline SVG: the XML prologue
@@ -715,6 +684,70 @@ static int embed_svg(FILE *f, const char *dir, const char *name, int *lib, char 
 	}
 	free(data);
 	return ok;
+}
+
+/* Figure i of figs into the page: its SVG inline (embed_svg), else its
+ * PNG as a data: URI, with its caption. 0, or -1 with err. */
+static int html_figure(FILE *f, const char *dir, const struct report_figs *figs, size_t i,
+		       int *lib, char *err, size_t errlen)
+{
+	fprintf(f, "<figure id=\"%s\">", figs->name[i]);
+	int svg = embed_svg(f, dir, figs->name[i], lib, err, errlen);
+	if (svg < 0)
+		return -1;
+	if (!svg) {
+		char png[4400], inner[512];
+		size_t len = 0;
+		snprintf(png, sizeof png, "%s/plots/%s.png", dir, figs->name[i]);
+		char *data = cfg_slurp(png, &len, inner, sizeof inner);
+		if (!data) {
+			snprintf(err, errlen, "%s", inner);
+			return -1;
+		}
+		fprintf(f, "<img alt=\"%s\" src=\"data:image/png;base64,", figs->name[i]);
+		base64(f, (const unsigned char *)data, len);
+		fputs("\">", f);
+		free(data);
+	}
+	fputs("<figcaption>", f);
+	html_escaped(f, figs->caption[i]);
+	fputs("</figcaption></figure>\n", f);
+	return 0;
+}
+
+/* How many of figs are folded (per policy over time). */
+static size_t folded(const struct report_figs *figs)
+{
+	size_t k = 0;
+	for (size_t i = 0; figs && i < figs->n; i++)
+		k += figs->fold[i];
+	return k;
+}
+
+/* The sentence that opens the folded figures. */
+static const char *const fold_title =
+    "Each policy over time, node by node: KV cache use, queues, nodes serving when autoscaled";
+
+/* The figures into the page: those of the cluster first, then those of
+ * each policy's nodes over time folded in one <details id="per-node">.
+ * 0, or -1 with err. */
+static int html_figures(FILE *f, const char *dir, const struct report_figs *figs, char *err,
+			size_t errlen)
+{
+	int lib = 0;
+	for (size_t i = 0; i < figs->n; i++)
+		if (!figs->fold[i] && html_figure(f, dir, figs, i, &lib, err, errlen))
+			return -1;
+	size_t k = folded(figs);
+	if (!k)
+		return 0;
+	fprintf(f, "<details id=\"per-node\"><summary>%s (%zu figures)</summary>\n", fold_title,
+		k);
+	for (size_t i = 0; i < figs->n; i++)
+		if (figs->fold[i] && html_figure(f, dir, figs, i, &lib, err, errlen))
+			return -1;
+	fputs("</details>\n", f);
+	return 0;
 }
 
 /* The sentence over the table: what is bold, what the percentages are. */
@@ -767,9 +800,15 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	res_print_attribution(f, s, attr, n, baseline, RES_STYLE_MD);
 	res_print_pools(f, s, n, RES_STYLE_MD);
 	fputs("\n## Figures\n\n", f);
-	for (size_t i = 0; figs && i < figs->n; i++)
-		fprintf(f, "![%s](plots/%s.png)\n\n%s (SVG: `plots/%s.svg`)\n\n", figs->name[i],
-			figs->name[i], figs->caption[i], figs->name[i]);
+	for (int fold = 0; fold < 2; fold++) {
+		if (fold && folded(figs))
+			fprintf(f, "### %s\n\n", fold_title);
+		for (size_t i = 0; figs && i < figs->n; i++)
+			if (figs->fold[i] == fold)
+				fprintf(f, "![%s](plots/%s.png)\n\n%s (SVG: `plots/%s.svg`)\n\n",
+					figs->name[i], figs->name[i], figs->caption[i],
+					figs->name[i]);
+	}
 	fputs("## Policies\n", f);
 	res_print_mechanisms(f, s, n, RES_STYLE_MD);
 	/* a fence longer than any run of backticks in the scenario (a name
@@ -792,11 +831,19 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 	f = a.f;
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kvsim report: ");
 	html_escaped(f, s[0].scenario);
-	fputs("</title>\n<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;"
-	      "color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:"
-	      "3px 8px;text-align:right}td:first-child{text-align:left}pre{background:#f5f5f5;"
-	      "padding:1em;overflow:auto;tab-size:2}img,figure svg{max-width:100%;height:auto}ul.verdict{font-size:"
-	      "1.1em;line-height:1.5}summary{cursor:pointer;font-weight:bold}</style></head>"
+	/* A table wider than the page scrolls inside its div.wide, its first
+	 * column (the row labels) held in view (sticky, opaque). */
+	fputs("</title>\n<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;"
+	      "padding:0 1em;color:#222}table{border-collapse:separate;border-spacing:0;"
+	      "border-top:1px solid #ccc;border-left:1px solid #ccc}td,th{border-right:1px "
+	      "solid #ccc;border-bottom:1px solid #ccc;padding:3px 8px;text-align:right;"
+	      "white-space:nowrap}"
+	      "td:first-child,th:first-child{text-align:left}div.wide{overflow-x:auto;"
+	      "max-width:100%;margin:1em 0}div.wide td:first-child,div.wide th:first-child{"
+	      "position:sticky;left:0;background:#fff;z-index:1}div.wide:empty{display:none}pre{background:#f5f5f5;"
+	      "padding:1em;overflow:auto;tab-size:2}img,figure svg{max-width:100%;height:auto}"
+	      "ul.verdict{font-size:1.1em;line-height:1.5}summary{cursor:pointer;font-weight:"
+	      "bold}details#per-node>summary{font-size:1.2em;margin:1em 0}</style></head>"
 	      "<body>\n",
 	      f);
 	fputs("<h1>kvsim report: ", f);
@@ -823,40 +870,19 @@ int res_report(const char *dir, const char *scenario_json, const struct met_summ
 		html_escaped(f, base);
 		fprintf(f, "</code>).%s</p>\n", seeds_note(in));
 	}
+	/* each table in a div that scrolls; an empty one is not shown */
+	fputs("<div class=\"wide\">", f);
 	res_print_table_with(f, NULL, s, n, RES_STYLE_HTML, &topts);
+	fputs("</div>\n<div class=\"wide\">", f);
 	res_print_attribution(f, s, attr, n, baseline, RES_STYLE_HTML);
+	fputs("</div>\n<div class=\"wide\">", f);
 	res_print_pools(f, s, n, RES_STYLE_HTML);
+	fputs("</div>\n", f);
 	fputs("<h2 id=\"figures\">Figures</h2>\n<p>Hover a figure drawn as SVG for its "
 	      "coordinates; click a key entry to hide or show that series.</p>\n",
 	      f);
-	int lib = 0;
-	for (size_t i = 0; figs && i < figs->n; i++) {
-		fprintf(f, "<figure id=\"%s\">", figs->name[i]);
-		int svg = embed_svg(f, dir, figs->name[i], &lib, err, errlen);
-		if (svg < 0)
-			goto done;
-		if (svg) {
-			fputs("<figcaption>", f);
-			html_escaped(f, figs->caption[i]);
-			fputs("</figcaption></figure>\n", f);
-			continue;
-		}
-		char png[4400];
-		snprintf(png, sizeof png, "%s/plots/%s.png", dir, figs->name[i]);
-		size_t len = 0;
-		char inner[512];
-		char *data = cfg_slurp(png, &len, inner, sizeof inner);
-		if (!data) {
-			snprintf(err, errlen, "%s", inner);
-			goto done;
-		}
-		fprintf(f, "<img alt=\"%s\" src=\"data:image/png;base64,", figs->name[i]);
-		base64(f, (const unsigned char *)data, len);
-		fputs("\"><figcaption>", f);
-		html_escaped(f, figs->caption[i]);
-		fputs("</figcaption></figure>\n", f);
-		free(data);
-	}
+	if (figs && html_figures(f, dir, figs, err, errlen))
+		goto done;
 	fputs("<h2 id=\"policies\">Policies</h2>\n", f);
 	res_print_mechanisms(f, s, n, RES_STYLE_HTML);
 	fputs("<details id=\"scenario\"><summary>Scenario</summary>\n<pre>", f);

@@ -13,15 +13,21 @@ struct met_summary;
 struct report_figs {
 	size_t n;
 	char name[REPORT_MAX_FIGS][96];    /* file name without extension, in DIR/plots/ */
-	char caption[REPORT_MAX_FIGS][320]; /* what the figure shows and what to look for */
+	char caption[REPORT_MAX_FIGS][512]; /* what the figure shows and what to look for */
+	/* 1: a figure of one policy's nodes (or scaling) over time, folded in
+	 * the report under one section after the others */
+	unsigned char fold[REPORT_MAX_FIGS];
+	int folding; /* the fold of the figures drawn next */
 };
 
 /* Draws every figure of a `kvsim compare` folder into DIR/plots/ as PNG and
- * SVG: TTFT and TPOT CDFs, prompt-token sources, migration/shed counts, the
+ * SVG: TTFT and TPOT tails (the share of requests at least as slow, each
+ * p99 marked, the SLO as a line), the cluster's TTFT p99 and throughput
+ * over time, prompt-token sources, migration/shed counts, the
  * mean TTFT split of a disaggregated cluster (comparison.csv has its
  * columns), each pool's busy ratio and KV use when the policies'
  * summary.json files name more than one pool, and per policy KV
- * utilisation and queue length over time. Runs gnuplot with
+ * utilisation and queue length over time (folded: figs->fold). Runs gnuplot with
  * the scripts built into kvsim (those of plot/). A figure with nothing to
  * draw (no request completed, none got a second token, no samples) is
  * drawn with a note saying so. Each file appears whole or not at all, and

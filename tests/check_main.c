@@ -26,6 +26,7 @@ int main(void)
 	srunner_add_suite(sr, energy_suite());
 	srunner_add_suite(sr, mech_suite());
 	srunner_add_suite(sr, benchmarks_suite());
+	srunner_add_suite(sr, latency_fig_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

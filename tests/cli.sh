@@ -344,15 +344,15 @@ expect 2 'unknown policy "al"' compare "$T/small.json" --policies al --out "$T/a
 
 # figures and report: every figure in PNG and SVG, non-empty; the report
 # names every figure and embeds each one
-expect 0 "wrote 10 figures" plot "$T/cmp"
-for fig in ttft_cdf tpot_cdf tokens counts kv_util_round_robin queue_session_affinity; do
+expect 0 "wrote 11 figures" plot "$T/cmp"
+for fig in ttft_cdf tpot_cdf cluster tokens counts kv_util_round_robin queue_session_affinity; do
 	for ext in png svg; do
 		[ -s "$T/cmp/plots/$fig.$ext" ] && ok || bad "kvsim plot did not draw $fig.$ext"
 	done
 done
 expect 0 "report:" compare "$T/small.json" --policies round_robin,session_affinity --out "$T/rep" --report
 figs=$(grep -c '^!\[' "$T/rep/report.md")
-[ "$figs" -eq 8 ] && ok || bad "report.md names $figs figures, expected 8"
+[ "$figs" -eq 9 ] && ok || bad "report.md names $figs figures, expected 9"
 for fig in $(sed -n 's/^!\[\([^]]*\)\].*/\1/p' "$T/rep/report.md"); do
 	[ -s "$T/rep/plots/$fig.png" ] && grep -q "id=\"$fig\"" "$T/rep/report.html" && ok ||
 		bad "report figure $fig missing"
@@ -360,13 +360,13 @@ done
 # Small figures go in as inline SVG with gnuplot's mouse script defined once;
 # every figure has a caption that says what to look for.
 n=$(grep -o '<figure id="[^"]*"><svg' "$T/rep/report.html" | wc -l)
-[ "$n" -eq 8 ] && ok || bad "report.html inlines $n SVG figures, expected 8"
+[ "$n" -eq 9 ] && ok || bad "report.html inlines $n SVG figures, expected 9"
 [ "$(grep -c 'gnuplot_svg = function' "$T/rep/report.html")" -eq 1 ] && ok ||
 	bad "report.html defines gnuplot's mouse script other than once"
 n=$(grep -o '<figcaption>[^<]*\. [A-Z][^<]*</figcaption>' "$T/rep/report.html" | wc -l)
-[ "$n" -eq 8 ] && ok || bad "report.html has $n figures with a two-sentence caption, expected 8"
-[ "$(grep -c '^!\[.*\](plots/.*\.png)$' "$T/rep/report.md")" -eq 8 ] &&
-	[ "$(grep -A2 '^!\[' "$T/rep/report.md" | grep -c '\. [A-Z].*(SVG: ')" -eq 8 ] && ok ||
+[ "$n" -eq 9 ] && ok || bad "report.html has $n figures with a two-sentence caption, expected 9"
+[ "$(grep -c '^!\[.*\](plots/.*\.png)$' "$T/rep/report.md")" -eq 9 ] &&
+	[ "$(grep -A2 '^!\[' "$T/rep/report.md" | grep -c '\. [A-Z].*(SVG: ')" -eq 9 ] && ok ||
 	bad "report.md lacks a PNG and a caption per figure"
 grep -q "<table>" "$T/rep/report.html" && grep -q "| prefix hit ratio |" "$T/rep/report.md" && ok ||
 	bad "the report lacks the comparison table"
@@ -990,7 +990,7 @@ printf '{"duration_s": 5, "cluster": {"nodes": 1}, "workload": {"kind": "open", 
 expect 0 "figures:" compare "$T/rD_one.json" --policies round_robin,least_loaded --out "$T/rD_one" --plot
 [ -s "$T/rD_one/plots/tpot_cdf.svg" ] && grep -q "no request got a second token" "$T/rD_one/plots/tpot_cdf.svg" && ok || bad "no 'no data' TPOT figure for one-token outputs"
 [ -z "$(find "$T/rD_one" "$T/rD_crash" -name '*.tmp.*')" ] && ok || bad "temporary figure files left"
-"$KVSIM" plot "$T/rD_one" >"$T/rD_plot.out" 2>&1 && [ "$(cat "$T/rD_plot.out")" = "wrote 8 figures (PNG and SVG) to $T/rD_one/plots/" ] && ok ||
+"$KVSIM" plot "$T/rD_one" >"$T/rD_plot.out" 2>&1 && [ "$(cat "$T/rD_plot.out")" = "wrote 9 figures (PNG and SVG) to $T/rD_one/plots/" ] && ok ||
 	bad "kvsim plot printed more than its line: $(head -c 300 "$T/rD_plot.out")"
 # sweep --merge: a summary of another sweep (the folder re-emitted with other
 # values) or a hollow one is a failed point, never a row.
@@ -1111,7 +1111,7 @@ done
 grep -qF "<th>policy</th><th>pool</th><th>role</th>" "$T/po_pd/report.html" &&
 	grep -qF "| round_robin | decode | decode | A100-80G x 1 | 2 |" "$T/po_pd/report.md" && ok ||
 	bad "pooled report lacks the pool table"
-expect 0 "wrote 10 figures" plot "$T/po_pd"
+expect 0 "wrote 11 figures" plot "$T/po_pd"
 cp "$T/po_pd/least_loaded/summary.json" "$T/po_sum.json"
 printf '{"pools": [{"name": "p", "role": "prefill", "gpu": "H100-SXM", "tp": 1, "busy_ratio": "x"}]}' >"$T/po_pd/least_loaded/summary.json"
 expect 2 "$T/po_pd/least_loaded/summary.json: pools: 1 pools, expected 2 as in the first policy's" plot "$T/po_pd"

@@ -25,5 +25,6 @@ Suite *scale_suite(void);
 Suite *energy_suite(void);
 Suite *mech_suite(void);
 Suite *benchmarks_suite(void);
+Suite *latency_fig_suite(void);
 
 #endif
